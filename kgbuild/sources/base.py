@@ -1,0 +1,112 @@
+"""Records every extractor yields, and the extractor protocol.
+
+Extractors never touch RDF or the graph: they read one source file and return plain
+records (nodes, edges in any declared direction, problems) with their location. The build
+pipeline resolves IDs, canonicalises edge direction through the schema and turns each edge
+record into an :class:`~kgbuild.model.Assertion`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..schema import Schema
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something a user must know about an input: a located, one-line message."""
+
+    severity: str  # "error" (input skipped) or "warning" (input kept)
+    code: str  # short machine code, e.g. "yaml-syntax", "rejected-entity"
+    message: str
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.severity}: {self.message} [{self.code}]"
+
+    def to_dict(self) -> dict:
+        return {"severity": self.severity, "code": self.code, "message": self.message,
+                "file": self.file, "line": self.line}
+
+
+@dataclass
+class NodeRecord:
+    """An entity a source defines (not merely mentions)."""
+
+    id: str
+    type: str
+    label: str
+    line: int | None = None
+    pointer: str | None = None
+    attributes: dict[str, list[str] | str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    access: frozenset[str] = frozenset()
+
+
+@dataclass
+class EdgeRecord:
+    """A relation a source asserts; ``predicate`` may be a stored or an inverse edge name.
+
+    ``subject_type``/``object_type`` type the endpoints when the source does not define them
+    (e.g. a Backstage ref's kind); the label defaults to the ID's name part.
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    line: int | None = None
+    pointer: str | None = None
+    evidence: str | None = None
+    confidence: float = 1.0
+    subject_type: str | None = None
+    object_type: str | None = None
+    subject_label: str | None = None
+    object_label: str | None = None
+    span: tuple[int, int] | None = None
+    access: frozenset[str] = frozenset()
+
+
+@dataclass
+class SourceFile:
+    """A file to extract from: absolute path, stable document ID, the root it was found under."""
+
+    path: Path
+    doc_id: str
+    root: Path
+
+    def read_bytes(self) -> bytes:
+        return self.path.read_bytes()
+
+
+@dataclass
+class Extraction:
+    """What one extractor found in one file."""
+
+    nodes: list[NodeRecord] = field(default_factory=list)
+    edges: list[EdgeRecord] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    follow: list[Path] = field(default_factory=list)  # further files to read (e.g. Location targets)
+
+
+@dataclass
+class Context:
+    """What extractors may know about the run: schema, roots and limits."""
+
+    schema: Schema
+    roots: list[Path]
+    max_file_bytes: int = 20 * 1024 * 1024
+
+
+class Extractor(Protocol):
+    name: str
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        """Whether this extractor reads the file (by name, and the first bytes if needed)."""
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        """Read one file; never raises for bad input, reports :class:`Problem` instead."""
