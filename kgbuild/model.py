@@ -21,7 +21,7 @@ from typing import Iterable, Iterator
 from urllib.parse import quote, unquote
 
 from rdflib import Graph, Literal, Namespace, URIRef
-from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, XSD
+from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SKOS, XSD
 
 from .errors import KgbuildError
 from .schema import Schema
@@ -66,6 +66,7 @@ class Node:
     attributes: dict[str, set[str]] = field(default_factory=dict)
     access: set[str] = field(default_factory=set)
     defined_in: set[str] = field(default_factory=set)
+    aliases: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,8 @@ class KnowledgeGraph:
                 dt = None if attr.datatype == "string" else _XSD[attr.datatype]
                 for v in values:
                     yield s, URIRef(attr.iri), Literal(v, datatype=dt)
+            for alias in node.aliases:
+                yield s, SKOS.altLabel, Literal(alias)
             for label in node.access:
                 yield s, KG.accessLabel, Literal(label)
         for (subj, pred, obj), assertions in self.edges().items():
@@ -250,7 +253,7 @@ def bind_prefixes(g: Graph, schema: Schema) -> None:
     """Bind the fixed prefix set used by every serialisation."""
     g.bind(schema.prefix, Namespace(schema.namespace), override=True, replace=True)
     for prefix, ns in (("kg", KG), ("prov", PROV), ("dcterms", DCTERMS), ("rdfs", RDFS),
-                       ("owl", OWL), ("xsd", XSD), ("id", Namespace(ID_BASE)),
+                       ("owl", OWL), ("skos", SKOS), ("xsd", XSD), ("id", Namespace(ID_BASE)),
                        ("assertion", Namespace(ASSERTION_BASE)), ("src", Namespace(SOURCE_BASE))):
         g.bind(prefix, ns, override=True, replace=True)
 
@@ -275,6 +278,8 @@ def from_rdf(g: Graph, schema: Schema) -> KnowledgeGraph:
                     node.attributes.setdefault(attrs[p], set()).add(str(o))
                 elif p == KG.accessLabel:
                     node.access.add(str(o))
+                elif p == SKOS.altLabel:
+                    node.aliases.add(str(o))
     for s in g.subjects(RDF.type, KG.SourceDocument):
         kg.add_document(SourceDocument(
             str(s)[len(SOURCE_BASE):] if str(s).startswith(SOURCE_BASE) else str(s),

@@ -143,6 +143,31 @@ class Schema:
                             "transitive": et.transitive})
         return out
 
+    def describe(self) -> str:
+        """A readable summary: type tree, edges with direction and inverse, attributes."""
+        lines = [f"schema {self.name} (v{self.version})  {self.prefix}: <{self.namespace}>"]
+        if self.description:
+            lines.append(self.description)
+        lines.append("\nnode types:")
+
+        def tree(parent: str | None, depth: int) -> None:
+            for t in sorted(self.node_types.values(), key=lambda t: t.name):
+                if t.parent == parent:
+                    lines.append(f"  {'  ' * depth}{t.name:<{14 - 2 * depth}} {t.description}")
+                    tree(t.name, depth + 1)
+        tree(None, 0)
+        lines.append("\nedge types (stored direction; inverse derived, never stored):")
+        for e in sorted(self.edge_types.values(), key=lambda e: e.name):
+            flag = "  [transitive]" if e.transitive else ""
+            lines.append(f"  {'|'.join(e.domain)} --{e.name}--> {'|'.join(e.range)}"
+                         f"   inverse: {e.inverse or '-'}{flag}")
+        if self.attributes:
+            lines.append("\nattributes:")
+            for a in sorted(self.attributes.values(), key=lambda a: a.name):
+                many = ", multiple" if a.multiple else ""
+                lines.append(f"  {a.name} ({a.datatype}{many})  {a.description}")
+        return "\n".join(lines)
+
     def to_dict(self) -> dict:
         """A plain, JSON-ready description of the schema."""
         return {

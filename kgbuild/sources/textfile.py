@@ -53,8 +53,9 @@ def decode_text(data: bytes, name: str) -> str:
 class YMap(dict):
     """A YAML mapping that remembers the line of each key (1-based) and its own line."""
 
-    line: int = 0
-    lines: dict
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.line, self.lines = 0, {}
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, self.line)
@@ -63,8 +64,9 @@ class YMap(dict):
 class YList(list):
     """A YAML sequence that remembers the line of each item (1-based) and its own line."""
 
-    line: int = 0
-    lines: list
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.line, self.lines = 0, []
 
     def line_of(self, index: int) -> int:
         return self.lines[index] if 0 <= index < len(self.lines) else self.line
