@@ -69,8 +69,10 @@ def main() -> None:
 @click.option("--timestamp", type=int, metavar="EPOCH",
               help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input was rejected or skipped.")
+@click.option("--max-file-size", type=click.IntRange(min=1), default=20, show_default=True,
+              metavar="MIB", help="Skip (and report) source files larger than this many MiB.")
 @FORMAT
-def build(sources, output, schema_name, no_validate, timestamp, strict, fmt):
+def build(sources, output, schema_name, no_validate, timestamp, strict, max_file_size, fmt):
     """Extract a typed graph from SOURCES (files or folders) and write it as Turtle.
 
     Folders are scanned recursively for files an extractor recognises (Backstage
@@ -90,7 +92,8 @@ def build(sources, output, schema_name, no_validate, timestamp, strict, fmt):
     progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() else None
     try:
         result = build_library(sources, output, schema_name, validate=not no_validate,
-                               timestamp=timestamp, progress=progress)
+                               timestamp=timestamp, progress=progress,
+                               max_file_bytes=max_file_size * 2**20)
     except KgbuildError as exc:
         raise fail(exc) from None
     summary = result.summary()

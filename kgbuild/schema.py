@@ -217,16 +217,29 @@ def load_schema(name_or_path: str | Path = DEFAULT_SCHEMA) -> Schema:
     return parse_schema(raw, source=str(path), text=text)
 
 
-def _line_of(text: str, key: str) -> int | None:
-    m = re.search(rf"^\s*{re.escape(key)}\s*:", text, re.M)
-    return text.count("\n", 0, m.start()) + 1 if m else None
+def _key_lines(text: str) -> dict[str, int]:
+    """Line (1-based) of every top-level key and every key one level below it."""
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return {}
+    lines: dict[str, int] = {}
+    if isinstance(root, yaml.MappingNode):
+        for k, v in root.value:
+            lines.setdefault(str(k.value), k.start_mark.line + 1)
+            if isinstance(v, yaml.MappingNode):
+                for k2, _ in v.value:
+                    lines.setdefault(str(k2.value), k2.start_mark.line + 1)
+    return lines
 
 
 def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schema:
     """Build a :class:`Schema` from already-parsed YAML, checking it thoroughly."""
 
+    key_lines = _key_lines(text) if text else {}
+
     def fail(msg: str, key: str | None = None) -> SchemaError:
-        return SchemaError(msg, source, _line_of(text, key) if key and text else None)
+        return SchemaError(msg, source, key_lines.get(key) if key else None)
 
     if not isinstance(raw, dict):
         raise fail("a schema must be a mapping with node_types and edge_types")

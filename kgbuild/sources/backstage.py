@@ -56,6 +56,7 @@ COMPONENT_SUBTYPES = {"service": "Service", "library": "Library", "website": "We
 STRING_PLACEHOLDERS = {"$text", "$openapi", "$asyncapi"}
 OBJECT_PLACEHOLDERS = {"$json", "$yaml"}
 ACCESS_KEY = "kgbuild.dev/access"
+_API_VERSION = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[a-z0-9]+$")
 _TAG = re.compile(r"^[a-z0-9:+#]+(-[a-z0-9:+#]+)*$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
@@ -101,7 +102,7 @@ class BackstageExtractor:
 def _entity(e: YMap, src: SourceFile, ctx: Context, lines: list[str], out: Extraction) -> None:
     kind, api_version = e.get("kind"), e.get("apiVersion")
     meta = e.get("metadata")
-    if not isinstance(api_version, str) or "/" not in api_version:
+    if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
         raise Rejected(f"apiVersion {api_version!r} is not of the form group/version", e.line_of("apiVersion"))
     if not is_valid_kind(kind):
         raise Rejected(f"invalid kind {kind!r}", e.line_of("kind"))

@@ -28,8 +28,8 @@ def read_text(path: Path, max_bytes: int, name: str | None = None) -> str:
     try:
         size = path.stat().st_size
         if size > max_bytes:
-            raise InputError(f"file is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB "
-                             f"limit for a source file", name)
+            raise InputError(f"file is {size / 2**20:.1f} MiB, over the {max_bytes / 2**20:.0f} MiB "
+                             f"limit for a source file (raise it with --max-file-size)", name)
         data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", name) from None

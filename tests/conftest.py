@@ -1,0 +1,37 @@
+"""Shared paths and helpers for the test-suite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared" / "corpora"
+CATALOGS = SHARED / "catalogs"
+BACKSTAGE = CATALOGS / "backstage"
+FIXTURE_CATALOG = REPO / "fixtures" / "catalog"
+
+
+def expected_relations(path: Path) -> set[tuple[str, str, str]]:
+    """Relations from one of Backstage's own EXPECTED-*.relations.jsonl files."""
+    return {(d["source_ref"], d["type"], d["target_ref"])
+            for d in map(json.loads, path.read_text().splitlines()) if d}
+
+
+def both_directions(kg) -> set[tuple[str, str, str]]:
+    """Every stored edge plus its schema-derived inverse, as Backstage emits them."""
+    out = set()
+    for s, p, o in kg.edges():
+        out.add((s, p, o))
+        inverse = kg.schema.edge_types[p].inverse
+        if inverse:
+            out.add((o, inverse, s))
+    return out
+
+
+@pytest.fixture(scope="session")
+def schema():
+    from kgbuild import load_schema
+    return load_schema()
