@@ -96,7 +96,7 @@ def to_turtle(triples: Iterable[tuple], schema: Schema) -> str:
     for s in sorted(by_subject, key=_subject_key):
         preds = by_subject[s]
         order = sorted(preds, key=lambda k: (k != "a", k))
-        parts = [f"{k} {', '.join(sorted(preds[k]))}" for k in order]
+        parts = [f"{k} {(',' + chr(10) + '        ').join(sorted(preds[k]))}" for k in order]
         body.append("")
         body.append(f"{terms.iri(s)} " + " ;\n    ".join(parts) + " .")
     head = [f"@prefix {p}: <{ns}> ." for p, ns in sorted(terms.used)]
