@@ -1,0 +1,99 @@
+"""OpenAPI, Swagger and AsyncAPI documents: title, version and kind of an API definition.
+
+:func:`read_api_spec` serves the Backstage extractor (``$text``/``$openapi`` placeholders);
+the extractor turns a standalone spec file into an API node ``<doc_id>#api`` (see
+:func:`spec_api_id`) with its title, version and the file as ``definitionSource``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..errors import InputError
+from .base import Context, Extraction, NodeRecord, Problem, SourceFile
+from .packages import input_problem, scoped_id
+from .registry import register
+from .textfile import YMap, load_yaml, read_text
+
+KINDS = ("openapi", "swagger", "asyncapi")
+NAMES = {f"{k}.{ext}" for k in KINDS for ext in ("json", "yaml", "yml")}
+_YAML_SNIFF = re.compile(rb"""^["']?(?:openapi|swagger|asyncapi)["']?\s*:""", re.M)
+_JSON_SNIFF = re.compile(rb'"(?:openapi|swagger|asyncapi)"\s*:\s*"')
+
+
+def read_api_spec(path: Path, max_bytes: int = 20 * 1024 * 1024, name: str | None = None) -> dict:
+    """Read a spec file; raises :class:`InputError` (with file and line) when it is not one.
+
+    Returns ``kind`` (openapi, swagger or asyncapi), ``specVersion``, ``title``, ``version``,
+    ``description`` (``None`` when absent) and where the ``info`` object sits: ``line``
+    (YAML) or ``pointer`` (JSON).
+    """
+    name = name or str(path)
+    return parse_api_spec(read_text(path, max_bytes, name), name, path.suffix.lower() == ".json")
+
+
+def parse_api_spec(text: str, name: str, is_json: bool = False) -> dict:
+    """:func:`read_api_spec` for text already read (``is_json`` picks the parser)."""
+    if is_json:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"JSON syntax error: {exc.msg}", name, exc.lineno) from None
+    else:
+        docs = load_yaml(text, name)
+        data = docs[0].data if docs else None
+    kind = next((k for k in KINDS if isinstance(data, dict) and k in data), None)
+    if kind is None:
+        raise InputError("not an OpenAPI, Swagger or AsyncAPI document "
+                         "(no top-level openapi, swagger or asyncapi key)", name, 1)
+    info = data.get("info")
+    if not isinstance(info, dict):
+        raise InputError(f"{kind} document without an 'info' object", name,
+                         data.line_of(kind) if isinstance(data, YMap) else None)
+
+    def text_of(key: str) -> str | None:
+        value = info.get(key)
+        return str(value).strip() or None if value is not None else None
+
+    return {"kind": kind, "specVersion": str(data[kind]), "title": text_of("title"),
+            "version": text_of("version"), "description": text_of("description"),
+            "line": data.line_of("info") if isinstance(data, YMap) else None,
+            "pointer": "/info" if is_json else None}
+
+
+def spec_api_id(doc_id: str) -> str:
+    """ID of the API node a standalone spec file defines."""
+    return scoped_id(doc_id, "api")
+
+
+class ApiSpecExtractor:
+    name = "openapi"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        name = path.name.lower()
+        if name in NAMES:
+            return True
+        if name.endswith(".json"):
+            return bool(_JSON_SNIFF.search(head))
+        return name.endswith((".yaml", ".yml")) and bool(_YAML_SNIFF.search(head))
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        try:
+            spec = read_api_spec(src.path, ctx.max_file_bytes, src.doc_id)
+        except InputError as exc:
+            return Extraction(problems=[input_problem(exc, "bad-api-spec")])
+        out = Extraction()
+        if spec["title"] is None:
+            out.problems.append(Problem("warning", "no-title", "API spec without info.title; "
+                                        "named after its file", src.doc_id, spec["line"]))
+        attrs = {"specType": "asyncapi" if spec["kind"] == "asyncapi" else "openapi",
+                 "specVersion": spec["specVersion"], "definitionSource": src.doc_id}
+        attrs.update({k: spec[k] for k in ("title", "version", "description") if spec[k]})
+        out.nodes.append(NodeRecord(spec_api_id(src.doc_id), "API", spec["title"] or src.path.stem,
+                                    line=spec["line"], pointer=spec["pointer"], attributes=attrs))
+        return out
+
+
+register(ApiSpecExtractor())
