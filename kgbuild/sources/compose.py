@@ -46,7 +46,7 @@ class ComposeExtractor:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
             docs = load_yaml(text, src.doc_id)
         except InputError as exc:
-            return Extraction(problems=[input_problem(exc, "unreadable")])
+            return Extraction(problems=[input_problem(exc)])
         top = docs[0].data if docs else None
         services = top.get("services") if isinstance(top, YMap) else None
         if not isinstance(services, YMap):

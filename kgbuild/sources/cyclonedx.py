@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from .base import Context, EdgeRecord, Extraction, NodeRecord, Problem, SourceFile
-from .packages import input_problem, json_pointer, scoped_id
+from .packages import input_problem, json_lines, json_pointer, parse_json, scoped_id
 from .purl import is_purl
 from .registry import register
 from .textfile import read_text
@@ -39,21 +39,20 @@ class CycloneDxExtractor:
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
         try:
-            bom = json.loads(read_text(src.path, ctx.max_file_bytes, src.doc_id))
+            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
+            bom = parse_json(text, src.doc_id)
         except InputError as exc:
-            return Extraction(problems=[input_problem(exc, "unreadable")])
-        except json.JSONDecodeError as exc:
-            return Extraction(problems=[Problem("error", "json-syntax", f"JSON syntax error: {exc.msg}",
-                                                src.doc_id, exc.lineno)])
+            return Extraction(problems=[input_problem(exc)])
         if not isinstance(bom, dict) or bom.get("bomFormat") != "CycloneDX":
             return Extraction(problems=[Problem("error", "not-cyclonedx",
                                                 "not a CycloneDX JSON BOM (bomFormat)", src.doc_id, 1)])
-        return _Bom(src.doc_id).read(bom)
+        return _Bom(src.doc_id, json_lines(text)).read(bom)
 
 
 class _Bom:
-    def __init__(self, doc_id: str):
+    def __init__(self, doc_id: str, lines: dict[str, int]):
         self.doc_id = doc_id
+        self.lines = lines
         self.ids: dict[str, str] = {}  # bom-ref -> node ID
         self.out = Extraction()
 
@@ -68,16 +67,17 @@ class _Bom:
             ref = dep.get("ref") if isinstance(dep, dict) else None
             targets = dep.get("dependsOn", []) if isinstance(dep, dict) else None
             if not isinstance(ref, str) or not isinstance(targets, list):
-                self._warn(f"{json_pointer('dependencies', i)}: needs a 'ref' string and a "
-                           f"'dependsOn' list; skipped")
+                self._warn(json_pointer("dependencies", i), "needs a 'ref' string and a "
+                           "'dependsOn' list; skipped")
                 continue
             for j, target in enumerate(targets):
                 ptr = json_pointer("dependencies", i, "dependsOn", j)
                 if not isinstance(target, str):
-                    self._warn(f"{ptr}: {target!r} is not a bom-ref; skipped")
+                    self._warn(ptr, f"{target!r} is not a bom-ref; skipped")
                     continue
                 self.out.edges.append(EdgeRecord(
-                    self._ref(ref, ptr), "dependsOn", self._ref(target, ptr), pointer=ptr,
+                    self._ref(ref, ptr), "dependsOn", self._ref(target, ptr),
+                    line=self.lines.get(ptr), pointer=ptr,
                     evidence=f'"ref": {json.dumps(ref)}, "dependsOn": [{json.dumps(target)}]',
                     subject_type="Component", object_type="Component"))
         return self.out
@@ -86,11 +86,11 @@ class _Bom:
         if items is None:
             return
         if not isinstance(items, list):
-            self._warn(f"{json_pointer(*path)} is not an array; skipped")
+            self._warn(json_pointer(*path), "not an array; skipped")
             return
         for i, item in enumerate(items):
             if not isinstance(item, dict):
-                self._warn(f"{json_pointer(*path, i)} is not an object; skipped")
+                self._warn(json_pointer(*path, i), "not an object; skipped")
                 continue
             node_id = self._entry(item, (*path, i), parent, service=path[-1] == "services")
             self._entries(item.get(path[-1]), (*path, i, path[-1]), node_id)
@@ -99,7 +99,7 @@ class _Bom:
         ptr = json_pointer(*path)
         name, purl = item.get("name"), item.get("purl")
         if not isinstance(name, str) or not name:
-            self._warn(f"{ptr}: entry without a name; skipped")
+            self._warn(ptr, "entry without a name; skipped")
             return None
         ref = item.get("bom-ref")
         if isinstance(ref, str) and ref:
@@ -111,7 +111,7 @@ class _Bom:
             local = f"{group}/{name}" if isinstance(group, str) and group else name
             local += f"@{item['version']}" if isinstance(item.get("version"), str) else ""
         if local in self.ids:
-            self._warn(f"{ptr}: duplicate bom-ref {local!r}; skipped")
+            self._warn(ptr, f"duplicate bom-ref {local!r}; skipped")
             return None
         node_id = self.ids[local] = local if is_purl(local) else scoped_id(self.doc_id, local)
         kind = "service" if service else str(item.get("type", ""))
@@ -121,21 +121,23 @@ class _Bom:
             attrs["endpoint"] = [e for e in item["endpoints"] if isinstance(e, str)]
         node_type = "Service" if service else "Library" if kind in LIBRARY_TYPES else "Component"
         aliases = (purl,) if isinstance(purl, str) and purl != node_id else ()
-        self.out.nodes.append(NodeRecord(node_id, node_type, name, pointer=ptr, attributes=attrs,
-                                         aliases=aliases))
+        self.out.nodes.append(NodeRecord(node_id, node_type, name, line=self.lines.get(ptr),
+                                         pointer=ptr, attributes=attrs, aliases=aliases))
         if parent:
-            self.out.edges.append(EdgeRecord(node_id, "partOf", parent, pointer=ptr,
+            self.out.edges.append(EdgeRecord(node_id, "partOf", parent, line=self.lines.get(ptr),
+                                             pointer=ptr,
                                              evidence=f"{name} nested in {json_pointer(*path[:-2])}"))
         return node_id
 
     def _ref(self, ref: str, ptr: str) -> str:
         if ref not in self.ids:
-            self._warn(f"{ptr}: bom-ref {ref!r} is not declared in this BOM")
+            self._warn(ptr, f"bom-ref {ref!r} is not declared in this BOM")
             self.ids[ref] = ref if is_purl(ref) else scoped_id(self.doc_id, ref)
         return self.ids[ref]
 
-    def _warn(self, message: str) -> None:
-        self.out.problems.append(Problem("warning", "bad-bom-entry", message, self.doc_id))
+    def _warn(self, ptr: str, message: str) -> None:
+        self.out.problems.append(Problem("warning", "bad-bom-entry", f"{ptr}: {message}",
+                                         self.doc_id, self.lines.get(ptr)))
 
 
 register(CycloneDxExtractor())

@@ -33,7 +33,7 @@ class GoModExtractor:
         try:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
         except InputError as exc:
-            return Extraction(problems=[input_problem(exc, "unreadable")])
+            return Extraction(problems=[input_problem(exc)])
         out = Extraction()
         module: tuple[int, list[str]] | None = None
         requires: list[tuple[int, list[str], str]] = []

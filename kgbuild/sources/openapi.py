@@ -7,13 +7,12 @@ the extractor turns a standalone spec file into an API node ``<doc_id>#api`` (se
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from ..errors import InputError
 from .base import Context, Extraction, NodeRecord, Problem, SourceFile
-from .packages import input_problem, scoped_id
+from .packages import input_problem, parse_json, scoped_id
 from .registry import register
 from .textfile import YMap, load_yaml, read_text
 
@@ -37,10 +36,7 @@ def read_api_spec(path: Path, max_bytes: int = 20 * 1024 * 1024, name: str | Non
 def parse_api_spec(text: str, name: str, is_json: bool = False) -> dict:
     """:func:`read_api_spec` for text already read (``is_json`` picks the parser)."""
     if is_json:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"JSON syntax error: {exc.msg}", name, exc.lineno) from None
+        data = parse_json(text, name)
     else:
         docs = load_yaml(text, name)
         data = docs[0].data if docs else None
@@ -54,8 +50,8 @@ def parse_api_spec(text: str, name: str, is_json: bool = False) -> dict:
                          data.line_of(kind) if isinstance(data, YMap) else None)
 
     def text_of(key: str) -> str | None:
-        value = info.get(key)
-        return str(value).strip() or None if value is not None else None
+        value = "" if info.get(key) is None else str(info[key]).strip()
+        return value or None
 
     return {"kind": kind, "specVersion": str(data[kind]), "title": text_of("title"),
             "version": text_of("version"), "description": text_of("description"),
@@ -83,7 +79,7 @@ class ApiSpecExtractor:
         try:
             spec = read_api_spec(src.path, ctx.max_file_bytes, src.doc_id)
         except InputError as exc:
-            return Extraction(problems=[input_problem(exc, "bad-api-spec")])
+            return Extraction(problems=[input_problem(exc)])
         out = Extraction()
         if spec["title"] is None:
             out.problems.append(Problem("warning", "no-title", "API spec without info.title; "

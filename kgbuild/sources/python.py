@@ -46,11 +46,14 @@ class PyprojectExtractor:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
             data = tomllib.loads(text)
         except InputError as exc:
-            return Extraction(problems=[input_problem(exc, "unreadable")])
+            return Extraction(problems=[input_problem(exc)])
+        except RecursionError:
+            return Extraction(problems=[Problem("error", "bad-input", "TOML nested too deeply to read",
+                                                src.doc_id, 1)])
         except tomllib.TOMLDecodeError as exc:
             m = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
             msg = str(exc)[:m.start()] if m else str(exc)
-            return Extraction(problems=[Problem("error", "toml-syntax", f"TOML syntax error: {msg}",
+            return Extraction(problems=[Problem("error", "bad-input", f"TOML syntax error: {msg}",
                                                 src.doc_id, int(m.group(1)) if m else None)])
         out = Extraction()
         where = _TomlLines(text)
@@ -64,7 +67,8 @@ class PyprojectExtractor:
                     out.edges.append(depends_on(me.id, pypi_purl(name), name, evidence, line=line))
                 except (InvalidRequirement, ValueError) as exc:
                     out.problems.append(Problem("warning", "bad-requirement",
-                                                f"{scope}: not a valid requirement {item!r}: {exc}",
+                                                f"{scope}: not a valid requirement {item!r}: "
+                                                f"{str(exc).splitlines()[0]}",
                                                 src.doc_id, line))
         return out
 
@@ -221,7 +225,7 @@ class RequirementsExtractor:
         try:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
         except InputError as exc:
-            return Extraction(problems=[input_problem(exc, "unreadable")])
+            return Extraction(problems=[input_problem(exc)])
         subject = python_dir_id(src.doc_id)
         out = Extraction(nodes=[NodeRecord(subject, "Component",
                                            PurePosixPath(src.doc_id).parent.name or subject)])
@@ -287,7 +291,8 @@ def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
         try:
             yield line, "requirement", Requirement(spec).name, content
         except InvalidRequirement as exc:
-            yield line, "problem", f"not a PEP 508 requirement {spec!r}: {exc}", content
+            yield line, "problem", (f"not a PEP 508 requirement {spec!r}: "
+                                    f"{str(exc).splitlines()[0]}"), content
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
