@@ -8,7 +8,7 @@ entries are sorted by the **cap ranking**, a total order on a node's edges:
 1. higher edge confidence (best assertion) first; edges without assertions last;
 2. more recent edges (latest ``generatedAtTime``) first;
 3. neighbours of lower degree first (a penalty on hubs; degree counts every edge);
-4. neighbour ID, then edge type, then direction.
+4. neighbour ID, then edge type, direction and owner (so the order is total).
 
 ``rank`` is an entry's position in that order over the whole graph, so a node's entries
 from several lists merge by comparing ranks. The index is built from whatever graph it is
@@ -40,6 +40,7 @@ class Csr:
     nbr: np.ndarray
     eid: np.ndarray
     rank: np.ndarray
+    dir: np.ndarray  # 0 out, 1 in
 
 
 @dataclass
@@ -58,6 +59,24 @@ class Entries:
 
 
 @dataclass
+class Walk:
+    """Raw result of a walk, all arrays of node / edge numbers.
+
+    ``layers[h]``: nodes first reached at hop h (follow; seeds at 0, each layer best first)
+    or the nodes after step h of some complete walk (path). ``entries[h-1]``: the edges
+    walked at hop h, grouped by owner, best first. ``via[h-1]``: for follow walks, the entry
+    that first reached each node of ``layers[h]``. ``cuts[h-1]``: (nodes, eligible edges the
+    cap cut there) at hop h. ``dropped``: nodes reached but left out by ``max_nodes``.
+    """
+
+    layers: list[np.ndarray]
+    entries: list[Entries]
+    cuts: list[tuple[np.ndarray, np.ndarray]]
+    via: list[Entries] = field(default_factory=list)
+    dropped: int = 0
+
+
+@dataclass
 class AdjacencyIndex:
     node_ids: list[str]
     node_type: np.ndarray  # int16 code into type_names, per node
@@ -71,6 +90,7 @@ class AdjacencyIndex:
     _pos: dict[str, int] | None = field(default=None, repr=False)
     _mark: np.ndarray | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _merged: dict = field(default_factory=dict, repr=False)
 
     @property
     def size(self) -> int:
@@ -91,18 +111,34 @@ class AdjacencyIndex:
     def nbytes(self) -> int:
         arrays = [self.node_type, self.src, self.dst, self.etype]
         for c in self.lists.values():
-            arrays += [c.indptr, c.nbr, c.eid, c.rank]
+            arrays += [c.indptr, c.nbr, c.eid, c.rank, c.dir]
         return sum(a.nbytes for a in arrays)
 
     # -- querying --------------------------------------------------------------------------
     def degree(self, nodes: np.ndarray, lists: list[tuple[int, int]]) -> np.ndarray:
         """Number of entries each node has in ``lists``."""
-        out = np.zeros(len(nodes), dtype=np.int64)
-        for key in lists:
-            c = self.lists.get(key)
-            if c is not None:
-                out += c.indptr[nodes + 1] - c.indptr[nodes]
-        return out
+        indptr = self.merged(lists).indptr
+        return indptr[nodes + 1] - indptr[nodes]
+
+    def merged(self, lists: list[tuple[int, int]]) -> Csr:
+        """One list holding the entries of ``lists``, each node's still best first (cached)."""
+        key = tuple(sorted(set(lists)))
+        if len(key) == 1 and key[0] in self.lists:
+            return self.lists[key[0]]
+        if key not in self._merged:
+            parts = [self.lists[k] for k in key if k in self.lists]
+            n = self.size
+            owner = np.concatenate([np.repeat(np.arange(n, dtype=np.int64), np.diff(c.indptr))
+                                    for c in parts] or [np.zeros(0, dtype=np.int64)])
+            rank = np.concatenate([c.rank for c in parts] or [np.zeros(0, dtype=np.int32)])
+            order = np.argsort(owner * (2 * len(self.src) + 1) + rank, kind="stable")
+            indptr = np.zeros(n + 1, dtype=np.int32)
+            np.cumsum(np.bincount(owner, minlength=n), out=indptr[1:])
+            cat = lambda name: np.concatenate([getattr(c, name) for c in parts])[order]  # noqa: E731
+            self._merged[key] = Csr(indptr, cat("nbr"), cat("eid"), rank[order], cat("dir")) \
+                if parts else Csr(indptr, *(np.zeros(0, dtype=t) for t in (np.int32, np.int32,
+                                                                             np.int32, np.int8)))
+        return self._merged[key]
 
     def expand(self, frontier: np.ndarray, lists: list[tuple[int, int]], cap: int | None,
                keep: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -114,52 +150,46 @@ class AdjacencyIndex:
         (-1: none). Returns the walked entries, grouped by owner and best first, and per
         frontier node how many eligible entries the cap cut.
         """
+        c = self.merged(lists)
         if exclude is not None and not (exclude >= 0).any():
             exclude = None
-        window = None if keep is not None or cap is None else cap + (exclude is not None)
-        parts, eligible = [], np.zeros(len(frontier), dtype=np.int64)
-        for key in lists:
-            c = self.lists.get(key)
-            if c is None:
-                continue
-            start = c.indptr[frontier]
-            length = c.indptr[frontier + 1] - start
-            if keep is None:
-                eligible += length
-            if window is not None:
-                length = np.minimum(length, window)
-            total = int(length.sum())
-            if total == 0:
-                continue
-            idx = np.arange(total) + np.repeat(start - np.cumsum(length) + length, length)
-            which = np.repeat(np.arange(len(frontier)), length)
-            ok = None if exclude is None else c.eid[idx] != exclude[which]
+        start = c.indptr[frontier]
+        length = c.indptr[frontier + 1] - start
+        eligible = length.astype(np.int64)
+        if keep is None and cap is not None:
+            length = np.minimum(length, cap + (exclude is not None))
+        ends = np.cumsum(length)
+        idx = np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - ends + length, length)
+        which = np.repeat(np.arange(len(frontier)), length)
+        nbr, trimmed = c.nbr[idx], False
+        if exclude is not None or keep is not None:
+            ok = c.eid[idx] != exclude[which] if exclude is not None else keep(nbr)
+            if exclude is not None and keep is not None:
+                ok &= keep(nbr)
+            idx, which, nbr = idx[ok], which[ok], nbr[ok]
+            length = np.bincount(which, minlength=len(frontier))
             if keep is not None:
-                ok = keep(c.nbr[idx]) if ok is None else ok & keep(c.nbr[idx])
-            if ok is not None:
-                idx, which = idx[ok], which[ok]
-            if keep is not None:
-                eligible += np.bincount(which, minlength=len(frontier))
-            parts.append((which, c.nbr[idx], c.eid[idx], c.rank[idx],
-                          np.full(len(idx), key[1], dtype=np.int8)))
-        if exclude is not None and keep is None:  # the excluded edge is not eligible either
-            e, has = np.maximum(exclude, 0), exclude >= 0
-            for t, d in lists:
-                eligible -= has & (self.etype[e] == t) & ((self.src, self.dst)[d][e] == frontier)
-        if not parts:
-            empty = np.zeros(0, dtype=np.int32)
-            return Entries(empty, empty, empty, empty, np.zeros(0, dtype=np.int8)), eligible
-        which, nbr, eid, rank, dirs = (np.concatenate(x) for x in zip(*parts))
-        if len(parts) > 1:
-            order = np.lexsort((rank, which))
-            which, nbr, eid, rank, dirs = which[order], nbr[order], eid[order], rank[order], dirs[order]
-        if cap is not None and (len(parts) > 1 or window != cap):
-            first = np.flatnonzero(np.r_[True, which[1:] != which[:-1]])
-            pos = np.arange(len(which)) - np.repeat(first, np.diff(np.r_[first, len(which)]))
-            ok = pos < cap
-            which, nbr, eid, rank, dirs = which[ok], nbr[ok], eid[ok], rank[ok], dirs[ok]
-        eligible -= np.bincount(which, minlength=len(frontier))
-        return Entries(frontier[which], nbr, eid, rank, dirs), eligible
+                eligible = length.copy()
+            elif exclude is not None:  # the edge walked back along is not eligible
+                eligible -= self._incident(c, frontier, exclude, lists)
+            if cap is not None and len(idx):
+                pos = np.arange(len(idx)) - np.repeat(np.cumsum(length) - length, length)
+                ok = pos < cap
+                idx, which, nbr, trimmed = idx[ok], which[ok], nbr[ok], True
+        walked = np.bincount(which, minlength=len(frontier)) if trimmed else length
+        return (Entries(frontier[which], nbr, c.eid[idx], c.rank[idx], c.dir[idx]),
+                eligible - walked)
+
+    def _incident(self, c: Csr, frontier: np.ndarray, eid: np.ndarray,
+                  lists: list[tuple[int, int]]) -> np.ndarray:
+        """Per frontier node, how many of its entries in ``lists`` are edge ``eid`` (-1: none)."""
+        table = np.zeros((len(self.edge_types), 2), dtype=bool)
+        for t, d in lists:
+            table[t, d] = True
+        e, has = np.maximum(eid, 0), eid >= 0
+        t = self.etype[e]
+        return has & ((table[t, 0] & (self.src[e] == frontier)).astype(np.int64)
+                      + (table[t, 1] & (self.dst[e] == frontier)))
 
     # -- building ----------------------------------------------------------------------------
     @classmethod
@@ -179,8 +209,11 @@ class AdjacencyIndex:
         et = np.tile(etype, 2)
         conf_code = np.unique(-np.asarray(confidence, dtype=np.float64), return_inverse=True)[1]
         rec_code = np.unique(-np.asarray(recency, dtype=np.int64), return_inverse=True)[1]
-        by_rank = np.lexsort((dirs, et, nbr, degree[nbr], np.tile(rec_code, 2),
-                              np.tile(conf_code, 2)))
+        n64 = np.int64(max(n, 1))
+        by_rank = np.lexsort(((et.astype(np.int64) * 2 + dirs) * n64 + owner,
+                              degree[nbr].astype(np.int64) * n64 + nbr,
+                              np.tile(conf_code.astype(np.int64) * (rec_code.max(initial=0) + 1)
+                                      + rec_code, 2)))
         rank = np.empty(2 * e, dtype=np.int32)
         rank[by_rank] = np.arange(2 * e, dtype=np.int32)
         list_key = (et.astype(np.int64) * 2 + dirs) * n + owner
@@ -196,7 +229,8 @@ class AdjacencyIndex:
                 counts = np.bincount(owner[sel], minlength=n)
                 indptr = np.zeros(n + 1, dtype=np.int32)
                 np.cumsum(counts, out=indptr[1:])
-                lists[(t, d)] = Csr(indptr, nbr[sel], eid[sel], rank[sel])
+                lists[(t, d)] = Csr(indptr, nbr[sel], eid[sel], rank[sel],
+                                    np.full(len(sel), d, dtype=np.int8))
         return cls(list(node_ids), np.asarray(node_type, dtype=np.int16), list(type_names),
                    list(edge_types), src, dst, etype, lists, fingerprint)
 
@@ -227,7 +261,8 @@ class AdjacencyIndex:
             for name in z.files:
                 if name.endswith("_indptr"):
                     t, d = (int(x) for x in name.split("_")[:2])
-                    lists[(t, d)] = Csr(*(z[f"{t}_{d}_{k}"] for k in ("indptr", "nbr", "eid", "rank")))
+                    lists[(t, d)] = Csr(*(z[f"{t}_{d}_{k}"] for k in ("indptr", "nbr", "eid", "rank")),
+                                        np.full(len(z[f"{t}_{d}_nbr"]), d, dtype=np.int8))
             return cls(_unpack_strings(z), z["node_type"], [str(x) for x in z["type_names"]],
                        [str(x) for x in z["edge_types"]], z["src"], z["dst"], z["etype"], lists,
                        str(z["fingerprint"]))
@@ -294,3 +329,68 @@ def cached_index(kg: KnowledgeGraph, cache_dir: str | Path | None,
     index = AdjacencyIndex.from_arrays(*args)
     index.save(path)
     return index
+
+
+def follow_walk(index: AdjacencyIndex, seeds, lists: list[tuple[int, int]], hops: int,
+                cap: int | None, keep: Callable | None = None,
+                max_nodes: int | None = None) -> Walk:
+    """Breadth-first walk over ``lists``; a node enters once, via its best-ranked entry."""
+    seeds = np.unique(np.asarray(seeds, dtype=np.int32))
+    walk = Walk([seeds], [], [])
+    mark, lock = index.scratch()
+    total = len(seeds)
+    with lock:
+        try:
+            mark[seeds] = 0
+            frontier, back = seeds, None
+            for h in range(1, hops + 1):
+                if not len(frontier) or (max_nodes is not None and total >= max_nodes):
+                    break
+                ent, cut = index.expand(frontier, lists, cap, keep, back)
+                walk.cuts.append((frontier[cut > 0], cut[cut > 0]))
+                new = np.flatnonzero(mark[ent.nbr] < 0)
+                new = new[np.argsort(ent.rank[new])]
+                first = new[np.sort(np.unique(ent.nbr[new], return_index=True)[1])]
+                room = len(first) if max_nodes is None else max_nodes - total
+                if len(first) > room:
+                    walk.dropped += len(first) - room
+                    first = first[:room]
+                via = ent.take(first)
+                walk.layers.append(via.nbr)
+                mark[via.nbr] = h
+                if walk.dropped:
+                    ent = ent.take(mark[ent.nbr] >= 0)
+                walk.entries.append(ent)
+                walk.via.append(via)
+                total += len(via.nbr)
+                frontier, back = via.nbr, via.eid
+        finally:
+            mark[np.concatenate(walk.layers)] = -1
+    return walk
+
+
+def path_walk(index: AdjacencyIndex, seeds, steps: list[list[tuple[int, int]]], cap: int | None,
+              last_keep: Callable | None = None) -> Walk:
+    """Every walk that matches ``steps`` (lists per step) from the seeds, pruned to complete ones.
+
+    A neighbour is eligible at an inner step only when it has an edge for the next step
+    (checked before the cap); ``last_keep`` filters the end nodes.
+    """
+    layer = np.unique(np.asarray(seeds, dtype=np.int32))
+    entries, cuts = [], []
+    for i, lists in enumerate(steps):
+        if i + 1 < len(steps):
+            keep = lambda nbr, nxt=steps[i + 1]: index.degree(nbr, nxt) > 0  # noqa: E731
+        else:
+            keep = last_keep
+        ent, cut = index.expand(layer, lists, cap, keep)
+        entries.append(ent)
+        cuts.append((layer, cut))
+        layer = np.unique(ent.nbr)
+    layers = [layer]
+    for i in range(len(steps) - 1, -1, -1):
+        entries[i] = entries[i].take(np.isin(entries[i].nbr, layers[0]))
+        layers.insert(0, np.unique(entries[i].owner))
+    kept = [(n[(c > 0) & np.isin(n, layers[i])], c[(c > 0) & np.isin(n, layers[i])])
+            for i, (n, c) in enumerate(cuts)]
+    return Walk(layers, entries, kept)

@@ -38,7 +38,8 @@ from typing import Sequence
 import numpy as np
 
 from .access import Principal, visible_graph
-from .adjacency import DIRECTIONS, AdjacencyIndex, Entries, cached_index
+from .context import context_pack, render_result
+from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_walk, path_walk
 from .errors import KgbuildError
 from .model import KnowledgeGraph
 
@@ -113,21 +114,6 @@ class TraversalSpec:
 
 
 # -- walks over the index -------------------------------------------------------------------
-@dataclass
-class Walk:
-    """Raw walk: nodes in output order with their hop, walked entries with their hop, cuts."""
-
-    nodes: list[int]
-    hop: dict[int, int]
-    entries: list[tuple[int, Entries]]  # (hop, entries), each best first
-    cuts: list[tuple[int, int, int]]  # (node, hop, eligible edges not walked)
-    parent: dict[int, tuple[int, int, int]] = field(default_factory=dict)  # node: (from, eid, dir)
-    paths: list[list[tuple[int, int, int]]] = field(default_factory=list)  # [(from, eid, dir)]
-    paths_total: int = 0
-    answers: list[int] = field(default_factory=list)
-    dropped_nodes: int = 0
-
-
 def step_lists(index: AdjacencyIndex, steps: Sequence[Step]) -> list[tuple[int, int]]:
     """The index lists (edge type code, direction) a set of steps walks."""
     code = {t: i for i, t in enumerate(index.edge_types)}
@@ -143,105 +129,36 @@ def type_filter(index: AdjacencyIndex, types: np.ndarray | None):
     return lambda nbr: allowed[index.node_type[nbr]]
 
 
-def follow_walk(index: AdjacencyIndex, seeds: np.ndarray, lists: list[tuple[int, int]], hops: int,
-                cap: int | None, keep=None, max_nodes: int | None = None) -> Walk:
-    """Breadth-first walk; new nodes enter in rank order of the edge that first reaches them."""
-    mark, lock = index.scratch()
-    seeds = np.unique(np.asarray(seeds, dtype=np.int32))
-    order, hop_of = [int(s) for s in seeds], {int(s): 0 for s in seeds}
-    entries, cuts, dropped, parent = [], [], 0, {}
-    with lock:
-        mark[seeds] = 0
-        try:
-            frontier, back = seeds, np.full(len(seeds), -1, dtype=np.int32)
-            for h in range(1, hops + 1):
-                if not len(frontier) or (max_nodes is not None and len(order) >= max_nodes):
-                    break
-                ent, cut = index.expand(frontier, lists, cap, keep, back)
-                cuts += [(int(n), h, int(c)) for n, c in zip(frontier[cut > 0], cut[cut > 0])]
-                new = np.flatnonzero(mark[ent.nbr] < 0)
-                new = new[np.lexsort((ent.rank[new], ent.nbr[new]))]
-                first = new[np.r_[True, ent.nbr[new][1:] != ent.nbr[new][:-1]]] if len(new) else new
-                first = first[np.argsort(ent.rank[first], kind="stable")]
-                if max_nodes is not None and len(first) > max_nodes - len(order):
-                    dropped += len(first) - (max_nodes - len(order))
-                    first = first[:max_nodes - len(order)]
-                frontier, back = ent.nbr[first], ent.eid[first]
-                parent.update(zip(frontier.tolist(), zip(ent.owner[first].tolist(), back.tolist(),
-                                                         ent.dir[first].tolist())))
-                order += frontier.tolist()
-                mark[frontier] = h
-                entries.append((h, ent.take(mark[ent.nbr] >= 0)))
-                hop_of.update((int(n), h) for n in frontier)
-        finally:
-            mark[np.fromiter(order, dtype=np.int64, count=len(order))] = -1
-    return Walk(order, hop_of, entries, cuts, parent, dropped_nodes=dropped)
-
-
-def path_walk(index: AdjacencyIndex, seeds: np.ndarray, steps: Sequence[Step], cap: int | None,
-              last_types: np.ndarray | None = None) -> Walk:
-    """All walks matching ``steps`` from the seeds, pruned to those that complete."""
-    layer = np.unique(np.asarray(seeds, dtype=np.int32))
-    per_step: list[Entries] = []
-    cuts = []
-    for i, step in enumerate(steps):
-        lists = step_lists(index, [step])
-        if i + 1 < len(steps):
-            nxt = step_lists(index, [steps[i + 1]])
-            keep = lambda nbr, nxt=nxt: index.degree(nbr, nxt) > 0  # noqa: E731
-        else:
-            keep = type_filter(index, last_types)
-        ent, cut = index.expand(layer, lists, cap, keep)
-        cuts.append((layer, cut))
-        per_step.append(ent)
-        layer = np.unique(ent.nbr)
-    alive = layer
-    for i in range(len(steps) - 1, -1, -1):
-        ent = per_step[i].take(np.isin(per_step[i].nbr, alive))
-        per_step[i] = ent
-        alive = np.unique(ent.owner)
-    hop_nodes: dict[int, int] = {int(s): 0 for s in alive}
-    for i, ent in enumerate(per_step, 1):
-        for n in np.unique(ent.nbr).tolist():
-            hop_nodes.setdefault(n, i)
-    kept_owners = [set(alive.tolist())] + [set(np.unique(e.owner).tolist()) for e in per_step[1:]]
-    cut_list = [(int(n), i + 1, int(c)) for i, (lay, cut) in enumerate(cuts)
-                for n, c in zip(lay, cut) if c > 0 and int(n) in kept_owners[i]]
-    walk = Walk(list(hop_nodes), hop_nodes, [(i + 1, e) for i, e in enumerate(per_step)], cut_list,
-                answers=np.unique(per_step[-1].nbr).tolist() if per_step else [])
-    return walk
-
-
-def enumerate_walks(walk: Walk, seeds: Sequence[int], limit: int) -> None:
-    """Fill ``walk.paths`` with up to ``limit`` complete walks (seed order, then rank order)."""
-    steps = [e for _, e in walk.entries]
+def enumerate_walks(walk: Walk, seeds: Sequence[int], limit: int) -> tuple[list, int]:
+    """Up to ``limit`` complete walks of a path walk (seed order, then rank order), and how many
+    there are in all. A walk is a list of steps ``(from node, edge number, direction)``."""
     nxt: list[dict[int, list[tuple[int, int, int]]]] = []
-    for ent in steps:
+    for ent in walk.entries:
         table: dict[int, list[tuple[int, int, int]]] = {}
-        for o, n, e, d in zip(ent.owner.tolist(), ent.nbr.tolist(), ent.eid.tolist(), ent.dir.tolist()):
+        for o, n, e, d in zip(ent.owner.tolist(), ent.nbr.tolist(), ent.eid.tolist(),
+                              ent.dir.tolist()):
             table.setdefault(o, []).append((n, e, d))
         nxt.append(table)
     count: dict[int, int] = {}
-    for i in range(len(steps) - 1, -1, -1):
-        count = {o: sum(count[n] if i + 1 < len(steps) else 1 for n, _, _ in outs)
+    for i in range(len(nxt) - 1, -1, -1):
+        count = {o: sum(count[n] if i + 1 < len(nxt) else 1 for n, _, _ in outs)
                  for o, outs in nxt[i].items()}
-    walk.paths_total = sum(count.get(s, 0) for s in seeds)
     out: list[list[tuple[int, int, int]]] = []
 
     def dfs(node: int, i: int, prefix: list[tuple[int, int, int]]) -> None:
-        if len(out) >= limit:
-            return
-        if i == len(steps):
+        if i == len(nxt):
             out.append(list(prefix))
             return
         for n, e, d in nxt[i].get(node, ()):
+            if len(out) >= limit:
+                return
             prefix.append((node, e, d))
             dfs(n, i + 1, prefix)
             prefix.pop()
 
     for s in seeds:
         dfs(s, 0, [])
-    walk.paths = out
+    return out, sum(count.get(s, 0) for s in seeds)
 
 
 # -- seeds, assembly, result ------------------------------------------------------------------
@@ -268,8 +185,6 @@ class TraversalResult:
 
     def render(self) -> str:
         """The result as text for people."""
-        from .context import render_result
-
         return render_result(self)
 
 
@@ -294,46 +209,46 @@ class Traverser:
         return self._resolver
 
     def run(self, spec: TraversalSpec) -> TraversalResult:
+        """Find the seeds, walk, assemble nodes, edges, paths and the context pack."""
         spec.check()
         schema = self.view.schema
         steps = parse_path(spec.path, schema) if spec.path else None
         follow = [parse_step(f, schema) for f in spec.follow] or [
             Step(e, (0, 1), f"{e}:both") for e in sorted(schema.edge_types)]
-        type_codes = self._type_codes(spec.types)
+        keep = type_filter(self.index, self._type_codes(spec.types))
         seeds, unresolved = self._seeds(spec)
-        seed_pos = [self.index.position(s["id"]) for s in seeds]
-        mode = "path" if steps else "follow"
+        seed_pos = sorted(self.index.position(s["id"]) for s in seeds)
+        abstain = None
         if not seeds:
             ambiguous = any(u["status"] == "ambiguous" for u in unresolved)
-            walk = Walk([], {}, [], [])
             abstain = {"reason": "ambiguous" if ambiguous else "no-seed",
-                       "message": "the seed names more than one entity; pick one by ID"
+                       "message": "a name matches more than one entity; pick one by ID"
                        if ambiguous else "no seed entity was found in the graph"}
+            nodes, edges, paths, answers, truncated = [], [], [], [], _no_truncation()
         elif steps:
-            walk = path_walk(self.index, seed_pos, steps, spec.cap, type_codes)
-            enumerate_walks(walk, sorted(set(seed_pos)), spec.max_paths)
-            abstain = None if walk.answers else {
-                "reason": "no-path", "message": f"no walk matches {spec.path} from the seeds"}
+            walk = path_walk(self.index, seed_pos, [step_lists(self.index, [s]) for s in steps],
+                             spec.cap, keep)
+            answers = [self.index.node_ids[a] for a in walk.layers[-1].tolist()]
+            if not answers:
+                abstain = {"reason": "no-path",
+                           "message": f"no walk matches {spec.path} from the seeds"}
+            nodes, edges, paths, truncated = self._assemble_path(walk, seed_pos, spec)
         else:
-            keep = type_filter(self.index, type_codes)
             walk = follow_walk(self.index, seed_pos, step_lists(self.index, follow), spec.hops,
                                spec.cap, keep, spec.max_nodes)
-            abstain = None if walk.entries and any(len(e.eid) for _, e in walk.entries) else {
-                "reason": "no-edges", "message": "no allowed edge leaves the seeds"}
-        nodes, edges, paths, truncated = (self._assemble_path(walk, spec) if steps
-                                          else self._assemble_follow(walk, spec, len(seed_pos)))
+            answers = []
+            if not any(len(e.eid) for e in walk.entries):
+                abstain = {"reason": "no-edges", "message": "no allowed edge leaves the seeds"}
+            nodes, edges, paths, truncated = self._assemble_follow(walk, spec)
         if abstain:
-            nodes, edges, paths = [n for n in nodes if n["seed"]], [], []
-        from .context import context_pack
-
+            nodes = [self._node_out(s["id"], 0, True) for s in seeds]
+            edges, paths = [], []
         context = context_pack(self.view, seeds, nodes, edges, abstain, spec.max_chars)
         truncated["context_items"] = context.pop("dropped")
         return TraversalResult(
-            mode, spec.to_dict(),
+            "path" if steps else "follow", spec.to_dict(),
             {"labels": sorted(self.principal.labels), "all_access": self.principal.everyone},
-            seeds, unresolved, nodes, edges, paths,
-            [] if abstain else [self.index.node_ids[a] for a in walk.answers],
-            truncated, abstain, context)
+            seeds, unresolved, nodes, edges, paths, answers, truncated, abstain, context)
 
     # -- helpers ------------------------------------------------------------------------------
     def _type_codes(self, types: Sequence[str]) -> np.ndarray | None:
@@ -396,109 +311,113 @@ class Traverser:
                         "assertions": [_assertion(a) for a in self.evidence.get((s, p, o), [])]})
         return out
 
-    def _nodes_out(self, order: list[int], hop: dict[int, int], seeds: set[int]) -> list[dict]:
-        return [{**self._node(self.index.node_ids[n]), "hop": hop[n], "seed": n in seeds}
-                for n in order]
+    def _node_out(self, n: int | str, hop: int, seed: bool) -> dict:
+        node_id = self.index.node_ids[n] if isinstance(n, int) else n
+        return {**self._node(node_id), "hop": hop, "seed": seed}
 
     def _cuts(self, walk: Walk, kept: set[int]) -> list[dict]:
         return [{"node": self.index.node_ids[n], "hop": h, "edges": c}
-                for n, h, c in walk.cuts if n in kept]
+                for h, (nodes, counts) in enumerate(walk.cuts, 1)
+                for n, c in zip(nodes.tolist(), counts.tolist()) if n in kept]
 
-    def _path_out(self, steps: list[tuple[int, int, int]], to: int, edge_ids: dict[int, str]) -> dict:
-        ids = self.index.node_ids
-        nodes = [ids[f] for f, _, _ in steps] + [ids[to]]
+    def _path_out(self, steps: list[tuple[int, int, int]], edge_ids: dict[int, str]) -> dict:
+        ids, ix = self.index.node_ids, self.index
+        nodes = [ids[f] for f, _, _ in steps] + [ids[_end(ix, steps[-1])]]
         text = self._node(nodes[0])["label"]
-        for (f, eid, d), nxt in zip(steps, nodes[1:]):
-            p = self.index.edge_types[self.index.etype[eid]]
-            text += f" -{p}-> " if d == 0 else f" <-{p}- "
-            text += self._node(nxt)["label"]
+        for (_, eid, d), nxt in zip(steps, nodes[1:]):
+            p = ix.edge_types[ix.etype[eid]]
+            text += (f" -{p}-> " if d == 0 else f" <-{p}- ") + self._node(nxt)["label"]
         return {"seed": nodes[0], "end": nodes[-1], "nodes": nodes,
                 "edges": [edge_ids[e] for _, e, _ in steps], "text": text}
 
-    def _assemble_follow(self, walk: Walk, spec: TraversalSpec, n_seeds: int):
-        limit = len(walk.nodes)
+    def _edges_in_order(self, walk: Walk, walks: dict[int, list[tuple[int, int]]]):
+        """Edges sorted by first hop and rank, as output dicts, and their output IDs."""
+        first: dict[int, tuple[int, int]] = {}
+        for h, ent in enumerate(walk.entries, 1):
+            for eid, r in zip(ent.eid.tolist(), ent.rank.tolist()):
+                first.setdefault(eid, (h, r))
+        ordered = dict(sorted(walks.items(), key=lambda kv: first[kv[0]]))
+        edges = self._edges_out(ordered)
+        return edges, {eid: e["id"] for eid, e in zip(ordered, edges)}
+
+    def _assemble_follow(self, walk: Walk, spec: TraversalSpec):
+        n_seeds = len(walk.layers[0])
+        order = np.concatenate(walk.layers).tolist()
+        hop = {n: h for h, layer in enumerate(walk.layers) for n in layer.tolist()}
+        parent = {n: (o, e, d) for via in walk.via for n, o, e, d in
+                  zip(via.nbr.tolist(), via.owner.tolist(), via.eid.tolist(), via.dir.tolist())}
+        limit = len(order)
         if spec.max_nodes is not None:
             limit = min(limit, max(spec.max_nodes, n_seeds))
         if spec.max_edges is not None:
             limit = min(limit, n_seeds + spec.max_edges)
-        kept = walk.nodes[:limit]
+        kept = order[:limit]
         kept_set = set(kept)
-        walks: dict[int, list[tuple[int, int]]] = {}
-        for n in kept[n_seeds:]:
-            _, eid, d = walk.parent[n]
-            walks[eid] = [(walk.hop[n], d)]
+        walks = {parent[n][1]: [(hop[n], parent[n][2])] for n in kept[n_seeds:]}
         room = None if spec.max_edges is None else spec.max_edges - len(walks)
-        dropped_edges = set()
-        for h, ent in walk.entries:
+        seen = set()
+        for h, ent in enumerate(walk.entries, 1):
             for o, nb, eid, d in zip(ent.owner.tolist(), ent.nbr.tolist(), ent.eid.tolist(),
                                      ent.dir.tolist()):
+                seen.add(eid)
                 if eid in walks:
                     if (h, d) not in walks[eid]:
                         walks[eid].append((h, d))
                 elif o in kept_set and nb in kept_set and (room is None or room > 0):
                     walks[eid] = [(h, d)]
                     room = None if room is None else room - 1
-                else:
-                    dropped_edges.add(eid)
-        rank = {}
-        for h, ent in walk.entries:
-            for eid, r in zip(ent.eid.tolist(), ent.rank.tolist()):
-                rank.setdefault(eid, (h, r))
-        walks = dict(sorted(walks.items(), key=lambda kv: rank[kv[0]]))
-        edges = self._edges_out(walks)
-        edge_ids = {eid: e["id"] for eid, e in zip(walks, edges)}
-        parents = {walk.parent[n][0] for n in kept[n_seeds:]}
+        edges, edge_ids = self._edges_in_order(walk, walks)
+        parents = {parent[n][0] for n in kept[n_seeds:]}
+        leaves = [n for n in kept[n_seeds:] if n not in parents]
         paths = []
-        for n in kept[n_seeds:]:
-            if n in parents or len(paths) >= spec.max_paths:
-                continue
-            chain, cur = [], n
-            while cur in walk.parent:
-                chain.append(walk.parent[cur])
-                cur = walk.parent[cur][0]
-            paths.append(self._path_out(chain[::-1], n, edge_ids))
-        leaves = sum(1 for n in kept[n_seeds:] if n not in parents)
+        for n in leaves[:spec.max_paths]:
+            chain = []
+            while n in parent:
+                chain.append(parent[n])
+                n = parent[n][0]
+            paths.append(self._path_out(chain[::-1], edge_ids))
         truncated = {"cap": self._cuts(walk, kept_set),
-                     "nodes": walk.dropped_nodes + len(walk.nodes) - len(kept),
-                     "edges": len(dropped_edges - walks.keys()), "paths": leaves - len(paths)}
-        return self._nodes_out(kept, walk.hop, set(walk.nodes[:n_seeds])), edges, paths, truncated
+                     "nodes": walk.dropped + len(order) - len(kept),
+                     "edges": len(seen) - len(walks), "paths": len(leaves) - len(paths)}
+        return ([self._node_out(n, hop[n], hop[n] == 0) for n in kept], edges, paths, truncated)
 
-    def _assemble_path(self, walk: Walk, spec: TraversalSpec):
+    def _assemble_path(self, walk: Walk, seeds: list[int], spec: TraversalSpec):
+        listed, total = enumerate_walks(walk, seeds, spec.max_paths)
         nodes: dict[int, int] = {}
         walks: dict[int, list[tuple[int, int]]] = {}
         chosen = []
-        for steps in walk.paths:
-            seq = [f for f, _, _ in steps] + [self._end(steps)]
-            new_nodes = {n for n in seq if n not in nodes}
-            new_edges = {e for _, e, _ in steps if e not in walks}
-            if ((spec.max_nodes is not None and len(nodes) + len(new_nodes) > spec.max_nodes)
-                    or (spec.max_edges is not None and len(walks) + len(new_edges) > spec.max_edges)):
+        for steps in listed:
+            seq = [f for f, _, _ in steps] + [_end(self.index, steps[-1])]
+            if ((spec.max_nodes is not None
+                 and len(nodes.keys() | set(seq)) > spec.max_nodes)
+                    or (spec.max_edges is not None
+                        and len(walks.keys() | {e for _, e, _ in steps}) > spec.max_edges)):
                 break
             chosen.append(steps)
             for i, n in enumerate(seq):
-                nodes.setdefault(n, i)
+                nodes[n] = min(nodes.get(n, i), i)
             for i, (_, e, d) in enumerate(steps, 1):
                 if (i, d) not in walks.setdefault(e, []):
                     walks[e].append((i, d))
-        rank = {}
-        for h, ent in walk.entries:
-            for eid, r in zip(ent.eid.tolist(), ent.rank.tolist()):
-                rank.setdefault(eid, (h, r))
-        walks = dict(sorted(walks.items(), key=lambda kv: rank[kv[0]]))
-        edges = self._edges_out(walks)
-        edge_ids = {eid: e["id"] for eid, e in zip(walks, edges)}
-        all_edges = {int(e) for _, ent in walk.entries for e in ent.eid.tolist()}
-        order = [n for _, _, n in sorted((h, i, n) for i, (n, h) in enumerate(nodes.items()))]
-        seeds = {f for steps in chosen for f, _, _ in steps[:1]}
-        truncated = {"cap": self._cuts(walk, set(nodes)),
-                     "nodes": len(walk.nodes) - len(nodes), "edges": len(all_edges) - len(walks),
-                     "paths": walk.paths_total - len(chosen)}
-        return (self._nodes_out(order, nodes, seeds), edges,
-                [self._path_out(s, self._end(s), edge_ids) for s in chosen], truncated)
+        edges, edge_ids = self._edges_in_order(walk, walks)
+        on_walks = set().union(*(layer.tolist() for layer in walk.layers))
+        all_edges = set().union(*(ent.eid.tolist() for ent in walk.entries))
+        seed_set = set(seeds)
+        ordered = sorted(nodes, key=lambda n: nodes[n])
+        truncated = {"cap": self._cuts(walk, set(nodes)), "nodes": len(on_walks - nodes.keys()),
+                     "edges": len(all_edges - walks.keys()), "paths": total - len(chosen)}
+        return ([self._node_out(n, nodes[n], n in seed_set and nodes[n] == 0) for n in ordered],
+                edges, [self._path_out(s, edge_ids) for s in chosen], truncated)
 
-    def _end(self, steps: list[tuple[int, int, int]]) -> int:
-        f, eid, d = steps[-1]
-        return int(self.index.dst[eid] if d == 0 else self.index.src[eid])
+
+def _end(index: AdjacencyIndex, step: tuple[int, int, int]) -> int:
+    """The node a step ``(from, edge, direction)`` arrives at."""
+    _, eid, d = step
+    return int(index.dst[eid] if d == 0 else index.src[eid])
+
+
+def _no_truncation() -> dict:
+    return {"cap": [], "nodes": 0, "edges": 0, "paths": 0}
 
 
 def _assertion(a) -> dict:
