@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from . import sources  # noqa: F401  (registers the extractors)
-from .errors import InputError, KgbuildError
+from .access import AccessRules, load_access
+from .assemble import document_triples
+from .errors import InputError
 from .export import atomic_write, to_turtle
-from .model import Assertion, KnowledgeGraph, SourceDocument, utc_timestamp
+from .model import KnowledgeGraph, SourceDocument, triples_to_rdflib, utc_timestamp
 from .schema import Schema, load_schema
-from .sources.base import Context, EdgeRecord, Extraction, Problem, SourceFile
+from .sources.base import Context, Extraction, Problem, SourceFile
 from .sources.registry import EXTRACTORS
+from .store import DocumentUpdate, GraphStore
 from .validate import ValidationReport, validate_graph
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".kgbuild",
@@ -30,28 +33,37 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass
 class BuildResult:
-    """The assembled graph, every problem found, and what was read."""
+    """What a build did: the store it updated, document changes, problems, validation."""
 
-    graph: KnowledgeGraph
+    store: GraphStore
+    schema: Schema
     problems: list[Problem] = field(default_factory=list)
-    files: dict[str, str] = field(default_factory=dict)  # doc_id -> extractor name
+    files: dict[str, str] = field(default_factory=dict)  # doc_id -> extractor name (this run)
+    changes: dict[str, list[str]] = field(default_factory=dict)
     validation: ValidationReport | None = None
+    validation_note: str | None = None
     output: str | None = None
+    _graph: KnowledgeGraph | None = field(default=None, repr=False)
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """The built graph in memory (materialised from the store on first use)."""
+        if self._graph is None:
+            self._graph = self.store.knowledge_graph()
+        return self._graph
 
     def summary(self) -> dict:
-        """Entities by type, edges by type, documents and problems: JSON-ready."""
-        counts = self.graph.counts()
+        """Entities by type, edges by type, document changes and problems: JSON-ready."""
+        counts = self.store.counts()
         by_code: dict[str, int] = {}
         for p in self.problems:
             by_code[p.code] = by_code.get(p.code, 0) + 1
-        extractors: dict[str, int] = {}
-        for name in self.files.values():
-            extractors[name] = extractors.get(name, 0) + 1
         return {
             "output": self.output,
-            "schema": self.graph.schema.name,
-            "documents": len(self.files),
-            "documents_by_extractor": dict(sorted(extractors.items())),
+            "store": str(self.store.path) if self.store.path else None,
+            "schema": self.schema.name,
+            "documents": sum(len(v) for k, v in self.changes.items() if k != "deleted"),
+            "documents_changed": {k: len(v) for k, v in self.changes.items()},
             "entities": sum(counts["nodes"].values()),
             "entities_by_type": counts["nodes"],
             "edges": sum(counts["edges"].values()),
@@ -62,6 +74,7 @@ class BuildResult:
             "problem_list": [p.to_dict() for p in self.problems],
             "conforms": None if self.validation is None else self.validation.conforms,
             "violations": None if self.validation is None else len(self.validation.violations),
+            "validation_note": self.validation_note,
         }
 
 
@@ -117,114 +130,145 @@ def _timestamp(path: Path, fixed: float | None) -> str:
     return utc_timestamp(path.stat().st_mtime)
 
 
-def extract_all(files: list[SourceFile], ctx: Context, progress: Progress | None = None
-                ) -> tuple[dict[str, tuple[SourceFile, str, Extraction]], list[Problem]]:
-    """Run the claiming extractor over every file, following Location-style targets."""
-    done: dict[str, tuple[SourceFile, str, Extraction]] = {}
-    problems: list[Problem] = []
-    queue = list(files)
-    seen = {f.path for f in files}
-    total = len(queue)
-    while queue:
-        src = queue.pop(0)
-        ex = _extractor_for(src.path)
-        if ex is None:
-            problems.append(Problem("warning", "unrecognised", "no extractor reads this file",
-                                    src.doc_id))
-            continue
-        result = ex.extract(src, ctx)
-        done[src.doc_id] = (src, ex.name, result)
-        for target in result.follow:
-            if target not in seen:
-                seen.add(target)
-                rel = target.relative_to(src.root).as_posix()
-                queue.append(SourceFile(target, f"{src.doc_id.split('/')[0]}/{rel}"
-                                        if "/" in src.doc_id else rel, src.root))
-                total += 1
-        if progress:
-            progress(src.doc_id, len(done), total)
-    return dict(sorted(done.items())), problems
+def _extract(src: SourceFile, ctx: Context) -> tuple[str, Extraction] | None:
+    ex = _extractor_for(src.path)
+    return None if ex is None else (ex.name, ex.extract(src, ctx))
 
 
-def assemble(extractions: dict[str, tuple[SourceFile, str, Extraction]], schema: Schema,
-             timestamp: float | None = None) -> tuple[KnowledgeGraph, list[Problem]]:
-    """Turn extraction records into a typed graph: nodes first, then edges with assertions."""
-    kg = KnowledgeGraph(schema)
-    problems: list[Problem] = []
-    for doc_id, (src, _, ex) in extractions.items():
-        problems.extend(ex.problems)
-        kg.add_document(SourceDocument(doc_id, doc_id, hashlib.sha256(src.read_bytes()).hexdigest()))
-        for rec in ex.nodes:
-            try:
-                node = kg.add_node(rec.id, rec.type, rec.label, source=doc_id, **rec.attributes)
-            except KgbuildError as exc:
-                problems.append(Problem("error", "node-conflict", exc.message, doc_id, rec.line))
-                continue
-            node.aliases.update(a for a in rec.aliases if a != node.label)
-            node.access.update(rec.access)
-    for doc_id, (src, name, ex) in extractions.items():
-        when = _timestamp(src.path, timestamp)
-        for rec in ex.edges:
-            problem = _add_edge(kg, rec, doc_id, name, when)
-            if problem:
-                problems.append(problem)
-    return kg, problems
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
-def _add_edge(kg: KnowledgeGraph, rec: EdgeRecord, doc_id: str, extractor: str,
-              when: str) -> Problem | None:
-    schema = kg.schema
+def fingerprint(path: Path) -> str:
+    """Content hash of a file, hash of the sorted entry names of a folder, "" if missing."""
     try:
-        et, inverted = schema.predicate(rec.predicate)
-    except KgbuildError as exc:
-        return Problem("error", "unknown-edge", exc.message, doc_id, rec.line)
-    s, o = (rec.object, rec.subject) if inverted else (rec.subject, rec.object)
-    s_type, o_type = (rec.object_type, rec.subject_type) if inverted else (rec.subject_type, rec.object_type)
-    s_label, o_label = (rec.object_label, rec.subject_label) if inverted else (rec.subject_label, rec.object_label)
-    types = []
-    for node_id, declared in ((s, s_type), (o, o_type)):
-        existing = kg.nodes.get(node_id)
-        if existing is None and declared is None:
-            return Problem("error", "untyped-node", f"{node_id} is neither defined nor typed",
-                           doc_id, rec.line)
-        typ = existing.type if existing is not None else schema.node_type(declared).name
-        if existing is not None and declared is not None:
-            typ = schema.more_specific(existing.type, schema.node_type(declared).name) or existing.type
-        types.append(typ)
-    if not schema.allows(et.name, types[0], types[1]):
-        return Problem("error", "schema-violation",
-                       f"{s} ({types[0]}) {et.name} {o} ({types[1]}) is not allowed by schema "
-                       f"{schema.name!r}: {et.name} goes from {'/'.join(et.domain)} to "
-                       f"{'/'.join(et.range)}", doc_id, rec.line)
-    for node_id, typ, label in ((s, types[0], s_label), (o, types[1], o_label)):
-        kg.add_node(node_id, typ, label or _default_label(node_id))
-    kg.add_assertion(Assertion(s, et.name, o, doc_id, extractor, when, rec.confidence, rec.line,
-                               rec.pointer, rec.evidence, rec.span, rec.access))
-    return None
+        if path.is_dir():
+            return hashlib.sha256("\n".join(sorted(os.listdir(path))).encode()).hexdigest()
+        return _sha256(path)
+    except OSError:
+        return ""
 
 
-def _default_label(node_id: str) -> str:
-    return node_id.rsplit("/", 1)[-1].split(":", 1)[-1] if "/" in node_id else node_id
+def _deps_unchanged(deps: dict[str, str]) -> bool:
+    return all(fingerprint(Path(p)) == digest for p, digest in deps.items())
+
+
+def _doc_id_for(target: Path, src: SourceFile) -> str:
+    rel = target.relative_to(src.root).as_posix()
+    return f"{src.doc_id.split('/')[0]}/{rel}" if "/" in src.doc_id else rel
+
+
+def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool = False,
+                 timestamp: float | None = None, progress: Progress | None = None,
+                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None
+                 ) -> BuildResult:
+    """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
+
+    A document whose content hash is unchanged is not read again; a changed or new one is
+    extracted and its named graph replaced; a document no longer found is removed with
+    everything only it asserted. ``full`` re-extracts everything into a fresh database.
+    """
+    schema = store.schema
+    files = {f.doc_id: f for f in discover(paths)}
+    roots = sorted({f.root for f in files.values()})
+    ctx = Context(schema, roots, max_file_bytes)
+    before = {} if full else store.documents()
+    updates: dict[str, DocumentUpdate] = {}
+    names: dict[str, str] = {}
+    changes: dict[str, list[str]] = {"unchanged": [], "changed": [], "added": [], "deleted": []}
+    queue = sorted(files)
+    total = len(queue)
+    done = 0
+    while queue:
+        doc_id = queue.pop(0)
+        src = files[doc_id]
+        try:
+            digest = _sha256(src.path)
+        except OSError as exc:
+            problem = Problem("error", "bad-input", f"cannot read: {exc.strerror or exc}", doc_id)
+            updates[doc_id] = DocumentUpdate([], [problem])
+            continue
+        if before.get(doc_id) == digest and _deps_unchanged(store.depends(doc_id)):
+            changes["unchanged"].append(doc_id)
+            followed = [Path(p) for p in store.follows(doc_id)]
+        else:
+            changes["changed" if doc_id in before else "added"].append(doc_id)
+            extracted = _extract(src, ctx)
+            if extracted is None:
+                continue
+            name, extraction = extracted
+            names[doc_id] = name
+            labels = access.labels_for(doc_id) if access is not None else frozenset()
+            doc = SourceDocument(doc_id, doc_id, digest, labels)
+            when = _timestamp(src.path, timestamp)
+            triples, problems = document_triples(doc, extraction, name, schema, when, store.node_type)
+            followed = extraction.follow
+            updates[doc_id] = DocumentUpdate(triples, problems, [str(p) for p in followed],
+                                             {str(p): fingerprint(p) for p in extraction.depends})
+        for target in followed:
+            target_id = _doc_id_for(target, src) if target.is_relative_to(src.root) else None
+            if target_id and target_id not in files and target.is_file():
+                files[target_id] = SourceFile(target, target_id, src.root)
+                queue.append(target_id)
+                total += 1
+        done += 1
+        if progress:
+            progress(doc_id, done, total)
+    changes["deleted"] = sorted(set(before) - set(files))
+    if full:
+        problems = store.replace_all(updates)
+    else:
+        changed: dict[str, DocumentUpdate | None] = dict(updates)
+        changed.update({d: None for d in changes["deleted"]})
+        problems = store.apply(changed)
+    result = BuildResult(store, schema, store.problems() + problems, names,
+                         {k: sorted(v) for k, v in changes.items()})
+    return result
+
+
+SHACL_AUTO_LIMIT = 200_000
+
+
+def check(result: BuildResult, validate: bool | None = None) -> None:
+    """SHACL-check the built graph: always (True), never (False), or when it is small (None)."""
+    if validate is False:
+        return
+    g = triples_to_rdflib(set(result.store.triples()), result.schema)
+    if validate is None and len(g) > SHACL_AUTO_LIMIT:
+        result.validation_note = (f"SHACL skipped: {len(g):,} triples is over the automatic limit of "
+                                  f"{SHACL_AUTO_LIMIT:,}; run `kgbuild validate` or pass --validate")
+        return
+    result.validation = validate_graph(g, result.schema)
 
 
 def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None = None, *,
-                timestamp: float | None = None, validate: bool = True,
-                progress: Progress | None = None, max_file_bytes: int = 20 * 1024 * 1024) -> BuildResult:
-    """Discover, extract and assemble a graph from files and folders; optionally SHACL-check it.
+                store: str | Path | None = None, full: bool = False, timestamp: float | None = None,
+                validate: bool | None = None, progress: Progress | None = None,
+                max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | str | Path | None = None
+                ) -> BuildResult:
+    """Discover, extract and store a graph from files and folders; SHACL-check it.
 
-    ``timestamp`` fixes ``prov:generatedAtTime`` (seconds since the epoch); otherwise
-    ``SOURCE_DATE_EPOCH`` or each source file's modification time is used, so the same
-    inputs give the same graph.
+    ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
+    an in-memory store. ``timestamp`` fixes ``prov:generatedAtTime`` (seconds since the epoch);
+    otherwise ``SOURCE_DATE_EPOCH`` or each file's modification time is used, so the same
+    inputs give the same graph. ``validate``: True always, False never, None when small.
+    ``access`` maps source paths to access labels (an ``access.yaml`` path or an AccessRules).
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
-    files = discover(paths)
-    roots = sorted({f.root for f in files})
-    ctx = Context(schema, roots, max_file_bytes)
-    extractions, problems = extract_all(files, ctx, progress)
-    kg, more = assemble(extractions, schema, timestamp)
-    result = BuildResult(kg, problems + more, {d: e[1] for d, e in extractions.items()})
-    if validate:
-        result.validation = validate_graph(kg.to_rdf(), schema)
+    if access is not None and not isinstance(access, AccessRules):
+        access = load_access(access)
+    graph_store = GraphStore(store, schema)
+    try:
+        result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
+                              progress=progress, max_file_bytes=max_file_bytes, access=access)
+        check(result, validate)
+    except BaseException:
+        graph_store.close()
+        raise
     return result
 
 
@@ -232,6 +276,6 @@ def build(paths: Sequence[str | Path], output: str | Path, schema: Schema | str 
           **kwargs) -> BuildResult:
     """:func:`build_graph`, then write deterministic Turtle to ``output`` atomically."""
     result = build_graph(paths, schema, **kwargs)
-    atomic_write(output, to_turtle(result.graph.triples(), result.graph.schema))
+    atomic_write(output, to_turtle(result.store.triples(), result.schema))
     result.output = str(output)
     return result

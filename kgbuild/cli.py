@@ -13,11 +13,13 @@ from pathlib import Path
 
 import click
 
-from .build import build as build_library
+from .build import build as build_library, build_graph
 from .errors import KgbuildError
-from .export import atomic_write, to_turtle
+from .export import EXPORT_FORMATS, atomic_write, export_store, to_turtle
+from .model import rdflib_term
 from .schema import load_schema
 from .shapes import all_shapes
+from .store import DEFAULT_STORE, GraphStore
 from .validate import validate_file
 from .vocab import vocabulary
 
@@ -60,43 +62,64 @@ def main() -> None:
 
 
 # -- build ---------------------------------------------------------------------------------
+STORE = click.option("--store", "store_path", default=DEFAULT_STORE, show_default=True,
+                     type=click.Path(file_okay=False), help="Store folder (the project's graph).")
+
+
 @main.command()
 @click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              help="Turtle file to write (atomically: temp file, then rename).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Also write the graph as Turtle (atomically: temp file, then rename).")
 @SCHEMA
-@click.option("--no-validate", is_flag=True, help="Skip the SHACL check of the built graph.")
+@STORE
+@click.option("--no-store", is_flag=True, help="Build in memory only (needs -o).")
+@click.option("--full", is_flag=True, help="Re-extract every document, not only changed ones.")
+@click.option("--access", "access_file", type=click.Path(dir_okay=False, exists=True),
+              help="access.yaml mapping source path globs to access labels.")
+@click.option("--validate/--no-validate", default=None,
+              help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
 @click.option("--timestamp", type=int, metavar="EPOCH",
               help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input was rejected or skipped.")
 @click.option("--max-file-size", type=click.IntRange(min=1), default=20, show_default=True,
               metavar="MIB", help="Skip (and report) source files larger than this many MiB.")
 @FORMAT
-def build(sources, output, schema_name, no_validate, timestamp, strict, max_file_size, fmt):
-    """Extract a typed graph from SOURCES (files or folders) and write it as Turtle.
+def build(sources, output, schema_name, store_path, no_store, full, access_file, validate,
+          timestamp, strict, max_file_size, fmt):
+    """Extract a typed graph from SOURCES (files or folders) into the store; optionally Turtle.
 
     Folders are scanned recursively for files an extractor recognises (Backstage
-    catalog-info.yaml and friends, ...). Entities Backstage would reject are reported with
-    file and line and skipped; the build goes on. The summary lists entities and edges by
-    type and every problem.
+    catalog-info.yaml, CycloneDX SBOMs, compose files, package manifests, OpenAPI specs).
+    The store (default ./.kgbuild) keeps one named graph per source document: a rebuild
+    re-extracts only documents whose content changed, replaces what they asserted, and drops
+    what deleted documents asserted. Bad inputs are reported with file and line and skipped;
+    the build goes on.
 
     \b
-    Exit codes: 0 built and conforms; 1 SHACL violations (or, with --strict, rejected
-    inputs); 2 usage or input error.
+    Exit codes: 0 built (and conforms, when checked); 1 SHACL violations (or, with
+    --strict, rejected inputs); 2 usage or input error.
 
     \b
-    Example:
+    Examples:
       kgbuild build fixtures/catalog -o graph.ttl
-      kgbuild build ../catalogs --schema my-schema.yaml -o out.ttl --format json
+      kgbuild build ../catalogs --schema my-schema.yaml --format json
+      kgbuild build . --no-store -o graph.ttl
     """
+    if no_store and not output:
+        raise UsageError("--no-store builds in memory only: give -o FILE to keep the result")
     progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() else None
     try:
-        result = build_library(sources, output, schema_name, validate=not no_validate,
-                               timestamp=timestamp, progress=progress,
-                               max_file_bytes=max_file_size * 2**20)
+        kwargs = dict(store=None if no_store else store_path, full=full, validate=validate,
+                      timestamp=timestamp, progress=progress, access=access_file,
+                      max_file_bytes=max_file_size * 2**20)
+        if output:
+            result = build_library(sources, output, schema_name, **kwargs)
+        else:
+            result = build_graph(sources, schema_name, **kwargs)
+        summary = result.summary()
+        result.store.close()
     except KgbuildError as exc:
         raise fail(exc) from None
-    summary = result.summary()
     emit(summary, fmt, _render_build(summary, result))
     errors = [p for p in result.problems if p.severity == "error"]
     if result.validation is not None and not result.validation.conforms:
@@ -122,16 +145,48 @@ def _progress_bar():
 
 
 def _render_build(s: dict, result) -> str:
-    lines = [f"wrote {s['output']}: {s['entities']} entities, {s['edges']} edges, "
-             f"{s['assertions']} assertions from {s['documents']} documents"]
-    lines.append("entities: " + ", ".join(f"{k} {v}" for k, v in s["entities_by_type"].items()))
-    lines.append("edges:    " + ", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items()))
+    where = f"wrote {s['output']}" if s["output"] else f"updated store {s['store']}"
+    changed = s["documents_changed"]
+    lines = [f"{where}: {s['entities']} entities, {s['edges']} edges, "
+             f"{s['assertions']} assertions from {s['documents']} documents",
+             "documents: " + ", ".join(f"{changed[k]} {k}" for k in
+                                       ("unchanged", "changed", "added", "deleted")),
+             "entities: " + ", ".join(f"{k} {v}" for k, v in s["entities_by_type"].items()),
+             "edges:    " + ", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items())]
     if result.problems:
         lines.append(f"problems ({len(result.problems)}):")
         lines.extend(f"  {p}" for p in result.problems)
     if result.validation is not None:
         lines.append(result.validation.render())
+    elif s["validation_note"]:
+        lines.append(s["validation_note"])
     return "\n".join(lines)
+
+
+# -- export --------------------------------------------------------------------------------
+@main.command()
+@STORE
+@SCHEMA
+@click.option("--format", "fmt", type=click.Choice(list(EXPORT_FORMATS)), default="turtle",
+              show_default=True, help="turtle and nt are deterministic; trig and nquads keep "
+                                      "one named graph per source document.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to a file (atomically).")
+def export(store_path, schema_name, fmt, output):
+    """Write the store's graph as Turtle, N-Triples, JSON-LD, TriG or N-Quads.
+
+    \b
+    Example:
+      kgbuild export --format nt -o graph.nt
+    """
+    try:
+        with GraphStore(store_path, load_schema(schema_name), write=False) as store:
+            text = export_store(store, fmt)
+    except KgbuildError as exc:
+        raise fail(exc) from None
+    if output:
+        atomic_write(Path(output), text)
+    else:
+        click.echo(text, nl=False)
 
 
 # -- validate ------------------------------------------------------------------------------
@@ -175,7 +230,8 @@ def schema_show(name, fmt):
     except KgbuildError as exc:
         raise fail(exc) from None
     if fmt == "turtle":
-        click.echo(to_turtle(vocabulary(s), s), nl=False)
+        click.echo(to_turtle(((rdflib_term(a), rdflib_term(b), rdflib_term(c))
+                              for a, b, c in vocabulary(s)), s), nl=False)
     else:
         emit(s.to_dict(), fmt, s.describe())
 

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import os
 import re
+
+import pyoxigraph as ox
 import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from rdflib import BNode, Graph, Literal, URIRef
-from rdflib.namespace import RDF, XSD
+from rdflib import Graph
+from rdflib.namespace import XSD
 
-from .model import ASSERTION_BASE, ID_BASE, SOURCE_BASE, bind_prefixes
+from .model import A, ASSERTION_BASE, ID_BASE, SOURCE_BASE, Triple, bind_prefixes, triples_to_rdflib
 from .schema import Schema
+from .store import GraphStore
 
-RDF_FORMATS = {"turtle": "ttl", "nt": "nt", "jsonld": "jsonld", "trig": "trig", "xml": "rdf"}
+RDF_FORMATS = {"turtle": "ttl", "nt": "nt", "jsonld": "jsonld", "xml": "rdf"}
+EXPORT_FORMATS = ("turtle", "nt", "jsonld", "trig", "nquads")
+XSD_INTEGER = str(XSD.integer)
 _PN_LOCAL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.:-]*[A-Za-z0-9_:-])?$")
 
 
@@ -40,13 +45,9 @@ def atomic_write(path: str | Path, data: str | bytes) -> None:
         raise
 
 
-def _nt_literal(lit: Literal) -> str:
-    s = str(lit).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
-    s = s.replace("\t", "\\t")
-    return f'"{s}"'
-
-
 class _Terms:
+    """Shortens N-Triples terms to Turtle, remembering which prefixes were used."""
+
     def __init__(self, prefixes: list[tuple[str, str]]):
         # longest namespace first so the most specific prefix wins
         self.prefixes = sorted(prefixes, key=lambda p: -len(p[1]))
@@ -57,40 +58,37 @@ class _Terms:
             if iri.startswith(ns) and _PN_LOCAL.match(iri[len(ns):]):
                 self.used.add((prefix, ns))
                 return f"{prefix}:{iri[len(ns):]}"
-        return "<" + iri.replace(">", "%3E").replace(" ", "%20") + ">"
+        return f"<{iri}>"
 
-    def term(self, t) -> str:
-        if isinstance(t, URIRef):
-            return self.iri(str(t))
-        if isinstance(t, Literal):
-            if t.language:
-                return f"{_nt_literal(t)}@{t.language}"
-            if t.datatype is None or t.datatype == XSD.string:
-                return _nt_literal(t)
-            if t.datatype == XSD.integer and re.fullmatch(r"-?[0-9]+", str(t)):
-                return str(t)
-            return f"{_nt_literal(t)}^^{self.iri(str(t.datatype))}"
-        if isinstance(t, BNode):
+    def term(self, t: str) -> str:
+        if t.startswith("<"):
+            return self.iri(t[1:-1])
+        if t.startswith("_:"):
             raise ValueError("kgbuild graphs contain no blank nodes")
-        return str(t)
+        if t.endswith(">") and '"^^<' in t:
+            lexical, dt = t[:-1].rsplit('"^^<', 1)
+            if dt == XSD_INTEGER and re.fullmatch(r'"-?[0-9]+', lexical):
+                return lexical[1:]
+            return f'{lexical}"^^{self.iri(dt)}'
+        return t
 
 
 def _subject_key(s: str) -> tuple[int, str]:
     for rank, base in enumerate((ID_BASE, ASSERTION_BASE, SOURCE_BASE)):
-        if s.startswith(base):
+        if s.startswith("<" + base):
             return rank, s
     return 3, s
 
 
-def to_turtle(triples: Iterable[tuple], schema: Schema) -> str:
-    """Deterministic Turtle for a set of triples (duplicates are dropped)."""
+def to_turtle(triples: Iterable[Triple], schema: Schema) -> str:
+    """Deterministic Turtle for N-Triples term tuples (duplicates are dropped)."""
     g = Graph()
     bind_prefixes(g, schema)
     terms = _Terms([(p, str(ns)) for p, ns in g.namespaces() if p != "id"])
     by_subject: dict[str, dict[str, set[str]]] = {}
     for s, p, o in triples:
-        preds = by_subject.setdefault(str(s), {})
-        key = "a" if p == RDF.type else terms.iri(str(p))
+        preds = by_subject.setdefault(s, {})
+        key = "a" if p == A else terms.term(p)
         preds.setdefault(key, set()).add(terms.term(o))
     body = []
     for s in sorted(by_subject, key=_subject_key):
@@ -98,18 +96,18 @@ def to_turtle(triples: Iterable[tuple], schema: Schema) -> str:
         order = sorted(preds, key=lambda k: (k != "a", k))
         parts = [f"{k} {(',' + chr(10) + '        ').join(sorted(preds[k]))}" for k in order]
         body.append("")
-        body.append(f"{terms.iri(s)} " + " ;\n    ".join(parts) + " .")
+        body.append(f"{terms.term(s)} " + " ;\n    ".join(parts) + " .")
     head = [f"@prefix {p}: <{ns}> ." for p, ns in sorted(terms.used)]
     return "\n".join(head + body) + "\n"
 
 
-def to_ntriples(triples: Iterable[tuple]) -> str:
+def to_ntriples(triples: Iterable[Triple]) -> str:
     """Sorted, de-duplicated N-Triples."""
-    lines = {f"{s.n3()} {p.n3()} {o.n3()} ." for s, p, o in triples}
+    lines = {f"{s} {p} {o} ." for s, p, o in triples}
     return "\n".join(sorted(lines)) + ("\n" if lines else "")
 
 
-def serialize(triples: Iterable[tuple], schema: Schema, fmt: str = "turtle") -> str:
+def serialize(triples: Iterable[Triple], schema: Schema, fmt: str = "turtle") -> str:
     """Serialise to ``turtle`` or ``nt`` (kgbuild's deterministic writers) or, through rdflib,
     ``jsonld``, ``trig`` or ``xml``."""
     if fmt == "turtle":
@@ -118,8 +116,24 @@ def serialize(triples: Iterable[tuple], schema: Schema, fmt: str = "turtle") -> 
         return to_ntriples(triples)
     if fmt not in RDF_FORMATS:
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(RDF_FORMATS)})")
+    g = triples_to_rdflib(triples, schema)
+    return g.serialize(format={"jsonld": "json-ld"}.get(fmt, fmt))
+
+
+def export_store(store: GraphStore, fmt: str = "turtle") -> str:
+    """Serialise a store: triple formats merge the documents' graphs; ``trig`` and ``nquads``
+    keep one named graph per source document (plus the resolved-nodes graph)."""
+    if fmt in ("trig", "nquads"):
+        quads = sorted(store.quads(), key=lambda q: (str(q.graph_name), str(q.subject),
+                                                     str(q.predicate), str(q.object)))
+        rdf_format = ox.RdfFormat.TRIG if fmt == "trig" else ox.RdfFormat.N_QUADS
+        prefixes = dict(sorted(_prefixes(store.schema))) if fmt == "trig" else None
+        return ox.serialize(quads, format=rdf_format, prefixes=prefixes).decode("utf-8")
+    return serialize(store.triples(), store.schema, fmt)
+
+
+def _prefixes(schema: Schema) -> list[tuple[str, str]]:
     g = Graph()
     bind_prefixes(g, schema)
-    for t in triples:
-        g.add(t)
-    return g.serialize(format={"jsonld": "json-ld"}.get(fmt, fmt))
+    return [(p, str(ns)) for p, ns in g.namespaces() if p in
+            {schema.prefix, "kg", "prov", "dcterms", "rdfs", "rdf", "skos", "xsd", "src", "assertion"}]

@@ -3,18 +3,26 @@
 This is the only module that knows how the graph looks in RDF:
 
 * node ``<base>id/{ID}``: ``rdf:type`` (exactly one schema type), ``rdfs:label``,
-  ``dcterms:identifier`` (the stable ID), attributes, ``kg:accessLabel``;
+  ``dcterms:identifier`` (the stable ID), ``skos:altLabel`` aliases, attributes, ``kg:accessLabel``;
 * edge: the direct triple ``<s> <schema#edge> <o>`` in the schema's stored direction;
 * assertion ``<base>assertion/{hash}`` (``kg:Assertion``): ``rdf:subject/predicate/object``,
   ``prov:wasDerivedFrom`` (the source document), ``kg:line`` or ``kg:jsonPointer``,
   ``kg:extractor``, ``kg:confidence``, ``prov:generatedAtTime``, optional ``kg:evidence``
   and character span ``kg:spanStart``/``kg:spanEnd``, ``kg:accessLabel``;
 * source document ``<base>source/{path}`` (``kg:SourceDocument``): ``kg:path``, ``kg:sha256``.
+
+Triples are produced as N-Triples term strings (``<iri>``, ``"literal"^^<datatype>``): they feed
+the embedded store, rdflib and the Turtle writer without per-term object conversion. In the
+store, each document's named graph also carries *claims* about the nodes it defines or mentions
+(``kg:declaredType``, ``kg:declaredLabel``, ``kg:mentionLabel``); the resolved type and label
+of each node are derived from all claims (:func:`resolve_node`), so a document can be replaced
+without re-reading the others.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable, Iterator
@@ -31,19 +39,40 @@ BASE = "https://kgbuild.dev/"
 ID_BASE = BASE + "id/"
 ASSERTION_BASE = BASE + "assertion/"
 SOURCE_BASE = BASE + "source/"
+NODES_GRAPH = BASE + "graph/nodes"
 _SAFE = "/:@-._~+!$'()*,;="
-_XSD = {"string": XSD.string, "integer": XSD.integer, "decimal": XSD.decimal,
-        "boolean": XSD.boolean, "date": XSD.date, "dateTime": XSD.dateTime, "anyURI": XSD.anyURI}
+
+Triple = tuple[str, str, str]
 
 
-def node_iri(node_id: str) -> URIRef:
+def _i(iri: str) -> str:
+    return f"<{iri}>"
+
+
+A = _i(str(RDF.type))
+LABEL = _i(str(RDFS.label))
+IDENT = _i(str(DCTERMS.identifier))
+ALT = _i(str(SKOS.altLabel))
+ACCESS = _i(str(KG.accessLabel))
+DECLARED_TYPE = _i(str(KG.declaredType))
+DECLARED_LABEL = _i(str(KG.declaredLabel))
+MENTION_LABEL = _i(str(KG.mentionLabel))
+CLAIMS = frozenset({DECLARED_TYPE, DECLARED_LABEL, MENTION_LABEL})
+_XSD = {"string": None, "integer": str(XSD.integer), "decimal": str(XSD.decimal),
+        "boolean": str(XSD.boolean), "date": str(XSD.date), "dateTime": str(XSD.dateTime),
+        "anyURI": str(XSD.anyURI)}
+_LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$', re.S)
+_UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}
+
+
+def node_iri(node_id: str) -> str:
     """IRI of the node with stable ID ``node_id``."""
-    return URIRef(ID_BASE + quote(node_id, safe=_SAFE))
+    return ID_BASE + quote(node_id, safe=_SAFE)
 
 
-def source_iri(doc_id: str) -> URIRef:
+def source_iri(doc_id: str) -> str:
     """IRI of a source document."""
-    return URIRef(SOURCE_BASE + quote(doc_id, safe=_SAFE))
+    return SOURCE_BASE + quote(doc_id, safe=_SAFE)
 
 
 def id_from_iri(iri: str) -> str:
@@ -51,9 +80,37 @@ def id_from_iri(iri: str) -> str:
     return unquote(iri[len(ID_BASE):]) if iri.startswith(ID_BASE) else str(iri)
 
 
+def doc_from_iri(iri: str) -> str:
+    """Inverse of :func:`source_iri`."""
+    return unquote(iri[len(SOURCE_BASE):]) if iri.startswith(SOURCE_BASE) else str(iri)
+
+
 def utc_timestamp(epoch: float) -> str:
     """Seconds since the epoch as an ``xsd:dateTime`` string in UTC."""
     return datetime.fromtimestamp(int(epoch), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def lit(value: object, datatype: str | None = None) -> str:
+    """An N-Triples literal."""
+    s = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{s}"^^<{datatype}>' if datatype else f'"{s}"'
+
+
+def parse_literal(term: str) -> tuple[str, str | None, str | None]:
+    """``(lexical value, datatype IRI, language)`` of an N-Triples literal."""
+    m = _LITERAL.match(term)
+    if not m:
+        raise ValueError(f"not an N-Triples literal: {term[:80]}")
+    raw = m.group(1)
+    value = re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)",
+                   lambda x: chr(int(x.group(1)[1:], 16)) if x.group(1)[0] in "uU" and len(x.group(1)) > 1
+                   else _UNESCAPE.get(x.group(1), x.group(1)), raw) if "\\" in raw else raw
+    return value, m.group(2), m.group(3)
+
+
+def iri_value(term: str) -> str:
+    """The IRI inside ``<...>``."""
+    return term[1:-1]
 
 
 @dataclass
@@ -102,6 +159,8 @@ class Assertion:
         """Human-readable location inside the source (``line 12`` or a JSON pointer)."""
         if self.pointer is not None:
             return self.pointer
+        if self.span is not None:
+            return f"chars {self.span[0]}-{self.span[1]}"
         return f"line {self.line}" if self.line else ""
 
 
@@ -113,6 +172,106 @@ class SourceDocument:
     access: frozenset[str] = frozenset()
 
 
+# -- triples ------------------------------------------------------------------------------------
+def source_triples(doc: SourceDocument) -> Iterator[Triple]:
+    s = _i(source_iri(doc.id))
+    yield s, A, _i(str(KG.SourceDocument))
+    yield s, _i(str(KG.path)), lit(doc.path)
+    yield s, _i(str(KG.sha256)), lit(doc.sha256)
+    for label in sorted(doc.access):
+        yield s, ACCESS, lit(label)
+
+
+def node_triples(node_id: str, type_name: str, label: str, schema: Schema) -> Iterator[Triple]:
+    """The resolved typing of a node: exactly one type, one label, the ID."""
+    s = _i(node_iri(node_id))
+    yield s, A, _i(schema.node_types[type_name].iri)
+    yield s, LABEL, lit(label)
+    yield s, IDENT, lit(node_id)
+
+
+def node_fact_triples(node: Node, schema: Schema) -> Iterator[Triple]:
+    """What a source states about a node besides its type and label."""
+    s = _i(node_iri(node.id))
+    for name in sorted(node.attributes):
+        attr = schema.attributes[name]
+        for v in sorted(node.attributes[name]):
+            yield s, _i(attr.iri), lit(v, _XSD[attr.datatype])
+    for alias in sorted(node.aliases):
+        yield s, ALT, lit(alias)
+    for label in sorted(node.access):
+        yield s, ACCESS, lit(label)
+
+
+def claim_triples(node_id: str, type_name: str, label: str | None, defined: bool,
+                  schema: Schema) -> Iterator[Triple]:
+    """A document's claim about a node's type and label (store-internal, never exported)."""
+    s = _i(node_iri(node_id))
+    yield s, DECLARED_TYPE, _i(schema.node_types[type_name].iri)
+    if label:
+        yield s, DECLARED_LABEL if defined else MENTION_LABEL, lit(label)
+
+
+def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:
+    """The direct edge triple and its reified, provenance-carrying assertion."""
+    p = _i(schema.edge_types[a.predicate].iri)
+    subj, obj = _i(node_iri(a.subject)), _i(node_iri(a.object))
+    yield subj, p, obj
+    s = _i(ASSERTION_BASE + a.key)
+    yield s, A, _i(str(KG.Assertion))
+    yield s, _i(str(RDF.subject)), subj
+    yield s, _i(str(RDF.predicate)), p
+    yield s, _i(str(RDF.object)), obj
+    yield s, _i(str(PROV.wasDerivedFrom)), _i(source_iri(a.source))
+    yield s, _i(str(KG.extractor)), lit(a.extractor)
+    yield s, _i(str(KG.confidence)), lit(repr(float(a.confidence)), str(XSD.double))
+    yield s, _i(str(PROV.generatedAtTime)), lit(a.generated_at, str(XSD.dateTime))
+    if a.line is not None:
+        yield s, _i(str(KG.line)), lit(a.line, str(XSD.integer))
+    if a.pointer is not None:
+        yield s, _i(str(KG.jsonPointer)), lit(a.pointer)
+    if a.evidence:
+        yield s, _i(str(KG.evidence)), lit(a.evidence)
+    if a.span is not None:
+        yield s, _i(str(KG.spanStart)), lit(a.span[0], str(XSD.integer))
+        yield s, _i(str(KG.spanEnd)), lit(a.span[1], str(XSD.integer))
+    for label in sorted(a.access):
+        yield s, ACCESS, lit(label)
+
+
+def resolve_node(node_id: str, claims: Iterable[tuple[str, str, str]], schema: Schema
+                 ) -> tuple[str, str] | None:
+    """Type and label of a node from ``(graph, predicate, object)`` claims of every document.
+
+    The most specific declared type wins; a label declared by a defining document (the first
+    by document ID) beats one from a mere mention. Raises :class:`KgbuildError` when two
+    claimed types are on different branches; returns None when nothing claims the node.
+    """
+    types: set[str] = set()
+    defined: list[tuple[str, str]] = []
+    mentioned: list[tuple[str, str]] = []
+    by_iri = {t.iri: t.name for t in schema.node_types.values()}
+    for graph, pred, obj in claims:
+        if pred == DECLARED_TYPE:
+            types.add(by_iri[iri_value(obj)])
+        elif pred == DECLARED_LABEL:
+            defined.append((graph, parse_literal(obj)[0]))
+        elif pred == MENTION_LABEL:
+            mentioned.append((graph, parse_literal(obj)[0]))
+    if not types:
+        return None
+    ordered = sorted(types)
+    best = ordered[0]
+    for t in ordered[1:]:
+        merged = schema.more_specific(best, t)
+        if merged is None:
+            raise KgbuildError(f"node {node_id!r} is claimed as both {best} and {t}")
+        best = merged
+    label = min(defined)[1] if defined else (min(mentioned)[1] if mentioned else node_id)
+    return best, label
+
+
+# -- the in-memory graph ------------------------------------------------------------------------
 class KnowledgeGraph:
     """In-memory typed graph: nodes, assertions (edges are what assertions support), documents."""
 
@@ -123,10 +282,9 @@ class KnowledgeGraph:
         self.documents: dict[str, SourceDocument] = {}
         self.untyped_edges: set[tuple[str, str, str]] = set()
 
-    # -- building ---------------------------------------------------------------
     def add_node(self, node_id: str, type_name: str, label: str | None = None, *,
                  source: str | None = None, **attributes: Iterable[str] | str | None) -> Node:
-        """Add or merge a node; a later, more specific type wins, conflicting types raise."""
+        """Add or merge a node; a more specific type wins, conflicting types raise."""
         type_name = self.schema.node_type(type_name).name
         node = self.nodes.get(node_id)
         if node is None:
@@ -136,10 +294,8 @@ class KnowledgeGraph:
             if merged is None:
                 raise KgbuildError(f"node {node_id!r} is typed both {node.type} and {type_name}")
             node.type = merged
-            if label and (source or not node.defined_in) and node.label == node.id:
-                node.label = label
         if source:
-            if label and not node.defined_in:
+            if label and (not node.defined_in or source < min(node.defined_in)):
                 node.label = label
             node.defined_in.add(source)
         for name, values in attributes.items():
@@ -153,8 +309,7 @@ class KnowledgeGraph:
 
     def add_assertion(self, assertion: Assertion) -> Assertion:
         """Record an assertion (already in stored direction) and the edge it supports."""
-        et = self.schema.edge_types.get(assertion.predicate)
-        if et is None:
+        if assertion.predicate not in self.schema.edge_types:
             raise KgbuildError(f"{assertion.predicate!r} is not a stored edge type; "
                                f"use schema.canonical() first")
         if not 0.0 <= assertion.confidence <= 1.0:
@@ -165,7 +320,6 @@ class KnowledgeGraph:
     def add_document(self, doc: SourceDocument) -> None:
         self.documents[doc.id] = doc
 
-    # -- reading ----------------------------------------------------------------
     def edges(self) -> dict[tuple[str, str, str], list[Assertion]]:
         """Every edge with the assertions supporting it, sorted for determinism."""
         out: dict[tuple[str, str, str], list[Assertion]] = {}
@@ -186,67 +340,30 @@ class KnowledgeGraph:
         return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
                 "assertions": len(self.assertions), "documents": len(self.documents)}
 
-    # -- RDF ----------------------------------------------------------------------
-    def triples(self) -> Iterator[tuple]:
-        """The graph as rdflib triples, in the layout described in this module."""
-        schema = self.schema
+    def triples(self) -> Iterator[Triple]:
+        """The graph as N-Triples term strings, in the layout described in this module."""
         for doc in self.documents.values():
-            s = source_iri(doc.id)
-            yield s, RDF.type, KG.SourceDocument
-            yield s, KG.path, Literal(doc.path)
-            yield s, KG.sha256, Literal(doc.sha256)
-            for label in doc.access:
-                yield s, KG.accessLabel, Literal(label)
+            yield from source_triples(doc)
         for node in self.nodes.values():
-            s = node_iri(node.id)
-            yield s, RDF.type, URIRef(schema.node_types[node.type].iri)
-            yield s, RDFS.label, Literal(node.label)
-            yield s, DCTERMS.identifier, Literal(node.id)
-            for name, values in node.attributes.items():
-                attr = schema.attributes[name]
-                dt = None if attr.datatype == "string" else _XSD[attr.datatype]
-                for v in values:
-                    yield s, URIRef(attr.iri), Literal(v, datatype=dt)
-            for alias in node.aliases:
-                yield s, SKOS.altLabel, Literal(alias)
-            for label in node.access:
-                yield s, KG.accessLabel, Literal(label)
-        for (subj, pred, obj), assertions in self.edges().items():
-            p = URIRef(schema.edge_types[pred].iri)
-            yield node_iri(subj), p, node_iri(obj)
+            yield from node_triples(node.id, node.type, node.label, self.schema)
+            yield from node_fact_triples(node, self.schema)
+        for (s, p, o), assertions in self.edges().items():
+            if not assertions:
+                yield _i(node_iri(s)), _i(self.schema.edge_types[p].iri), _i(node_iri(o))
             for a in assertions:
-                yield from _assertion_triples(a, p)
+                yield from assertion_triples(a, self.schema)
 
     def to_rdf(self) -> Graph:
         """An rdflib :class:`Graph` holding :meth:`triples`, with the standard prefixes bound."""
-        g = Graph()
-        bind_prefixes(g, self.schema)
-        for t in self.triples():
-            g.add(t)
-        return g
+        return triples_to_rdflib(self.triples(), self.schema)
 
 
-def _assertion_triples(a: Assertion, p: URIRef) -> Iterator[tuple]:
-    s = URIRef(ASSERTION_BASE + a.key)
-    yield s, RDF.type, KG.Assertion
-    yield s, RDF.subject, node_iri(a.subject)
-    yield s, RDF.predicate, p
-    yield s, RDF.object, node_iri(a.object)
-    yield s, PROV.wasDerivedFrom, source_iri(a.source)
-    yield s, KG.extractor, Literal(a.extractor)
-    yield s, KG.confidence, Literal(repr(float(a.confidence)), datatype=XSD.double)
-    yield s, PROV.generatedAtTime, Literal(a.generated_at, datatype=XSD.dateTime)
-    if a.line is not None:
-        yield s, KG.line, Literal(a.line, datatype=XSD.integer)
-    if a.pointer is not None:
-        yield s, KG.jsonPointer, Literal(a.pointer)
-    if a.evidence:
-        yield s, KG.evidence, Literal(a.evidence)
-    if a.span is not None:
-        yield s, KG.spanStart, Literal(a.span[0], datatype=XSD.integer)
-        yield s, KG.spanEnd, Literal(a.span[1], datatype=XSD.integer)
-    for label in a.access:
-        yield s, KG.accessLabel, Literal(label)
+def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
+    """Parse N-Triples term tuples into an rdflib graph."""
+    g = Graph()
+    bind_prefixes(g, schema)
+    g.parse(data="\n".join(f"{s} {p} {o} ." for s, p, o in triples), format="nt")
+    return g
 
 
 def bind_prefixes(g: Graph, schema: Schema) -> None:
@@ -259,54 +376,89 @@ def bind_prefixes(g: Graph, schema: Schema) -> None:
 
 
 def from_rdf(g: Graph, schema: Schema) -> KnowledgeGraph:
-    """Read a graph written in this layout (e.g. a Turtle export) back into a model.
+    """Read an rdflib graph written in this layout (e.g. a Turtle export) into a model."""
+    return from_triples(((rdflib_term(s), rdflib_term(p), rdflib_term(o)) for s, p, o in g), schema)
+
+
+def rdflib_term(term) -> str:
+    """An rdflib term as an N-Triples term string (blank nodes keep rdflib's ``_:`` form)."""
+    if isinstance(term, Literal):
+        if term.language:
+            return f"{lit(str(term))}@{term.language}"
+        dt = str(term.datatype) if term.datatype and term.datatype != XSD.string else None
+        return lit(str(term), dt)
+    if isinstance(term, URIRef):
+        return f"<{term}>"
+    return term.n3()
+
+
+def from_triples(triples: Iterable[Triple], schema: Schema) -> KnowledgeGraph:
+    """Build a model from N-Triples term tuples (a store export, a parsed file, ...).
 
     Edges between typed nodes that have no assertion are kept in ``untyped_edges``: they
     can be walked but carry no evidence.
     """
     kg = KnowledgeGraph(schema)
-    types = {URIRef(t.iri): t.name for t in schema.node_types.values()}
-    preds = {URIRef(e.iri): e.name for e in schema.edge_types.values()}
-    attrs = {URIRef(a.iri): a.name for a in schema.attributes.values()}
-    for s, _, t in g.triples((None, RDF.type, None)):
-        if t in types:
-            nid = str(g.value(s, DCTERMS.identifier) or id_from_iri(str(s)))
-            node = kg.add_node(nid, types[t], str(g.value(s, RDFS.label) or nid))
+    types = {_i(t.iri): t.name for t in schema.node_types.values()}
+    preds = {_i(e.iri): e.name for e in schema.edge_types.values()}
+    attrs = {_i(a.iri): a.name for a in schema.attributes.values()}
+    by_subject: dict[str, dict[str, list[str]]] = {}
+    for s, p, o in triples:
+        by_subject.setdefault(s, {}).setdefault(p, []).append(o)
+    edges = []
+    kg_doc, kg_assertion = _i(str(KG.SourceDocument)), _i(str(KG.Assertion))
+    for s, props in by_subject.items():
+        classes = props.get(A, [])
+        typed = [types[c] for c in classes if c in types]
+        if typed:
+            nid = parse_literal(props[IDENT][0])[0] if IDENT in props else id_from_iri(iri_value(s))
+            label = parse_literal(props[LABEL][0])[0] if LABEL in props else nid
+            node = kg.add_node(nid, typed[0], label)
             node.defined_in.add("rdf")
-            for p, o in g.predicate_objects(s):
+            for p, objs in props.items():
                 if p in attrs:
-                    node.attributes.setdefault(attrs[p], set()).add(str(o))
-                elif p == KG.accessLabel:
-                    node.access.add(str(o))
-                elif p == SKOS.altLabel:
-                    node.aliases.add(str(o))
-    for s in g.subjects(RDF.type, KG.SourceDocument):
-        kg.add_document(SourceDocument(
-            str(s)[len(SOURCE_BASE):] if str(s).startswith(SOURCE_BASE) else str(s),
-            str(g.value(s, KG.path) or ""), str(g.value(s, KG.sha256) or ""),
-            frozenset(str(x) for x in g.objects(s, KG.accessLabel))))
-    covered = set()
-    for a in g.subjects(RDF.type, KG.Assertion):
-        p = g.value(a, RDF.predicate)
-        if p not in preds:
-            continue
-        src = str(g.value(a, PROV.wasDerivedFrom) or "")
-        line, ptr = g.value(a, KG.line), g.value(a, KG.jsonPointer)
-        start, end = g.value(a, KG.spanStart), g.value(a, KG.spanEnd)
-        assertion = Assertion(
-            id_from_iri(str(g.value(a, RDF.subject))), preds[p], id_from_iri(str(g.value(a, RDF.object))),
-            src[len(SOURCE_BASE):] if src.startswith(SOURCE_BASE) else src,
-            str(g.value(a, KG.extractor) or ""), str(g.value(a, PROV.generatedAtTime) or ""),
-            float(g.value(a, KG.confidence) or 1.0),
-            int(line) if line is not None else None, str(ptr) if ptr is not None else None,
-            str(g.value(a, KG.evidence)) if g.value(a, KG.evidence) is not None else None,
-            (int(start), int(end)) if start is not None and end is not None else None,
-            frozenset(str(x) for x in g.objects(a, KG.accessLabel)))
-        kg.assertions[assertion.key] = assertion
-        covered.add(assertion.edge)
-    for p, name in preds.items():
-        for s, o in g.subject_objects(p):
-            edge = (id_from_iri(str(s)), name, id_from_iri(str(o)))
-            if edge not in covered:
-                kg.untyped_edges.add(edge)
+                    node.attributes.setdefault(attrs[p], set()).update(parse_literal(o)[0] for o in objs)
+                elif p == ACCESS:
+                    node.access.update(parse_literal(o)[0] for o in objs)
+                elif p == ALT:
+                    node.aliases.update(parse_literal(o)[0] for o in objs)
+                elif p in preds:
+                    edges.extend((nid, preds[p], o) for o in objs)
+        if kg_doc in classes:
+            kg.add_document(SourceDocument(
+                doc_from_iri(iri_value(s)), _first(props, _i(str(KG.path))) or "",
+                _first(props, _i(str(KG.sha256))) or "",
+                frozenset(parse_literal(o)[0] for o in props.get(ACCESS, []))))
+        if kg_assertion in classes:
+            a = _assertion(props, preds)
+            if a is not None:
+                kg.assertions[a.key] = a
+    covered = {a.edge for a in kg.assertions.values()}
+    for nid, pred, obj in edges:
+        edge = (nid, pred, id_from_iri(iri_value(obj)))
+        if edge not in covered and edge[2] in kg.nodes:
+            kg.untyped_edges.add(edge)
     return kg
+
+
+def _first(props: dict[str, list[str]], pred: str) -> str | None:
+    vals = props.get(pred)
+    return parse_literal(vals[0])[0] if vals else None
+
+
+def _assertion(props: dict[str, list[str]], preds: dict[str, str]) -> Assertion | None:
+    p = props.get(_i(str(RDF.predicate)), [None])[0]
+    if p not in preds:
+        return None
+    one = lambda name: props.get(_i(name), [None])[0]  # noqa: E731
+    line, start, end = _first(props, _i(str(KG.line))), _first(props, _i(str(KG.spanStart))), \
+        _first(props, _i(str(KG.spanEnd)))
+    return Assertion(
+        id_from_iri(iri_value(one(str(RDF.subject)))), preds[p], id_from_iri(iri_value(one(str(RDF.object)))),
+        doc_from_iri(iri_value(one(str(PROV.wasDerivedFrom)) or "<>")),
+        _first(props, _i(str(KG.extractor))) or "", _first(props, _i(str(PROV.generatedAtTime))) or "",
+        float(_first(props, _i(str(KG.confidence))) or 1.0),
+        int(line) if line is not None else None, _first(props, _i(str(KG.jsonPointer))),
+        _first(props, _i(str(KG.evidence))),
+        (int(start), int(end)) if start is not None and end is not None else None,
+        frozenset(parse_literal(o)[0] for o in props.get(ACCESS, [])))

@@ -31,6 +31,12 @@ def both_directions(kg) -> set[tuple[str, str, str]]:
     return out
 
 
+@pytest.fixture(autouse=True)
+def _run_in_tmp(tmp_path, monkeypatch):
+    """Commands default to ./.kgbuild: keep every test's store out of the repository."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture(scope="session")
 def schema():
     from kgbuild import load_schema

@@ -40,8 +40,7 @@ def test_one_edge_several_assertions():
     assertions = result.graph.edges()[edge]
     assert len(assertions) == 2
     assert {a.source.rsplit("/", 1)[1] for a in assertions} == {"team-a-group.yaml", "backstage-group.yaml"}
-    triples = list(result.graph.triples())
-    direct = [t for t in triples if str(t[0]).endswith("team-a") and str(t[1]).endswith("childOf")]
+    direct = {t for t in result.store.triples() if t[0].endswith("team-a>") and t[1].endswith("childOf>")}
     assert len(direct) == 1
 
 

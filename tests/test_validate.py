@@ -5,7 +5,7 @@ from rdflib import Literal, URIRef
 from rdflib.namespace import PROV, RDF, XSD
 
 from kgbuild.build import build_graph
-from kgbuild.model import KG, node_iri
+from kgbuild.model import KG, node_iri as _node_iri
 from kgbuild.validate import load_graph, validate_graph
 from kgbuild.errors import InputError
 from conftest import BACKSTAGE, FIXTURE_CATALOG
@@ -14,6 +14,10 @@ from conftest import BACKSTAGE, FIXTURE_CATALOG
 @pytest.fixture(scope="module")
 def fixture_graph():
     return build_graph([FIXTURE_CATALOG], validate=False, timestamp=0).graph
+
+
+def node_iri(node_id):
+    return URIRef(_node_iri(node_id))
 
 
 def fresh(kg):

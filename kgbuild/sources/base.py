@@ -91,6 +91,7 @@ class Extraction:
     edges: list[EdgeRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     follow: list[Path] = field(default_factory=list)  # further files to read (e.g. Location targets)
+    depends: list[Path] = field(default_factory=list)  # other files whose content shaped this result
 
 
 @dataclass

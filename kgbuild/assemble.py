@@ -1,0 +1,107 @@
+"""From one document's extraction records to the triples of its named graph.
+
+Pure and per document: the same records always give the same triples, whatever else is in
+the store, which is what lets a rebuild replace one document's graph and nothing else.
+Edge direction is canonicalised through the schema, endpoint types come from the records
+(or, for an endpoint a record leaves untyped, from ``known_type``), and edges that break the
+schema's domain or range are reported instead of written.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .errors import KgbuildError
+from .model import (Assertion, Node, SourceDocument, Triple, assertion_triples, claim_triples,
+                    node_fact_triples, source_triples)
+from .schema import Schema
+from .sources.base import EdgeRecord, Extraction, Problem
+
+
+def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str, schema: Schema,
+                     generated_at: str, known_type: Callable[[str], str | None] = lambda _: None
+                     ) -> tuple[list[Triple], list[Problem]]:
+    """Triples for ``doc``'s named graph, and the problems found on the way."""
+    problems = list(extraction.problems)
+    triples: list[Triple] = list(source_triples(doc))
+    defined: dict[str, Node] = {}
+    for rec in extraction.nodes:
+        try:
+            type_name = schema.node_type(rec.type).name
+            node = defined.get(rec.id)
+            if node is None:
+                node = defined[rec.id] = Node(rec.id, type_name, rec.label)
+            else:
+                merged = schema.more_specific(node.type, type_name)
+                if merged is None:
+                    raise KgbuildError(f"{rec.id} is defined both as {node.type} and {type_name}")
+                node.type = merged
+            for name, values in rec.attributes.items():
+                if name not in schema.attributes:
+                    raise KgbuildError(f"unknown attribute {name!r} for schema {schema.name!r}")
+                vals = [values] if isinstance(values, str) else values
+                node.attributes.setdefault(name, set()).update(str(v) for v in vals if v is not None)
+        except KgbuildError as exc:
+            problems.append(Problem("error", "node-conflict", exc.message, doc.id, rec.line))
+            continue
+        node.aliases.update(a for a in rec.aliases if a and a != rec.label)
+        node.access.update(rec.access | doc.access)
+    for node in sorted(defined.values(), key=lambda n: n.id):
+        triples.extend(claim_triples(node.id, node.type, node.label, True, schema))
+        triples.extend(node_fact_triples(node, schema))
+    mentioned: set[tuple[str, str, str | None]] = set()
+    for rec in extraction.edges:
+        out = _edge(rec, doc, extractor, schema, generated_at, defined, known_type)
+        if isinstance(out, Problem):
+            problems.append(out)
+            continue
+        assertion, mentions = out
+        triples.extend(assertion_triples(assertion, schema))
+        mentioned.update(mentions)
+    for node_id, type_name, label in sorted(mentioned, key=lambda m: (m[0], m[1], m[2] or "")):
+        triples.extend(claim_triples(node_id, type_name, label, False, schema))
+    return triples, problems
+
+
+def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, when: str,
+          defined: dict[str, Node], known_type: Callable[[str], str | None]):
+    try:
+        et, inverted = schema.predicate(rec.predicate)
+    except KgbuildError as exc:
+        return Problem("error", "unknown-edge", exc.message, doc.id, rec.line)
+    ends = [(rec.subject, rec.subject_type, rec.subject_label),
+            (rec.object, rec.object_type, rec.object_label)]
+    if inverted:
+        ends.reverse()
+    typed = []
+    for node_id, declared, label in ends:
+        local = defined[node_id].type if node_id in defined else None
+        try:
+            declared = schema.node_type(declared).name if declared else None
+        except KgbuildError as exc:
+            return Problem("error", "unknown-type", exc.message, doc.id, rec.line)
+        candidates = [t for t in (local, declared) if t] or [t for t in (known_type(node_id),) if t]
+        if not candidates:
+            return Problem("error", "untyped-node", f"{node_id} is neither defined nor typed",
+                           doc.id, rec.line)
+        typ = candidates[0]
+        for other in candidates[1:]:
+            typ = schema.more_specific(typ, other) or typ
+        typed.append((node_id, typ, label or _default_label(node_id)))
+    (s, s_type, _), (o, o_type, _) = typed
+    if not schema.allows(et.name, s_type, o_type):
+        return Problem("error", "schema-violation",
+                       f"{s} ({s_type}) {et.name} {o} ({o_type}) is not allowed by schema "
+                       f"{schema.name!r}: {et.name} goes from {'/'.join(et.domain)} to "
+                       f"{'/'.join(et.range)}", doc.id, rec.line)
+    if not 0.0 <= rec.confidence <= 1.0:
+        return Problem("error", "bad-confidence", f"confidence {rec.confidence} outside [0, 1]",
+                       doc.id, rec.line)
+    assertion = Assertion(s, et.name, o, doc.id, extractor, when, rec.confidence, rec.line,
+                          rec.pointer, rec.evidence, rec.span, frozenset(rec.access | doc.access))
+    mentions = {(n, t, lbl) for n, t, lbl in typed if n not in defined}
+    return assertion, mentions
+
+
+def _default_label(node_id: str) -> str:
+    return node_id.rsplit("/", 1)[-1] if "/" in node_id else node_id.split(":", 1)[-1]

@@ -1,0 +1,350 @@
+"""The embedded graph store: one named graph per source document, in pyoxigraph.
+
+Layout of a store folder (default ``.kgbuild/``)::
+
+    lock          held (flock) by the one process allowed to write
+    CURRENT       name of the active database folder, replaced atomically
+    db-N/         a pyoxigraph (RocksDB) database
+
+Each source document owns the named graph ``<source IRI>``: its source triple (path, hash),
+the facts and type/label claims about the nodes it defines or mentions, its edges and their
+assertions, its problems. The graph ``NODES_GRAPH`` holds each node's resolved type, label and
+ID, recomputed only for the nodes a change touches. An incremental update is one SPARQL
+update, hence one transaction: a crash leaves the previous state. A full rebuild loads a new
+database folder and switches ``CURRENT`` only when it is complete.
+
+pyoxigraph is used because, measured on this machine, re-opening a 510k-quad store and
+replacing one document took 0.03-0.08 s against 17 s to re-parse the same data into rdflib,
+and parsing/serialising 1M triples was 10-100x faster. rdflib stays where pyshacl needs it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+import pyoxigraph as ox
+
+from .errors import KgbuildError
+from .model import (A, CLAIMS, KG, NODES_GRAPH, KnowledgeGraph, Triple, doc_from_iri, from_triples,
+                    id_from_iri, iri_value, lit, node_iri, node_triples, parse_literal, resolve_node,
+                    source_iri)
+from .schema import Schema
+from .sources.base import Problem
+
+DEFAULT_STORE = ".kgbuild"
+SHA = f"<{KG.sha256}>"
+PROBLEM = f"<{KG.problem}>"
+FOLLOWS = f"<{KG.follows}>"
+DEPENDS = f"<{KG.dependsOnFile}>"
+INTERNAL = CLAIMS | {PROBLEM, FOLLOWS, DEPENDS}
+
+
+@dataclass
+class DocumentUpdate:
+    """The new content of one document's graph."""
+
+    triples: list[Triple]
+    problems: list[Problem] = field(default_factory=list)
+    follows: list[str] = field(default_factory=list)  # absolute paths of followed files
+    depends: dict[str, str] = field(default_factory=dict)  # absolute path -> content fingerprint
+
+
+def _nt(term: ox.NamedNode | ox.Literal) -> str:
+    return str(term)
+
+
+class GraphStore:
+    """A persistent (``path``) or in-memory (``path=None``) kgbuild graph store."""
+
+    def __init__(self, path: str | Path | None, schema: Schema, *, write: bool = True):
+        self.schema = schema
+        self.path = Path(path) if path is not None else None
+        self._lock_fh = None
+        self._db: ox.Store
+        if self.path is None:
+            self._db = ox.Store()
+            return
+        if write:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock()
+            self._collect_garbage()
+        current = self._current()
+        if current is None:
+            if not write:
+                raise KgbuildError(f"no kgbuild store at {self.path} (run kgbuild build first)")
+            self._db = ox.Store(str(self.path / "db-1"))
+            self._set_current("db-1")
+        else:
+            db = self.path / current
+            try:
+                self._db = ox.Store(str(db)) if write else ox.Store.read_only(str(db))
+            except OSError as exc:
+                raise KgbuildError(f"cannot open store {db}: {exc}") from None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _lock(self) -> None:
+        fh = open(self.path / "lock", "a+")
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "?"
+            fh.close()
+            raise KgbuildError(f"another kgbuild process (pid {holder}) is writing the store "
+                               f"{self.path}; wait for it to finish") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._lock_fh = fh
+
+    def _current(self) -> str | None:
+        try:
+            name = (self.path / "CURRENT").read_text().strip()
+        except FileNotFoundError:
+            return None
+        return name if name and (self.path / name).is_dir() else None
+
+    def _set_current(self, name: str) -> None:
+        tmp = self.path / "CURRENT.tmp"
+        tmp.write_text(name + "\n")
+        with open(tmp) as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path / "CURRENT")
+
+    def _collect_garbage(self) -> None:
+        current = self._current()
+        for p in self.path.glob("db-*"):
+            if p.name != current:
+                shutil.rmtree(p, ignore_errors=True)
+
+    def close(self) -> None:
+        """Flush and release the database and the write lock."""
+        if self.path is not None and self._lock_fh is not None:
+            self._db.flush()
+        del self._db
+        if self._lock_fh is not None:
+            self._lock_fh.close()
+            self._lock_fh = None
+
+    def __enter__(self) -> "GraphStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- reading ---------------------------------------------------------------------------------
+    def documents(self) -> dict[str, str]:
+        """Document ID → content hash of every document in the store."""
+        out = {}
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(SHA[1:-1]), None, None):
+            out[doc_from_iri(q.subject.value)] = q.object.value
+        return dict(sorted(out.items()))
+
+    def follows(self, doc_id: str) -> list[str]:
+        """Files a document pointed at (e.g. Location targets), as absolute paths."""
+        g = ox.NamedNode(_source_graph(doc_id))
+        return sorted(q.object.value for q in self._db.quads_for_pattern(
+            None, ox.NamedNode(FOLLOWS[1:-1]), None, g))
+
+    def depends(self, doc_id: str) -> dict[str, str]:
+        """Other files (absolute path → fingerprint) whose content shaped a document's graph."""
+        g = ox.NamedNode(_source_graph(doc_id))
+        out = {}
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(DEPENDS[1:-1]), None, g):
+            path, _, digest = q.object.value.rpartition("\t")
+            out[path] = digest
+        return out
+
+    def problems(self) -> list[Problem]:
+        """Every problem recorded by the documents now in the store."""
+        out = []
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(PROBLEM[1:-1]), None, None):
+            out.append(Problem(**json.loads(q.object.value)))
+        return sorted(out, key=lambda p: (p.file, p.line or 0, p.code, p.message))
+
+    def node_type(self, node_id: str) -> str | None:
+        """Resolved schema type of a node, or None."""
+        by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
+        for q in self._db.quads_for_pattern(ox.NamedNode(node_iri(node_id)), ox.NamedNode(A[1:-1]),
+                                            None, ox.NamedNode(NODES_GRAPH)):
+            return by_iri.get(q.object.value)
+        return None
+
+    def quads(self) -> Iterator[ox.Quad]:
+        """Every exported quad (graph = source document or the nodes graph), in store order."""
+        for q in self._db.quads_for_pattern(None, None, None, None):
+            if str(q.predicate) not in INTERNAL:
+                yield q
+
+    def triples(self) -> Iterator[Triple]:
+        """The exported graph: every graph's triples minus store-internal ones (may repeat)."""
+        for q in self._db.quads_for_pattern(None, None, None, None):
+            p = _nt(q.predicate)
+            if p not in INTERNAL:
+                yield _nt(q.subject), p, _nt(q.object)
+
+    def knowledge_graph(self) -> KnowledgeGraph:
+        """The store's graph as an in-memory :class:`KnowledgeGraph`."""
+        return from_triples(set(self.triples()), self.schema)
+
+    def counts(self) -> dict:
+        """Nodes by type and distinct edges by type, from the store."""
+        by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
+        nodes: dict[str, int] = {}
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(A[1:-1]), None, ox.NamedNode(NODES_GRAPH)):
+            name = by_iri.get(q.object.value)
+            if name:
+                nodes[name] = nodes.get(name, 0) + 1
+        edges: dict[str, int] = {}
+        for e in self.schema.edge_types.values():
+            pairs = {(q.subject.value, q.object.value)
+                     for q in self._db.quads_for_pattern(None, ox.NamedNode(e.iri), None, None)}
+            if pairs:
+                edges[e.name] = len(pairs)
+        assertions = sum(1 for _ in self._db.quads_for_pattern(
+            None, ox.NamedNode(A[1:-1]), ox.NamedNode(str(KG.Assertion)), None))
+        return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
+                "assertions": assertions}
+
+    # -- writing ---------------------------------------------------------------------------------
+    def apply(self, changes: dict[str, DocumentUpdate | None]) -> list[Problem]:
+        """Replace (or, for ``None``, delete) documents' graphs in one transaction.
+
+        Nodes claimed by the old or new content of a changed document are re-resolved against
+        every other document's claims; a node nobody claims any more disappears.
+        """
+        if not changes:
+            return []
+        changed_graphs = {_source_graph(d) for d in changes}
+        affected: set[str] = set()
+        for g in changed_graphs:
+            for pred in CLAIMS:
+                for q in self._db.quads_for_pattern(None, ox.NamedNode(pred[1:-1]), None, ox.NamedNode(g)):
+                    affected.add(_nt(q.subject))
+        new_claims: dict[str, list[tuple[str, str, str]]] = {}
+        for doc_id, upd in changes.items():
+            if upd is None:
+                continue
+            g = _source_graph(doc_id)
+            for s, p, o in upd.triples:
+                if p in CLAIMS:
+                    affected.add(s)
+                    new_claims.setdefault(s, []).append((g, p, o))
+        problems: list[Problem] = []
+        delete_nodes, insert_nodes = [], []
+        for s in sorted(affected):
+            claims = list(new_claims.get(s, []))
+            subject = ox.NamedNode(s[1:-1])
+            for pred in CLAIMS:
+                for q in self._db.quads_for_pattern(subject, ox.NamedNode(pred[1:-1]), None, None):
+                    if q.graph_name.value not in changed_graphs:
+                        claims.append((q.graph_name.value, pred, _nt(q.object)))
+            node_id = _node_id(s)
+            try:
+                resolved = resolve_node(node_id, claims, self.schema)
+            except KgbuildError as exc:
+                problems.append(Problem("error", "node-conflict", exc.message, "(store)"))
+                resolved = _first_claim(claims, self.schema)
+            delete_nodes.extend(f"{s} {_nt(q.predicate)} {_nt(q.object)} ." for q in
+                                self._db.quads_for_pattern(subject, None, None, ox.NamedNode(NODES_GRAPH)))
+            if resolved is not None:
+                insert_nodes.extend(f"{a} {b} {c} ." for a, b, c in
+                                    node_triples(node_id, resolved[0], resolved[1], self.schema))
+        parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs)]
+        if delete_nodes:
+            parts.append(f"DELETE DATA {{ GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(delete_nodes) + "\n} }")
+        inserts = []
+        for doc_id, upd in sorted(changes.items()):
+            if upd is not None:
+                inserts.append(f"GRAPH <{_source_graph(doc_id)}> {{\n" +
+                               "\n".join(f"{s} {p} {o} ." for s, p, o in _with_meta(doc_id, upd)) + "\n}")
+        if insert_nodes:
+            inserts.append(f"GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(insert_nodes) + "\n}")
+        if inserts:
+            parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
+        self._db.update(" ;\n".join(parts))
+        return problems
+
+    def replace_all(self, documents: dict[str, DocumentUpdate]) -> list[Problem]:
+        """A full rebuild: the store afterwards holds exactly ``documents``.
+
+        A persistent store is loaded into a fresh database folder and switched to only once
+        complete, so a crash leaves the previous store usable.
+        """
+        if self.path is None:
+            self._db.clear()
+            target = self._db
+        else:
+            current = self._current() or "db-0"
+            name = f"db-{int(current.split('-')[1]) + 1}"
+            shutil.rmtree(self.path / name, ignore_errors=True)
+            target = ox.Store(str(self.path / name))
+        problems = self._load(target, documents)
+        if self.path is not None:
+            target.flush()
+            old = self._current()
+            del self._db
+            self._db = target
+            self._set_current(name)
+            if old:
+                shutil.rmtree(self.path / old, ignore_errors=True)
+        return problems
+
+    def _load(self, target: ox.Store, documents: dict[str, DocumentUpdate]) -> list[Problem]:
+        claims: dict[str, list[tuple[str, str, str]]] = {}
+        lines: list[str] = []
+        for doc_id, upd in sorted(documents.items()):
+            g = _source_graph(doc_id)
+            for s, p, o in _with_meta(doc_id, upd):
+                lines.append(f"{s} {p} {o} <{g}> .")
+                if p in CLAIMS:
+                    claims.setdefault(s, []).append((g, p, o))
+        problems: list[Problem] = []
+        for s, node_claims in sorted(claims.items()):
+            node_id = _node_id(s)
+            try:
+                resolved = resolve_node(node_id, node_claims, self.schema)
+            except KgbuildError as exc:
+                problems.append(Problem("error", "node-conflict", exc.message, "(store)"))
+                resolved = _first_claim(node_claims, self.schema)
+            if resolved is not None:
+                lines.extend(f"{a} {b} {c} <{NODES_GRAPH}> ." for a, b, c in
+                             node_triples(node_id, resolved[0], resolved[1], self.schema))
+        target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
+        return problems
+
+
+def _source_graph(doc_id: str) -> str:
+    return source_iri(doc_id)
+
+
+def _node_id(term: str) -> str:
+    return id_from_iri(iri_value(term))
+
+
+def _with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
+    src = f"<{source_iri(doc_id)}>"
+    yield from upd.triples
+    for p in upd.problems:
+        yield src, PROBLEM, lit(json.dumps(p.to_dict(), sort_keys=True))
+    for path in sorted(set(upd.follows)):
+        yield src, FOLLOWS, lit(path)
+    for path, digest in sorted(upd.depends.items()):
+        yield src, DEPENDS, lit(f"{path}\t{digest}")
+
+
+def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:
+    """Fallback typing for a conflicted node: the first type claim by document, and its label."""
+    by_iri = {t.iri: t.name for t in schema.node_types.values()}
+    types = sorted((g, by_iri[iri_value(o)]) for g, p, o in claims if p in CLAIMS and o.startswith("<"))
+    if not types:
+        return None
+    labels = sorted((g, parse_literal(o)[0]) for g, p, o in claims if not o.startswith("<"))
+    return types[0][1], labels[0][1] if labels else ""
