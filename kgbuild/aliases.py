@@ -1,0 +1,194 @@
+"""The alias registry: curated aliases, pairs that must never merge, and review decisions.
+
+It lives in ``aliases.yaml`` beside the sources::
+
+    aliases:                      # per type: canonical ID -> aliases (matched exactly, per type)
+      Library:
+        pkg:pypi/pyyaml: [yaml, PyYAML]
+        pkg:pypi/opencv-python: [cv2]
+      API:
+        api:default/payments: [Payments, payment-api]
+    distinct:                     # ID pairs that are different things, however alike their names
+      - [api:default/payments, api:default/payouts]
+    decisions:                    # written by `kgbuild resolve accept|reject`
+      - {mention: Paymnts API, type: API, id: api:default/payments, decision: accepted}
+      - {mention: Payouts, type: API, id: api:default/payments, decision: rejected}
+
+Aliases and mentions are compared case-folded (NFKC). An accepted decision acts as an alias;
+a rejected one stops that mention from ever resolving to that ID. Every section is optional.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from .errors import InputError
+from .normalize import fold
+
+DECISIONS = ("accepted", "rejected")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A reviewer's verdict on resolving ``mention`` (as a ``type``) to ``id``."""
+
+    mention: str
+    type: str
+    id: str
+    decision: str
+
+    def to_dict(self) -> dict:
+        return {"mention": self.mention, "type": self.type, "id": self.id, "decision": self.decision}
+
+
+@dataclass
+class AliasRegistry:
+    """In-memory form of ``aliases.yaml``; see the module docstring for the file format."""
+
+    aliases: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    distinct: set[frozenset[str]] = field(default_factory=set)
+    decisions: list[Decision] = field(default_factory=list)
+
+    # -- editing -------------------------------------------------------------------
+    def add_alias(self, type_name: str, canonical_id: str, alias: str) -> None:
+        names = self.aliases.setdefault(type_name, {}).setdefault(canonical_id, [])
+        if fold(alias) not in {fold(a) for a in names}:
+            names.append(alias)
+
+    def add_distinct(self, a: str, b: str) -> None:
+        if a == b:
+            raise InputError(f"distinct pair needs two different IDs, got {a!r} twice")
+        self.distinct.add(frozenset((a, b)))
+
+    def decide(self, mention: str, type_name: str, canonical_id: str, decision: str) -> Decision:
+        """Record a decision, replacing earlier ones on the same mention, type and ID.
+
+        Accepting also drops any other accepted ID for that mention and type.
+        """
+        if decision not in DECISIONS:
+            raise InputError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
+        if not fold(mention):
+            raise InputError("mention is empty")
+        key = (fold(mention), type_name)
+        self.decisions = [
+            d for d in self.decisions
+            if (fold(d.mention), d.type) != key
+            or not (d.id == canonical_id or (decision == "accepted" and d.decision == "accepted"))]
+        new = Decision(mention, type_name, canonical_id, decision)
+        self.decisions.append(new)
+        return new
+
+    # -- reading -------------------------------------------------------------------
+    def is_distinct(self, a: str, b: str) -> bool:
+        return frozenset((a, b)) in self.distinct
+
+    def rejected(self) -> set[tuple[str, str]]:
+        """``(folded mention, id)`` pairs that must never resolve."""
+        return {(fold(d.mention), d.id) for d in self.decisions if d.decision == "rejected"}
+
+    def to_dict(self) -> dict:
+        return {
+            "aliases": {t: {i: sorted(a, key=fold) for i, a in sorted(ids.items())}
+                        for t, ids in sorted(self.aliases.items()) if ids},
+            "distinct": sorted(sorted(p) for p in self.distinct),
+            "decisions": [d.to_dict() for d in sorted(
+                self.decisions, key=lambda d: (d.type, fold(d.mention), d.id, d.decision))],
+        }
+
+    # -- files ---------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: str | Path, missing_ok: bool = False) -> "AliasRegistry":
+        """Read ``aliases.yaml``; raises :class:`InputError` naming the file on bad content."""
+        path = Path(path)
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            if missing_ok:
+                return cls()
+            raise InputError("alias registry not found", str(path)) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read alias registry: {exc}", str(path)) from None
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", str(path),
+                             mark.line + 1 if mark else None) from None
+        return cls.from_dict(raw or {}, str(path))
+
+    @classmethod
+    def from_dict(cls, raw: object, source: str = "<aliases>") -> "AliasRegistry":
+        """Build a registry from parsed YAML, checking its shape."""
+        def fail(msg: str) -> InputError:
+            return InputError(msg, source)
+
+        if not isinstance(raw, dict):
+            raise fail("an alias registry must be a mapping")
+        unknown = sorted(set(raw) - {"aliases", "distinct", "decisions"})
+        if unknown:
+            raise fail(f"unknown top-level key {unknown[0]!r} (allowed: aliases, distinct, decisions)")
+        reg = cls()
+        types = raw.get("aliases") or {}
+        if not isinstance(types, dict):
+            raise fail("aliases must map a type to {canonical ID: [aliases]}")
+        for type_name, ids in types.items():
+            if not isinstance(ids, dict):
+                raise fail(f"aliases.{type_name} must map a canonical ID to a list of aliases")
+            for cid, names in ids.items():
+                names = [names] if isinstance(names, str) else names
+                if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                    raise fail(f"aliases.{type_name}.{cid} must be a list of strings")
+                for name in names:
+                    reg.add_alias(str(type_name), str(cid), name)
+        pairs = raw.get("distinct") or []
+        if not isinstance(pairs, list):
+            raise fail("distinct must be a list of [id, id] pairs")
+        for pair in pairs:
+            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
+                raise fail(f"distinct entry {pair!r} is not a pair of IDs")
+            reg.add_distinct(*pair)
+        decisions = raw.get("decisions") or []
+        if not isinstance(decisions, list):
+            raise fail("decisions must be a list")
+        for d in decisions:
+            if not isinstance(d, dict) or not all(isinstance(d.get(k), str)
+                                                  for k in ("mention", "type", "id", "decision")):
+                raise fail(f"decision {d!r} needs string mention, type, id and decision")
+            reg.decide(d["mention"], d["type"], d["id"], d["decision"])
+        return reg
+
+    def save(self, path: str | Path) -> None:
+        """Write atomically: a temporary file in the same folder, then ``os.replace``."""
+        path = Path(path)
+        text = ("# kgbuild alias registry: see `kgbuild resolve --help`\n"
+                + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True, width=100))
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+
+
+def accept(registry_path: str | Path, mention: str, type_name: str, canonical_id: str) -> Decision:
+    """Record in the registry file that ``mention`` (a ``type_name``) is ``canonical_id``."""
+    return _decide(registry_path, mention, type_name, canonical_id, "accepted")
+
+
+def reject(registry_path: str | Path, mention: str, type_name: str, canonical_id: str) -> Decision:
+    """Record in the registry file that ``mention`` (a ``type_name``) is never ``canonical_id``."""
+    return _decide(registry_path, mention, type_name, canonical_id, "rejected")
+
+
+def _decide(path: str | Path, mention: str, type_name: str, cid: str, decision: str) -> Decision:
+    reg = AliasRegistry.load(path, missing_ok=True)
+    made = reg.decide(mention, type_name, cid, decision)
+    reg.save(path)
+    return made

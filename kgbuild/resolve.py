@@ -1,0 +1,624 @@
+"""Entity resolution: which known entity, if any, a name or reference denotes.
+
+A mention is tried against known entities in stages; the first stage with a hit decides:
+
+1. **type gate**: only entities of the mention's type or a compatible one (itself, ancestors,
+   descendants in the schema) are candidates; with no type every type is searched, and hits
+   in incompatible types make the mention ``ambiguous``, never a cross-type pick;
+2. ``id``: an entity ID or reference (``component:default/payments``, ``API:payments``,
+   purls with or without version, bom-refs) looked up directly;
+3. ``alias``: the curated alias table and accepted decisions of :mod:`kgbuild.aliases`;
+4. ``normalized``: equal keys (:mod:`kgbuild.normalize`), the type suffix stripped per
+   candidate type;
+5. ``fuzzy``: candidates blocked by rare words, sorted neighbourhoods and acronyms, scored
+   with rapidfuzz; resolved only above a threshold *and* a margin over the second-best entity.
+
+Ties, near-threshold scores, differing version numbers and acronym-only matches go to
+``review``. Fuzzy matches are never indexed, so they cannot chain. Results do not depend on
+the order entities were added.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
+
+from .aliases import AliasRegistry
+from .errors import KgbuildError
+from .model import KnowledgeGraph
+from .normalize import Normalizer, acronym, canonical_ref, fold, ref_name, slug
+from .schema import Schema
+
+STATUSES = ("resolved", "new", "review", "ambiguous")
+_DIGITS = re.compile(r"\d+")
+_TOKEN = re.compile(r"[^\W_](?:[\w.+#/:@'-]*[\w+#])?")
+STOPWORDS = frozenset(
+    "a an the and or of to in on for by with from at as is are was were be been does do did "
+    "it its this that these those what which who whom whose where when why how me my our "
+    "their your i we you all any each show list tell give find about".split())
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Fuzzy-stage limits (scores are 0-100)."""
+
+    accept: float = 85.0  # a fuzzy match resolves at or above this score...
+    margin: float = 5.0  # ...when it beats the second-best entity by this much
+    review: float = 75.0  # below accept, down to this score, it is queued for review
+    max_df: int = 64  # words in more names than this do not form blocks
+    window: int = 3  # sorted-neighbourhood width on each side
+    mention_ngram: int = 6  # longest word n-gram tried by find_mentions
+
+
+@dataclass
+class Resolution:
+    """The outcome of resolving one mention; ``candidates`` are ``(id, type, score)``, best first."""
+
+    mention: str
+    type: str | None
+    status: str
+    id: str | None = None
+    stage: str = "none"
+    score: float = 0.0
+    candidates: list[tuple[str, str, float]] = field(default_factory=list)
+    reason: str = ""
+    searched: tuple[str, ...] = ()
+    suggested_id: str | None = None
+    details: list[dict] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict:
+        return {"mention": self.mention, "type": self.type, "status": self.status,
+                "id": self.id, "stage": self.stage, "score": round(self.score, 1),
+                "candidates": [[i, t, round(s, 1)] for i, t, s in self.candidates],
+                "suggested_id": self.suggested_id}
+
+    def explain(self) -> dict:
+        """Why this outcome: stage, reason, types searched and every candidate's match."""
+        return {**self.to_dict(), "reason": self.reason, "searched_types": list(self.searched),
+                "candidates": self.details}
+
+
+@dataclass(frozen=True)
+class Mention:
+    """An entity mention found in free text (``text == question[start:end]``)."""
+
+    text: str
+    start: int
+    end: int
+    id: str | None
+    type: str | None
+    score: float
+    status: str
+    stage: str
+    candidates: tuple[tuple[str, str, float], ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"text": self.text, "start": self.start, "end": self.end, "id": self.id,
+                "type": self.type, "score": round(self.score, 1), "status": self.status,
+                "stage": self.stage, "candidates": [list(c) for c in self.candidates]}
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """Two existing entities of one type whose names look like one entity."""
+
+    a: str
+    b: str
+    type: str
+    score: float
+    reason: str  # "normalized" (equal keys) or "fuzzy"
+
+    def to_dict(self) -> dict:
+        return {"a": self.a, "b": self.b, "type": self.type, "score": round(self.score, 1),
+                "reason": self.reason}
+
+
+class _Entity:
+    __slots__ = ("id", "type", "label", "names")
+
+    def __init__(self, id: str, type_name: str, label: str):
+        self.id, self.type, self.label = id, type_name, label
+        self.names: list[str] = []  # names as given: labels, aliases, the ID's name part
+
+
+def _put(table: dict, key, value) -> None:
+    """Add ``value`` under ``key`` in a multimap storing one value bare, several as a tuple."""
+    old = table.get(key)
+    if old is None:
+        table[key] = value
+    elif isinstance(old, tuple):
+        if value not in old:
+            table[key] = old + (value,)
+    elif old != value:
+        table[key] = (old, value)
+
+
+def _get(table: dict, key) -> tuple:
+    found = table.get(key)
+    return () if found is None else found if isinstance(found, tuple) else (found,)
+
+
+class _TypeIndex:
+    """The name keys of one type's entities, with the blocking structures over them.
+
+    A *slot* is one distinct key; several entities may share it.
+    """
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []  # slot -> key
+        self.owners: dict[int, int | tuple] = {}  # slot -> entity numbers
+        self.by_key: dict[str, int] = {}
+        self.by_compact: dict[str, int | tuple] = {}
+        self.by_word: dict[str, list[int]] = {}
+        self.by_acronym: dict[str, int | tuple] = {}
+        self._views: tuple[list[str], ...] | None = None
+
+    def add(self, key: str, ent: int) -> None:
+        slot = self.by_key.get(key)
+        if slot is None:
+            slot = self.by_key[key] = len(self.keys)
+            self.keys.append(key)
+            _put(self.by_compact, key.replace(" ", ""), slot)
+            words = key.split()
+            for w in set(words):
+                self.by_word.setdefault(w, []).append(slot)
+            acr = acronym(words)
+            if len(acr) >= 2:
+                _put(self.by_acronym, acr, slot)
+            self._views = None
+        _put(self.owners, slot, ent)
+
+    def exact(self, key: str, compacts: Iterable[str] = ()) -> set[int]:
+        """Slots whose key equals ``key`` or whose compact key is one of ``compacts``."""
+        out = {slot for c in compacts for slot in _get(self.by_compact, c)}
+        if key in self.by_key:
+            out.add(self.by_key[key])
+        return out
+
+    def block(self, key: str, th: Thresholds) -> list[int]:
+        """Candidate slots for a fuzzy comparison with ``key``, sorted.
+
+        Names with a rare word of ``key`` (an unknown word stands for its vocabulary
+        neighbours within two edits); when all its words are common, names sharing the two
+        rarest; and the sorted neighbourhoods of the compact key, forwards and backwards.
+        """
+        compacts, rcompacts, vocab, rvocab = self.views()
+        words = set()
+        for w in set(key.split()):
+            if w in self.by_word:
+                words.add(w)
+            elif len(w) >= 4:
+                near = _around(vocab, w, 2) + [x[::-1] for x in _around(rvocab, w[::-1], 2)]
+                words.update(n for n in near if OSA.distance(w, n, score_cutoff=2) <= 2)
+        ranked = sorted((len(self.by_word[w]), w) for w in words)
+        out: set[int] = set()
+        for df, w in ranked:
+            if df <= th.max_df:
+                out.update(self.by_word[w])
+        if len(ranked) >= 2 and ranked[1][0] > th.max_df:
+            out.update(set(self.by_word[ranked[0][1]]).intersection(self.by_word[ranked[1][1]]))
+        compact = key.replace(" ", "")
+        for c in _around(compacts, compact, th.window):
+            out.update(_get(self.by_compact, c))
+        for rc in _around(rcompacts, compact[::-1], th.window):
+            out.update(_get(self.by_compact, rc[::-1]))
+        return sorted(out)
+
+    def scores(self, key: str, slots: list[int], cutoff: float) -> dict[int, float]:
+        """Similarity of ``key`` to each slot's key, where at least ``cutoff``.
+
+        The better of the compact forms' ratio (separators do not matter) and the word-order
+        free ratio of the keys.
+        """
+        out: dict[int, float] = {}
+        compacts = [self.keys[s].replace(" ", "") for s in slots]
+        for _, sc, i in process.extract(key.replace(" ", ""), compacts, scorer=fuzz.ratio,
+                                        limit=None, score_cutoff=cutoff):
+            out[slots[i]] = sc
+        if " " in key:
+            for _, sc, i in process.extract(key, [self.keys[s] for s in slots],
+                                            scorer=fuzz.token_sort_ratio, limit=None,
+                                            score_cutoff=cutoff):
+                out[slots[i]] = max(sc, out.get(slots[i], 0.0))
+        return out
+
+    def views(self) -> tuple[list[str], ...]:
+        """Sorted compact keys, reversed compact keys, words and reversed words (cached)."""
+        if self._views is None:
+            compacts = sorted(self.by_compact)
+            self._views = (compacts, sorted(c[::-1] for c in compacts), sorted(self.by_word),
+                           sorted(w[::-1] for w in self.by_word))
+        return self._views
+
+
+def _around(sorted_list: list[str], x: str, width: int) -> list[str]:
+    i = bisect_left(sorted_list, x)
+    return sorted_list[max(0, i - width):i + width]
+
+
+def _typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
+    """Whether the keys differ only by word order and one misspelt word of the mention.
+
+    The misspelt word must be one edit away (two for words of 9+ letters), at least 4 letters
+    long and not itself a word of the type's vocabulary: ``router`` is no typo of ``route``.
+    """
+    a, b = Counter(mention_key.split()), Counter(key.split())
+    extra, missing = list((a - b).elements()), list((b - a).elements())
+    if not extra and not missing:
+        return True
+    if len(extra) != 1 or len(missing) != 1:
+        return False
+    word, target = extra[0], missing[0]
+    return (len(word) >= 4 and word not in vocabulary
+            and OSA.distance(word, target) <= (2 if len(target) >= 9 else 1))
+
+
+class Resolver:
+    """Resolves mentions to the IDs of known entities; see the module docstring."""
+
+    def __init__(self, schema: Schema, registry: AliasRegistry | None = None,
+                 normalizer: Normalizer | None = None, thresholds: Thresholds | None = None):
+        self.schema = schema
+        self.registry = registry or AliasRegistry()
+        self.normalizer = normalizer or Normalizer.for_schema(schema)
+        self.thresholds = thresholds or Thresholds()
+        self._entities: list[_Entity] = []
+        self._number: dict[str, int] = {}
+        self._index: dict[str, _TypeIndex] = {t: _TypeIndex() for t in schema.node_types}
+        self._refs: dict[str, str | tuple] = {}  # ID or canonical reference -> IDs
+        self._aliases: dict[tuple[str, str], str | tuple] = {}  # (type, folded alias) -> IDs
+        self._registry_types: dict[str, str] = {}  # canonical ID -> type, from the registry
+        self._registry_names: dict[str, list[str]] = {}
+        self._rejected = self.registry.rejected()
+        for type_name, ids in self.registry.aliases.items():
+            t = self._type(type_name)
+            for cid, names in ids.items():
+                for name in names:
+                    self._add_alias(t, cid, name)
+        for d in self.registry.decisions:
+            if d.decision == "accepted":
+                self._add_alias(self._type(d.type), d.id, d.mention)
+
+    @classmethod
+    def from_graph(cls, kg: KnowledgeGraph, registry: AliasRegistry | None = None,
+                   **options) -> "Resolver":
+        """A resolver knowing every node of ``kg`` (label and ``title`` attributes as names)."""
+        r = cls(kg.schema, registry, **options)
+        for node in kg.nodes.values():
+            r.add_entity(node.id, node.type, node.label, node.attributes.get("title", ()))
+        return r
+
+    # -- building -------------------------------------------------------------------
+    def add_entity(self, id: str, type: str, label: str, aliases: Iterable[str] = ()) -> None:
+        """Make an entity known; adding an ID again merges names and narrows its type."""
+        type_name = self._type(type)
+        n = self._number.get(id)
+        if n is None:
+            n = self._number[id] = len(self._entities)
+            ent = _Entity(id, type_name, label)
+            self._entities.append(ent)
+            self._index_ref(id, id)
+            self._index_name(n, ref_name(id))
+            for alias in self._registry_names.get(id, ()):
+                self._index_name(n, alias)
+        else:
+            ent = self._entities[n]
+            ent.label = min(ent.label, label)
+            merged = self.schema.more_specific(ent.type, type_name)
+            if merged is None:
+                raise KgbuildError(f"entity {id!r} is typed both {ent.type} and {type_name}")
+            if merged != ent.type:
+                ent.type = merged
+                self._reindex(n)
+        for name in (label, *aliases):
+            if name.startswith("pkg:"):
+                self._index_ref(name, id)
+            self._index_name(n, name)
+
+    def _index_name(self, n: int, name: str | None) -> None:
+        ent = self._entities[n]
+        if name and name not in ent.names:
+            ent.names.append(name)
+            key = self.normalizer.key(name, ent.type)
+            if key:
+                self._index[ent.type].add(key, n)
+
+    def _reindex(self, n: int) -> None:
+        """Index an entity whose type narrowed under its new type (lookups skip stale keys)."""
+        names, self._entities[n].names = self._entities[n].names, []
+        for name in names:
+            self._index_name(n, name)
+
+    def _index_ref(self, ref: str, id: str) -> None:
+        _put(self._refs, ref, id)
+        canon = canonical_ref(ref)
+        if canon:
+            _put(self._refs, canon, id)
+            if not canon.startswith("pkg:"):
+                _put(self._refs, "*:" + canon.split(":", 1)[1], id)
+
+    def _add_alias(self, type_name: str, cid: str, alias: str) -> None:
+        _put(self._aliases, (type_name, fold(alias)), cid)
+        self._registry_types.setdefault(cid, type_name)
+        self._registry_names.setdefault(cid, []).append(alias)
+        if cid in self._number:
+            self._index_name(self._number[cid], alias)
+
+    def _owners(self, type_name: str, slot: int) -> list[int]:
+        """Entities of ``type_name`` owning a slot of its index (not those narrowed since)."""
+        return [n for n in _get(self._index[type_name].owners, slot)
+                if self._entities[n].type == type_name]
+
+    def _type(self, type_name: str) -> str:
+        return self.schema.node_type(type_name).name
+
+    def type_of(self, id: str) -> str | None:
+        """The type of a known entity or registry ID."""
+        n = self._number.get(id)
+        return self._entities[n].type if n is not None else self._registry_types.get(id)
+
+    def label_of(self, id: str) -> str:
+        n = self._number.get(id)
+        return self._entities[n].label if n is not None else id
+
+    # -- resolving ------------------------------------------------------------------
+    def resolve(self, mention: str, type: str | None = None, *, own_id: str | None = None) -> Resolution:
+        """Resolve ``mention`` as a ``type`` (None: any type).
+
+        ``own_id`` is the ID the mention's own record carries, if any: entities declared
+        ``distinct`` from it are never candidates.
+        """
+        type_name = self._type(type) if type else None
+        gate = self._gate(type_name)
+        banned = {i for (m, i) in self._rejected if m == fold(mention)}
+        if own_id is not None:
+            banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
+        return self._resolve(mention, type_name, gate, banned, fuzzy=True)
+
+    def _gate(self, type_name: str | None) -> tuple[str, ...]:
+        if type_name is None:
+            return tuple(sorted(self.schema.node_types))
+        return tuple(sorted(self.schema.compatible_types(type_name)))
+
+    def _resolve(self, mention: str, type_name: str | None, gate: tuple[str, ...],
+                 banned: set[str], fuzzy: bool) -> Resolution:
+        res = Resolution(mention, type_name, "new", searched=gate)
+        folded = fold(mention)
+        if not folded:
+            res.reason = "empty mention"
+            return res
+        hits = self._id_hits(mention, gate, banned)
+        if hits:
+            return self._decide(res, "id", {i: mention for i in hits})
+        hits = {i for t in gate for i in _get(self._aliases, (t, folded))
+                if i not in banned and self.type_of(i) in gate}
+        if hits:
+            return self._decide(res, "alias", {i: mention for i in hits})
+        words = self.normalizer.words(mention)
+        keys = {t: " ".join(self.normalizer.strip_suffix(words, t)) for t in gate}
+        matched = self._normalized_hits(keys, folded, banned)
+        if matched:
+            return self._decide(res, "normalized", matched)
+        if fuzzy:
+            self._fuzzy(res, {t: " ".join(self.normalizer.strip_suffix(words, t, misspelt=True))
+                              for t in gate}, banned)
+        if res.status == "new" and type_name:
+            res.suggested_id = f"{type_name.lower()}:default/{slug(mention)}"
+        return res
+
+    def _id_hits(self, mention: str, gate: tuple[str, ...], banned: set[str]) -> set[str]:
+        ids = set(_get(self._refs, mention.strip()))
+        canon = canonical_ref(mention) if not ids else None
+        if canon:
+            ids = set(_get(self._refs, canon))
+            if not ids and not canon.startswith("pkg:"):
+                kind, rest = canon.split(":", 1)
+                if kind.capitalize() in self.schema.node_types or kind.upper() in self.schema.node_types:
+                    compatible = self.schema.compatible_types(self._type(kind))
+                    gate = tuple(t for t in gate if t in compatible)
+                ids = set(_get(self._refs, "*:" + rest))
+        return {i for i in ids if i not in banned and self.type_of(i) in gate}
+
+    def _normalized_hits(self, keys: dict[str, str], folded: str, banned: set[str]) -> dict[str, str]:
+        """IDs whose key equals the mention's, narrowed to exact name matches on one branch."""
+        matched: dict[str, str] = {}
+        for t, key in keys.items():
+            if key:
+                idx = self._index[t]
+                for slot in idx.exact(key, self.normalizer.compact_variants(key, t)):
+                    for n in self._owners(t, slot):
+                        if self._entities[n].id not in banned:
+                            matched[self._entities[n].id] = idx.keys[slot]
+        if len(matched) > 1 and self._compatible(matched):
+            exact = {i: k for i, k in matched.items()
+                     if any(fold(x) == folded for x in self._entities[self._number[i]].names)}
+            if len(exact) == 1:
+                return exact
+        return matched
+
+    def _fuzzy(self, res: Resolution, keys: dict[str, str], banned: set[str]) -> None:
+        th = self.thresholds
+        best: dict[str, tuple[float, str]] = {}
+        acronym_hits: dict[str, str] = {}
+        for t, key in keys.items():
+            if len(key.replace(" ", "")) < 3:
+                continue
+            idx = self._index[t]
+            for slot, s in idx.scores(key, idx.block(key, th), th.review).items():
+                for n in self._owners(t, slot):
+                    i = self._entities[n].id
+                    if i not in banned and s > best.get(i, (-1.0, ""))[0]:
+                        best[i] = (s, idx.keys[slot])
+            if " " not in key and 2 <= len(key) <= 8:
+                for slot in _get(idx.by_acronym, key):
+                    for n in self._owners(t, slot):
+                        if self._entities[n].id not in banned:
+                            acronym_hits[self._entities[n].id] = idx.keys[slot]
+        if not best:
+            if acronym_hits:
+                self._fill(res, "acronym", acronym_hits)
+                self._set(res, "review", None, "matches only as an acronym")
+            else:
+                res.reason = "no candidate in the searched types"
+            return
+        ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        top, (top_score, top_key) = ranked[0]
+        second = ranked[1][1][0] if len(ranked) > 1 else 0.0
+        self._fill(res, "fuzzy", {i: k for i, (_, k) in best.items()}, {i: s for i, (s, _) in best.items()})
+        top_type = self.type_of(top) or ""
+        mention_key = keys[top_type]
+        close = {i for i, (s, _) in ranked if top_score - s < th.margin}
+        elsewhere = [t for t in keys if not self.schema.more_specific(t, top_type)
+                     and top_key in self._index[t].by_key]
+        if not self._compatible(close):
+            self._set(res, "ambiguous", None, f"fuzzy matches in incompatible types {self._types(close)}")
+        elif elsewhere:
+            self._set(res, "ambiguous", None, f"{top_key!r} also names a {' and a '.join(elsewhere)}")
+        elif top_score < th.accept:
+            self._set(res, "review", None, f"best score {top_score:.1f} is below {th.accept:g}")
+        elif top_score - second < th.margin:
+            self._set(res, "review", None, f"best {top_score:.1f} and second {second:.1f} "
+                      f"are closer than the margin {th.margin:g}")
+        elif _DIGITS.findall(mention_key) != _DIGITS.findall(top_key):
+            self._set(res, "review", None, f"numbers differ: {mention_key!r} vs {top_key!r}")
+        elif not _typo_only(mention_key, top_key, self._index[top_type].by_word):
+            self._set(res, "review", None, f"{mention_key!r} differs from {top_key!r} by more "
+                      f"than a typo in one word")
+        else:
+            self._set(res, "resolved", top, f"fuzzy score {top_score:.1f}, margin {top_score - second:.1f}")
+
+    def _decide(self, res: Resolution, stage: str, matched: dict[str, str]) -> Resolution:
+        self._fill(res, stage, matched)
+        if not self._compatible(matched):
+            return self._set(res, "ambiguous", None, f"{stage} matches in incompatible types "
+                             f"{self._types(matched)}")
+        if len(matched) > 1:
+            return self._set(res, "review", None, f"{len(matched)} entities tie at the {stage} stage")
+        (only,) = matched
+        return self._set(res, "resolved", only, f"unique {stage} match")
+
+    def _fill(self, res: Resolution, stage: str, matched: dict[str, str],
+              scores: dict[str, float] | None = None) -> None:
+        res.stage = stage
+        scores = scores or dict.fromkeys(matched, 100.0)
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        res.score = ranked[0][1]
+        res.candidates = [(i, self.type_of(i) or "", s) for i, s in ranked]
+        res.details = [{"id": i, "type": t, "label": self.label_of(i), "score": round(s, 1),
+                        "matched": matched[i]} for i, t, s in res.candidates]
+
+    @staticmethod
+    def _set(res: Resolution, status: str, id: str | None, reason: str) -> Resolution:
+        res.status, res.id, res.reason = status, id, reason
+        return res
+
+    def _types(self, ids: Iterable[str]) -> list[str]:
+        return sorted({self.type_of(i) or "" for i in ids})
+
+    def _compatible(self, ids: Iterable[str]) -> bool:
+        types = self._types(ids)
+        return all(self.schema.more_specific(a, b) for a in types for b in types)
+
+    # -- questions and duplicates ---------------------------------------------------
+    def find_mentions(self, text: str) -> list[Mention]:
+        """Entity mentions in free text: longest resolvable word n-grams, not overlapping."""
+        tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        gate = self._gate(None)
+        found = []
+        for i in range(len(tokens)):
+            for j in range(i, min(len(tokens), i + self.thresholds.mention_ngram)):
+                first, last = text[slice(*tokens[i])], text[slice(*tokens[j])]
+                if first.lower() in STOPWORDS or last.lower() in STOPWORDS:
+                    continue
+                span = text[tokens[i][0]:tokens[j][1]]
+                res = self._resolve(span, None, gate, set(), fuzzy=len(span) >= 5)
+                if res.status != "new":
+                    rank = (STATUSES.index(res.status) if res.status != "resolved" else -1,
+                            -(j - i), -res.score, i)
+                    found.append((rank, tokens[i][0], tokens[j][1], res))
+        taken: list[Mention] = []
+        for _, start, end, res in sorted(found, key=lambda f: f[0]):
+            if all(end <= m.start or start >= m.end for m in taken):
+                taken.append(Mention(res.mention, start, end, res.id,
+                                     self.type_of(res.id) if res.id else None, res.score,
+                                     res.status, res.stage, tuple(res.candidates[:5])))
+        return sorted(taken, key=lambda m: m.start)
+
+    def possible_duplicates(self, type: str | None = None) -> list[Duplicate]:
+        """Pairs of existing entities of one type whose names match (equal keys or fuzzy)."""
+        types = [self._type(type)] if type else sorted(self._index)
+        out: dict[tuple[str, str], Duplicate] = {}
+        for t in types:
+            idx = self._index[t]
+            for slot, key in enumerate(idx.keys):
+                ids = {self._entities[n].id for n in self._owners(t, slot)}
+                equal = idx.exact(key, [key.replace(" ", "")])
+                scored = idx.scores(key, idx.block(key, self.thresholds), self.thresholds.review)
+                for other, s in {**scored, **dict.fromkeys(equal, 100.0)}.items():
+                    reason = "normalized" if other in equal else "fuzzy"
+                    for a in ids:
+                        for n in self._owners(t, other):
+                            b = self._entities[n].id
+                            pair = (min(a, b), max(a, b))
+                            if a != b and not self.registry.is_distinct(a, b) and (
+                                    pair not in out or out[pair].score < s):
+                                out[pair] = Duplicate(pair[0], pair[1], t, s, reason)
+        return sorted(out.values(), key=lambda d: (-d.score, d.a, d.b))
+
+
+@dataclass
+class ResolutionStats:
+    """Counts for a build report: outcomes by status, resolutions by stage, duplicates."""
+
+    by_status: Counter = field(default_factory=Counter)
+    by_stage: Counter = field(default_factory=Counter)
+    possible_duplicates: int = 0
+
+    def add(self, res: Resolution) -> None:
+        self.by_status[res.status] += 1
+        if res.status == "resolved":
+            self.by_stage[res.stage] += 1
+
+    def to_dict(self) -> dict:
+        return {"mentions": sum(self.by_status.values()),
+                "resolved": {s: self.by_stage[s] for s in ("id", "alias", "normalized", "fuzzy")},
+                "new": self.by_status["new"], "review": self.by_status["review"],
+                "ambiguous": self.by_status["ambiguous"],
+                "queued": self.by_status["review"] + self.by_status["ambiguous"],
+                "possible_duplicates": self.possible_duplicates}
+
+    def summary(self) -> str:
+        d = self.to_dict()
+        stages = ", ".join(f"{k} {v}" for k, v in d["resolved"].items())
+        return (f"{d['mentions']} mentions: {sum(d['resolved'].values())} resolved ({stages}), "
+                f"{d['new']} new, {d['queued']} queued for review ({d['review']} review, "
+                f"{d['ambiguous']} ambiguous), {d['possible_duplicates']} possible duplicates")
+
+
+def review_queue(resolutions: Iterable[Resolution], registry: AliasRegistry | None = None) -> list[dict]:
+    """Mentions a person should decide on: review/ambiguous outcomes not yet decided, deduplicated."""
+    decided = {(fold(d.mention), d.type) for d in (registry.decisions if registry else ())}
+    items: dict[tuple[str, str], dict] = {}
+    for res in resolutions:
+        if res.status not in ("review", "ambiguous"):
+            continue
+        key = (fold(res.mention), res.type or "")
+        if key in decided:
+            continue
+        if key in items:
+            items[key]["count"] += 1
+        else:
+            items[key] = {**res.explain(), "count": 1}
+    return [items[k] for k in sorted(items)]
+
+
+def explain(kg: KnowledgeGraph, mention: str, type: str | None = None,
+            registry: AliasRegistry | None = None) -> dict:
+    """How ``mention`` resolves against the nodes of ``kg``: the JSON-ready explanation."""
+    return Resolver.from_graph(kg, registry).resolve(mention, type).explain()
