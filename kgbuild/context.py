@@ -5,7 +5,8 @@ A pack lists passages, each with the sources it comes from, in this order: **see
 source text of every assertion behind a reported edge, in walk order), then **relation**
 sentences ("Checkout Service depends on Pricing SDK.") in each edge's stored direction.
 Passages are added in that order until ``max_chars`` (counted on :func:`render_context`
-lines) would be exceeded; later ones are dropped and counted.
+lines) would be exceeded; later ones are dropped and counted. An abstaining traversal gets
+no passages, only its abstain note.
 """
 
 from __future__ import annotations
@@ -36,16 +37,18 @@ def _line(item: dict) -> str:
 def context_pack(view: KnowledgeGraph, seeds: list[dict], nodes: list[dict], edges: list[dict],
                  abstain: dict | None, max_chars: int | None) -> dict:
     """Build the pack for a traversal; returns ``{"items", "chars", "abstain", "dropped"}``."""
+    if abstain:
+        return {"items": [], "chars": 0, "abstain": abstain["message"], "dropped": 0}
     candidates: list[dict] = []
-    if not abstain or abstain["reason"] == "no-path" or abstain["reason"] == "no-edges":
-        for s in seeds:
-            node = view.nodes.get(s["id"])
-            text = f"{s['label']} is a {s['type'] or 'node'} (ID {s['id']})."
-            if node and node.attributes.get("description"):
-                text += " " + " ".join(sorted(node.attributes["description"]))
-            docs = sorted(d for d in (node.defined_in if node else ()) if d in view.documents)
-            candidates.append({"kind": "seed", "node": s["id"], "text": text,
-                               "sources": [{"source": d, "location": ""} for d in docs]})
+    for s in seeds:
+        node = view.nodes.get(s["id"])
+        kind = s["type"] or "node"
+        text = f"{s['label']} is {'an' if kind[0] in 'AEIOU' else 'a'} {kind} (ID {s['id']})."
+        if node and node.attributes.get("description"):
+            text += " " + " ".join(sorted(node.attributes["description"]))
+        docs = sorted(d for d in (node.defined_in if node else ()) if d in view.documents)
+        candidates.append({"kind": "seed", "node": s["id"], "text": text,
+                           "sources": [{"source": d, "location": ""} for d in docs]})
     label = {n["id"]: n["label"] for n in nodes}
     seen = set()
     for e in edges:
@@ -72,8 +75,7 @@ def context_pack(view: KnowledgeGraph, seeds: list[dict], nodes: list[dict], edg
             break
         items.append(item)
         chars += size
-    return {"items": items, "chars": chars, "abstain": abstain["message"] if abstain else None,
-            "dropped": len(candidates) - len(items)}
+    return {"items": items, "chars": chars, "abstain": None, "dropped": len(candidates) - len(items)}
 
 
 def render_context(pack: dict) -> str:

@@ -109,8 +109,9 @@ class TraversalSpec:
                                    f"integer, got {value!r}")
 
     def to_dict(self) -> dict:
-        d = asdict(self)
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+        """The settings, without the seeds (the result lists what they resolved to)."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()
+                if k not in ("seeds", "names", "question")}
 
 
 # -- walks over the index -------------------------------------------------------------------
@@ -267,29 +268,29 @@ class Traverser:
                 seeds[node_id] = {**self._node(node_id), "via": via, "mention": mention,
                                   "span": list(span) if span else None, "score": score}
 
-        def miss(mention: str, via: str, status: str, candidates=()) -> None:
+        def miss(via: str, status: str, candidates=(), **where) -> None:
             cands = [{**self._node(c[0]), "score": round(float(c[2]), 4)}
                      for c in candidates if self.index.position(c[0]) is not None]
-            unresolved.append({"mention": mention, "via": via, "status": status,
-                               "candidates": cands})
+            unresolved.append({"via": via, **where, "status": status, "candidates": cands})
 
-        for sid in spec.seeds:
+        for i, sid in enumerate(spec.seeds):
             if self.index.position(sid) is not None:
                 add(sid, "id", sid)
             else:
-                miss(sid, "id", "unknown")
-        for name in spec.names:
+                miss("id", "unknown", index=i)
+        for i, name in enumerate(spec.names):
             r = self.resolver.resolve(name)
             if r.status == "resolved" and self.index.position(r.id) is not None:
                 add(r.id, "name", name)
             else:
-                miss(name, "name", r.status if r.status != "resolved" else "unknown", r.candidates)
+                miss("name", "unknown" if r.status in ("resolved", "new") else r.status,
+                     r.candidates, index=i)
         if spec.question:
             for m in self.resolver.find_mentions(spec.question):
-                if m.status == "resolved" and m.id and self.index.position(m.id) is not None:
+                if m.status == "resolved" and self.index.position(m.id or "") is not None:
                     add(m.id, "question", m.text, (m.start, m.end), round(float(m.score), 4))
                 else:
-                    miss(m.text, "question", m.status, getattr(m, "candidates", ()))
+                    miss("question", m.status, m.candidates, mention=m.text, span=[m.start, m.end])
         return list(seeds.values()), unresolved
 
     def _node(self, node_id: str) -> dict:
