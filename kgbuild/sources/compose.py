@@ -103,8 +103,8 @@ def _dependencies(spec: YMap, doc_id: str, problems: list[Problem]):
                                             doc_id, deps.line_of(i)))
         elif isinstance(deps, YMap) and key == "depends_on":
             for target, opts in deps.items():
-                extra = "".join(f" {k}: {v}" for k, v in opts.items()
-                                if k in ("condition", "required", "restart")
+                extra = "".join(f" {k}: {str(v).lower() if isinstance(v, bool) else v}"
+                                for k, v in opts.items() if k in ("condition", "required", "restart")
                                 ) if isinstance(opts, dict) else ""
                 yield str(target), deps.line_of(target), extra
         elif deps is not None:

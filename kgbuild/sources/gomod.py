@@ -62,8 +62,8 @@ def _module_node(module: tuple[int, list[str]] | None, src: SourceFile,
     try:
         purl = golang_purl(path)
     except ValueError as exc:
-        problems.append(Problem("warning", "bad-module", f"module directive: {exc}; using a "
-                                f"document-scoped ID", src.doc_id, line))
+        problems.append(Problem("warning", "bad-module", f"{exc if module else 'no module directive'}"
+                                f"; using a document-scoped ID", src.doc_id, line or 1))
         return NodeRecord(scoped_id(src.doc_id, "module"), "Component", path or src.path.parent.name,
                           line=line)
     return NodeRecord(purl, "Component", path, line=line, attributes={"purl": purl})

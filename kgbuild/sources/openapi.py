@@ -26,8 +26,8 @@ def read_api_spec(path: Path, max_bytes: int = 20 * 1024 * 1024, name: str | Non
     """Read a spec file; raises :class:`InputError` (with file and line) when it is not one.
 
     Returns ``kind`` (openapi, swagger or asyncapi), ``specVersion``, ``title``, ``version``,
-    ``description`` (``None`` when absent) and where the ``info`` object sits: ``line``
-    (YAML) or ``pointer`` (JSON).
+    ``description`` (``None`` when absent) and where the ``info`` object (else the version
+    key) sits: ``line`` (YAML) or ``pointer`` (JSON).
     """
     name = name or str(path)
     return parse_api_spec(read_text(path, max_bytes, name), name, path.suffix.lower() == ".json")
@@ -44,10 +44,7 @@ def parse_api_spec(text: str, name: str, is_json: bool = False) -> dict:
     if kind is None:
         raise InputError("not an OpenAPI, Swagger or AsyncAPI document "
                          "(no top-level openapi, swagger or asyncapi key)", name, 1)
-    info = data.get("info")
-    if not isinstance(info, dict):
-        raise InputError(f"{kind} document without an 'info' object", name,
-                         data.line_of(kind) if isinstance(data, YMap) else None)
+    info = data["info"] if isinstance(data.get("info"), dict) else {}
 
     def text_of(key: str) -> str | None:
         value = "" if info.get(key) is None else str(info[key]).strip()
@@ -55,8 +52,8 @@ def parse_api_spec(text: str, name: str, is_json: bool = False) -> dict:
 
     return {"kind": kind, "specVersion": str(data[kind]), "title": text_of("title"),
             "version": text_of("version"), "description": text_of("description"),
-            "line": data.line_of("info") if isinstance(data, YMap) else None,
-            "pointer": "/info" if is_json else None}
+            "line": data.line_of("info" if info else kind) if isinstance(data, YMap) else None,
+            "pointer": ("/info" if info else f"/{kind}") if is_json else None}
 
 
 def spec_api_id(doc_id: str) -> str:
@@ -83,7 +80,7 @@ class ApiSpecExtractor:
         out = Extraction()
         if spec["title"] is None:
             out.problems.append(Problem("warning", "no-title", "API spec without info.title; "
-                                        "named after its file", src.doc_id, spec["line"]))
+                                        "named after its file", src.doc_id, spec["line"] or 1))
         attrs = {"specType": "asyncapi" if spec["kind"] == "asyncapi" else "openapi",
                  "specVersion": spec["specVersion"], "definitionSource": src.doc_id}
         attrs.update({k: spec[k] for k in ("title", "version", "description") if spec[k]})

@@ -267,8 +267,9 @@ class RequirementsExtractor:
 
 
 def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
-    """``(line, kind, value, text)``: kind is requirement (value: name), include (value:
-    path) or problem (value: message); constraints and global options are skipped."""
+    """``(line, kind, value, text)``: kind is requirement (value: name; text: the trimmed
+    line), include (value: path; text: the ``-r`` option) or problem (value: message);
+    constraints and global options are skipped."""
     for line, raw in _logical_lines(text):
         content = re.sub(r"(^|\s)#.*$", "", raw).strip()
         if not content:
@@ -278,7 +279,7 @@ def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
             if flag in ("-r", "--requirement"):
                 yield line, "include", value, content
             elif flag in ("-e", "--editable"):
-                yield line, *_named(value, "editable"), content
+                yield line, *_named(value, "editable"), raw.strip()
             continue
         if content.startswith("-"):
             if content.split("=")[0].split()[0] not in _GLOBAL_OPTIONS:
@@ -286,10 +287,10 @@ def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
             continue
         spec = content[:m.start()] if (m := _REQ_OPTIONS.search(content)) else content
         if _URL.search(spec) and not _NAMED_URL.match(spec):
-            yield line, *_named(spec, "URL/path"), content
+            yield line, *_named(spec, "URL/path"), raw.strip()
             continue
         try:
-            yield line, "requirement", Requirement(spec).name, content
+            yield line, "requirement", Requirement(spec).name, raw.strip()
         except InvalidRequirement as exc:
             yield line, "problem", (f"not a PEP 508 requirement {spec!r}: "
                                     f"{str(exc).splitlines()[0]}"), content

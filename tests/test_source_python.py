@@ -1,0 +1,154 @@
+"""pyproject.toml and requirements*.txt: every requirement an edge to its PEP 503 purl, at its line."""
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from kgbuild.schema import load_schema
+from kgbuild.sources.base import Context, SourceFile
+from kgbuild.sources.python import PyprojectExtractor, RequirementsExtractor
+
+CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+FLASK = CATALOGS / "manifests" / "pallets-flask" / "pyproject.toml"
+VOTE = CATALOGS / "compose" / "dockersamples-example-voting-app" / "vote" / "requirements.txt"
+PYPROJECT, REQUIREMENTS = PyprojectExtractor(), RequirementsExtractor()
+
+
+def run(ex, path: Path, root: Path = CATALOGS):
+    return ex.extract(SourceFile(path, path.relative_to(root).as_posix(), root),
+                      Context(load_schema(), [root]))
+
+
+def pypi(req: str) -> str:
+    return "pkg:pypi/" + canonicalize_name(Requirement(req).name)
+
+
+def test_flask_every_requirement_is_an_edge_at_its_line():
+    data = tomllib.loads(FLASK.read_text())
+    expected = [("project.dependencies", r) for r in data["project"]["dependencies"]]
+    expected += [(f"project.optional-dependencies.{g}", r)
+                 for g, reqs in data["project"]["optional-dependencies"].items() for r in reqs]
+    expected += [(f"dependency-groups.{g}", r)
+                 for g, reqs in data["dependency-groups"].items() for r in reqs]
+    expected += [("build-system.requires", r) for r in data["build-system"]["requires"]]
+    result = run(PYPROJECT, FLASK)
+    assert len(result.edges) == len(expected) == 32
+    assert sorted((e.evidence.split(": ")[0], e.object) for e in result.edges) == sorted(
+        (scope, pypi(r)) for scope, r in expected)
+    lines = FLASK.read_text().splitlines()
+    assert len({e.line for e in result.edges}) == len(result.edges)  # one requirement per line
+    for e in result.edges:
+        scope, text = e.evidence.split(": ", 1)
+        assert text == lines[e.line - 1].strip()
+        assert any(f'"{req}"' in text and pypi(req) == e.object for s, req in expected if s == scope)
+    assert result.problems == []
+
+
+def test_flask_project_node():
+    [node] = run(PYPROJECT, FLASK).nodes
+    assert (node.id, node.label, node.line) == ("pkg:pypi/flask", "Flask", 2)
+    assert node.attributes["version"] == "3.2.0.dev"
+    assert node.aliases == ("manifests/pallets-flask#python",)
+
+
+def test_poetry_tables_and_private_projects(tmp_path):
+    path = tmp_path / "svc" / "pyproject.toml"
+    path.parent.mkdir()
+    path.write_text(
+        '[tool.poetry]\nname = "Acme_Svc"\nclassifiers = ["Private :: Do Not Upload"]\n\n'
+        '[tool.poetry.dependencies]\npython = "^3.11"\nFlask_SQLAlchemy = "^3"\n'
+        'requests = { version = "^2", extras = ["socks"] }\n\n'
+        '[tool.poetry.group.test.dependencies]\n"Py.Test" = "*"\n\n'
+        '[tool.poetry.dev-dependencies]\nblack = "*"\n')
+    result = run(PYPROJECT, path, tmp_path)
+    assert result.nodes[0].id == "svc#python" and result.nodes[0].label == "Acme_Svc"
+    assert [(e.object, e.line, e.evidence) for e in result.edges] == [
+        ("pkg:pypi/flask-sqlalchemy", 7, 'tool.poetry.dependencies: Flask_SQLAlchemy = "^3"'),
+        ("pkg:pypi/requests", 8,
+         'tool.poetry.dependencies: requests = { version = "^2", extras = ["socks"] }'),
+        ("pkg:pypi/black", 14, 'tool.poetry.dev-dependencies: black = "*"'),
+        ("pkg:pypi/py-test", 11, 'tool.poetry.group.test.dependencies: "Py.Test" = "*"')]
+
+
+def test_toml_positions_survive_comments_inline_tables_and_include_groups(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        '[project]\nname = "x"\ndependencies = [  # runtime\n  # "commented-out",\n'
+        '  "a>=1", \'b\',\n  "c[extra] ; python_version < \'3.12\'",\n]\n'
+        'optional-dependencies = { fast = ["d"] }\n\n'
+        '[dependency-groups]\ndev = [{include-group = "docs"}, "e"]\ndocs = ["docs"]\n')
+    result = run(PYPROJECT, path, tmp_path)
+    assert [(e.object, e.line) for e in result.edges] == [
+        ("pkg:pypi/a", 5), ("pkg:pypi/b", 5), ("pkg:pypi/c", 6), ("pkg:pypi/d", 8),
+        ("pkg:pypi/e", 11), ("pkg:pypi/docs", 12)]
+    assert result.problems == []
+
+
+def test_pyproject_bad_entries(tmp_path):
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[project]\nname = "x"\ndependencies = [\n  "ok",\n  "not valid!",\n  3,\n]\n'
+                    '[project.optional-dependencies]\nall = "ok"\n')
+    result = run(PYPROJECT, path, tmp_path)
+    assert [e.object for e in result.edges] == ["pkg:pypi/ok"]
+    assert sorted((p.line, p.code) for p in result.problems) == [
+        (3, "bad-dependency"), (5, "bad-requirement"), (9, "bad-dependency")]
+
+
+def test_unnamed_pyproject_is_the_directory_project(tmp_path):
+    path = tmp_path / "tools" / "pyproject.toml"
+    path.parent.mkdir()
+    path.write_text('[dependency-groups]\nlint = ["ruff"]\n')
+    result = run(PYPROJECT, path, tmp_path)
+    assert result.nodes[0].id == "tools#python"
+    assert [(e.subject, e.object) for e in result.edges] == [("tools#python", "pkg:pypi/ruff")]
+
+
+def test_vote_requirements():
+    result = run(REQUIREMENTS, VOTE)
+    expected = [pypi(line) for line in VOTE.read_text().splitlines()]
+    assert [(e.object, e.line) for e in result.edges] == [(x, i) for i, x in enumerate(expected, 1)]
+    assert {e.subject for e in result.edges} == {result.nodes[0].id} == {
+        "compose/dockersamples-example-voting-app/vote#python"}
+    assert result.nodes[0].label == "vote" and result.problems == []
+
+
+def test_requirements_syntax(tmp_path):
+    (tmp_path / "base.txt").write_text("Django>=4  # web\n-r nested.txt\n")
+    (tmp_path / "nested.txt").write_text("Celery\n-r base.txt\n")
+    path = tmp_path / "requirements-dev.txt"
+    path.write_text(
+        "# comment\n"
+        "requests[socks]>=2.31 ; python_version >= '3.8' --hash=sha256:abc\n"
+        "pytest \\\n  >= 8\n"
+        "-r base.txt\n"
+        "-c constraints.txt\n"
+        "--index-url https://pypi.example.com/simple\n"
+        "-e git+https://github.com/acme/lib.git#egg=Acme_Lib\n"
+        "-e .\n"
+        "https://example.com/wheels/My_Pkg-1.0-py3-none-any.whl\n"
+        "./vendor/other-2.0.tar.gz\n"
+        "pkg @ https://example.com/pkg.zip\n"
+        "-r ../outside.txt\n"
+        "-r missing.txt\n"
+        "not a requirement\n")
+    result = run(REQUIREMENTS, path, tmp_path)
+    assert [(e.object, e.line) for e in result.edges] == [
+        ("pkg:pypi/requests", 2), ("pkg:pypi/pytest", 3), ("pkg:pypi/django", 5),
+        ("pkg:pypi/celery", 5), ("pkg:pypi/acme-lib", 8), ("pkg:pypi/my-pkg", 10),
+        ("pkg:pypi/other", 11), ("pkg:pypi/pkg", 12)]
+    assert result.edges[2].evidence == "-r base.txt: Django>=4  # web"
+    assert [(p.line, p.code) for p in result.problems] == [
+        (5, "bad-include"), (9, "bad-requirement"), (13, "bad-include"), (14, "bad-include"),
+        (15, "bad-requirement")]
+    assert "cycle" in result.problems[0].message
+
+
+@pytest.mark.parametrize("name, claimed", [
+    ("requirements.txt", True), ("requirements-dev.txt", True), ("dev-requirements.txt", True),
+    ("requirements.in", False), ("constraints.txt", False)])
+def test_claims(name, claimed):
+    assert REQUIREMENTS.claims(Path(name), b"") is claimed
+    assert PYPROJECT.claims(Path("pyproject.toml"), b"")
