@@ -188,7 +188,7 @@ class AdjacencyIndex:
             table[t, d] = True
         e, has = np.maximum(eid, 0), eid >= 0
         t = self.etype[e]
-        return has & ((table[t, 0] & (self.src[e] == frontier)).astype(np.int64)
+        return has * ((table[t, 0] & (self.src[e] == frontier)).astype(np.int64)
                       + (table[t, 1] & (self.dst[e] == frontier)))
 
     # -- building ----------------------------------------------------------------------------

@@ -1,0 +1,127 @@
+"""Access labels: access.yaml rules, the visibility rule, the visible graph, traversal as a principal."""
+
+from __future__ import annotations
+
+import pytest
+
+from kgbuild import Assertion, InputError, KnowledgeGraph, SourceDocument
+from kgbuild.access import Principal, load_access, parse_access, parse_labels, visible_graph
+from kgbuild.traverse import TraversalSpec, traverse
+
+
+def test_rules_union_of_matching_globs_and_default(tmp_path):
+    f = tmp_path / "access.yaml"
+    f.write_text("""
+rules:
+  - paths: ["finance/**", "**/payroll-*.yaml"]
+    labels: [finance]
+  - paths: hr/*.yaml
+    labels: "hr, pii"
+default: [internal]
+""")
+    rules = load_access(f)
+    assert rules.labels_for("finance/a/b/catalog-info.yaml") == {"finance"}
+    assert rules.labels_for("finance/x.yaml") == {"finance"}
+    assert rules.labels_for("teams/hr/payroll-2024.yaml") == {"finance"}
+    assert rules.labels_for("payroll-1.yaml") == {"finance"}  # ** also matches zero folders
+    assert rules.labels_for("hr/payroll-1.yaml") == {"finance", "hr", "pii"}
+    assert rules.labels_for("hr/deep/x.yaml") == {"internal"}  # * stays inside one folder
+    assert rules.labels_for("/hr/people.yaml") == {"hr", "pii"}
+    assert rules.labels_for("hr\\people.yaml") == {"hr", "pii"}
+    assert rules.labels_for("services/checkout.yaml") == {"internal"}
+    assert rules.labels_for("finance.yaml") == {"internal"}
+
+
+def test_single_character_wildcard_and_empty_file():
+    rules = parse_access({"rules": [{"paths": ["team-?/*.yaml"], "labels": ["t"]}]})
+    assert rules.labels_for("team-a/x.yaml") == {"t"}
+    assert rules.labels_for("team-ab/x.yaml") == frozenset()
+    assert parse_access(None).labels_for("anything") == frozenset()
+
+
+@pytest.mark.parametrize("raw, message", [
+    ([1, 2], "expected a mapping"),
+    ({"rules": [{"paths": ["a/**"]}]}, "exactly 'paths' and 'labels'"),
+    ({"rules": [{"paths": [], "labels": ["x"]}]}, "'paths' must be"),
+    ({"rules": [{"paths": "a", "labels": ["bad label"]}]}, "invalid access label"),
+    ({"rules": [], "default": 3}, "default"),
+    ({"rule": []}, "expected a mapping"),
+])
+def test_bad_access_files_are_refused(raw, message):
+    with pytest.raises(InputError, match=message):
+        parse_access(raw, "access.yaml")
+
+
+def test_unreadable_access_file(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        load_access(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("rules: [\n")
+    with pytest.raises(InputError, match="not a readable YAML"):
+        load_access(bad)
+
+
+def test_principal_must_hold_every_label():
+    assert parse_labels(" finance, pii ,") == {"finance", "pii"}
+    p = Principal.of("finance")
+    assert p.can_see(set()) and p.can_see({"finance"})
+    assert not p.can_see({"finance", "pii"})
+    assert Principal.of(["finance", "pii"]).can_see({"finance", "pii"})
+    assert Principal.all_access().can_see({"anything"})
+    assert not Principal().can_see({"finance"})
+
+
+def _graph(schema) -> KnowledgeGraph:
+    kg = KnowledgeGraph(schema)
+    kg.add_document(SourceDocument("public.yaml", "public.yaml", "0" * 64))
+    kg.add_document(SourceDocument("secret.yaml", "secret.yaml", "1" * 64, frozenset({"risk"})))
+    kg.add_node("component:default/checkout", "Service", "Checkout", source="public.yaml")
+    kg.add_node("component:default/pricing", "Library", "Pricing", source="public.yaml")
+    kg.nodes["component:default/pricing"].defined_in.add("secret.yaml")
+    kg.add_node("component:default/fraud", "Service", "Fraud Scoring", source="secret.yaml")
+    kg.nodes["component:default/fraud"].access.add("risk")
+    kg.add_node("group:default/team", "Group", "Team", source="public.yaml")
+    for s, p, o, src, labels in [
+        ("component:default/checkout", "dependsOn", "component:default/pricing", "public.yaml", ()),
+        ("component:default/fraud", "dependsOn", "component:default/pricing", "secret.yaml", ("risk",)),
+        ("component:default/pricing", "ownedBy", "group:default/team", "public.yaml", ()),
+        ("component:default/checkout", "ownedBy", "group:default/team", "public.yaml", ("risk",)),
+        ("component:default/checkout", "ownedBy", "group:default/team", "secret.yaml", ()),
+    ]:
+        kg.add_assertion(Assertion(s, p, o, src, "t", "2024-01-01T00:00:00Z", 1.0, 3,
+                                   evidence=f"{src}: {p}", access=frozenset(labels)))
+    return kg
+
+
+def test_visible_graph_drops_hidden_nodes_assertions_and_documents(schema):
+    kg = _graph(schema)
+    view = visible_graph(kg, Principal())
+    assert set(view.nodes) == {"component:default/checkout", "component:default/pricing", "group:default/team"}
+    assert set(view.documents) == {"public.yaml"}
+    assert view.nodes["component:default/pricing"].defined_in == {"public.yaml"}
+    assert kg.nodes["component:default/pricing"].defined_in == {"public.yaml", "secret.yaml"}
+    assert set(view.edges()) == {("component:default/checkout", "dependsOn", "component:default/pricing"),
+                                 ("component:default/pricing", "ownedBy", "group:default/team")}
+    assert visible_graph(kg, Principal.of("risk")).edges().keys() == kg.edges().keys()
+    assert visible_graph(kg, Principal.all_access()) is kg
+
+
+def test_traversal_never_passes_through_or_reports_hidden_items(schema):
+    kg = _graph(schema)
+    spec = TraversalSpec(seeds=["group:default/team"], path="ownerOf/dependencyOf")
+    public = traverse(kg, spec)
+    assert public.answers == ["component:default/checkout"]
+    text = str(public.to_dict())
+    for hidden in ("Fraud", "fraud", "secret.yaml", "risk"):
+        assert hidden not in text
+    risk = traverse(kg, spec, Principal.of("risk"))
+    assert risk.answers == ["component:default/checkout", "component:default/fraud"]
+    assert "secret.yaml" in str(risk.to_dict())
+    # a hidden seed looks exactly like a missing one
+    hidden_seed = traverse(kg, TraversalSpec(seeds=["component:default/fraud"], follow=["dependsOn"]))
+    missing_seed = traverse(kg, TraversalSpec(seeds=["component:default/ghost"], follow=["dependsOn"]))
+    assert hidden_seed.to_dict() == missing_seed.to_dict()
+    # truncation counts ignore hidden edges: Pricing has one visible dependent
+    capped = traverse(kg, TraversalSpec(seeds=["component:default/pricing"], follow=["dependencyOf"],
+                                        hops=1, cap=1))
+    assert capped.truncated["cap"] == []
