@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from kgbuild.sources.codeowners import (codeowners_edges, compile_pattern, find_codeowners,
-                                        parse_codeowners, read_codeowners, repo_root_of)
+                                        governing_codeowners, parse_codeowners, read_codeowners,
+                                        repo_root_of)
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 FILES = sorted((CATALOGS / "codeowners").glob("*/.github/CODEOWNERS"))
@@ -145,6 +146,19 @@ def test_locations(tmp_path):
         assert find_codeowners(tmp_path) == tmp_path / rel  # the later one has precedence
     assert all(repo_root_of(tmp_path / rel) == tmp_path
                for rel in ("docs/CODEOWNERS", "CODEOWNERS", ".github/CODEOWNERS"))
+
+
+def test_governing_codeowners_is_the_nearest_one(tmp_path):
+    outer, inner = tmp_path / "mono", tmp_path / "mono" / "vendor" / "lib"
+    for folder, rel in ((outer, ".github/CODEOWNERS"), (inner, "docs/CODEOWNERS")):
+        (folder / rel).parent.mkdir(parents=True)
+        (folder / rel).write_text("* @x\n")
+    (inner / "docs" / "guide").mkdir()
+    assert governing_codeowners(inner / "docs" / "guide" / "package.json", tmp_path) == \
+        inner / "docs/CODEOWNERS"
+    assert governing_codeowners(outer / "svc" / "go.mod", tmp_path) == outer / ".github/CODEOWNERS"
+    assert governing_codeowners(tmp_path / "other" / "go.mod", tmp_path) is None
+    assert governing_codeowners(outer / "svc" / "go.mod", outer / "svc") is None
 
 
 def test_unreadable_file(tmp_path):

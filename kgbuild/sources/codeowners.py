@@ -67,6 +67,20 @@ def find_codeowners(repo_root: Path) -> Path | None:
     return next((repo_root / p for p in LOCATIONS if (repo_root / p).is_file()), None)
 
 
+def governing_codeowners(file: Path, stop: Path) -> Path | None:
+    """The CODEOWNERS of the nearest directory above ``file`` (up to ``stop``) that has one:
+    scanned folders do not say where repositories start."""
+    for folder in file.parents:
+        if folder != stop and stop not in folder.parents:
+            return None
+        found = find_codeowners(folder)
+        if found and not (found.parent == folder and folder.name in (".github", "docs")):
+            return found  # (a CODEOWNERS directly in .github/ or docs/ is its parent's)
+        if folder == stop:
+            return None
+    return None
+
+
 def repo_root_of(codeowners_path: Path) -> Path:
     """The repository root a CODEOWNERS file at one of :data:`LOCATIONS` applies to."""
     parent = codeowners_path.parent

@@ -4,7 +4,8 @@ ID conventions used by these extractors:
 
 * a package known to a registry: its version-less purl (see :mod:`.purl`);
 * something with no global name (a private npm package, a CycloneDX ``bom-ref`` that is
-  not a purl, an API spec file): a document-scoped ID ``<doc_id>#<local name>``;
+  not a purl, a ``go.mod`` without a valid module path, an API spec file): a
+  document-scoped ID ``<doc_id>#<local name>``;
 * the Python project of a directory known only by its requirements files, or by a
   ``pyproject.toml`` without a name: ``<directory>#python`` (named projects carry it as
   an alias, so requirements files and ``pyproject.toml`` of one directory meet).
@@ -91,9 +92,8 @@ def _join(pointer: str, part: object) -> str:
 
 
 def depends_on(subject: str, library: str, label: str, evidence: str, *,
-               line: int | None = None, pointer: str | None = None,
-               subject_type: str = "Component") -> EdgeRecord:
-    """A ``dependsOn`` edge from a manifest's component to a Library it names."""
+               line: int | None = None, pointer: str | None = None) -> EdgeRecord:
+    """A ``dependsOn`` edge from a manifest's Component to a Library it names."""
     return EdgeRecord(subject, "dependsOn", library, line=line, pointer=pointer,
-                      evidence=evidence, subject_type=subject_type, object_type="Library",
+                      evidence=evidence, subject_type="Component", object_type="Library",
                       object_label=label)

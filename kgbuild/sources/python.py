@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from bisect import bisect_right
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Iterator
@@ -57,14 +58,14 @@ class PyprojectExtractor:
                                                 src.doc_id, int(m.group(1)) if m else None)])
         out = Extraction()
         where = _TomlLines(text)
-        me = _project_node(data, src.doc_id, where)
+        me = _project_node(data, src.doc_id, where, out.problems)
         out.nodes.append(me)
-        for scope, path, entries in _dependency_entries(data, out.problems, src.doc_id, where):
+        for scope, pep508, entries in _dependency_entries(data, out.problems, src.doc_id, where):
             for item, line in entries:
-                evidence = f"{scope}: {where.text(line)}"
                 try:
-                    name = Requirement(item).name if path is None else item
-                    out.edges.append(depends_on(me.id, pypi_purl(name), name, evidence, line=line))
+                    name = Requirement(item).name if pep508 else item
+                    out.edges.append(depends_on(me.id, pypi_purl(name), name,
+                                                f"{scope}: {where.text(line)}", line=line))
                 except (InvalidRequirement, ValueError) as exc:
                     out.problems.append(Problem("warning", "bad-requirement",
                                                 f"{scope}: not a valid requirement {item!r}: "
@@ -73,28 +74,33 @@ class PyprojectExtractor:
         return out
 
 
-def _project_node(data: dict, doc_id: str, where: _TomlLines) -> NodeRecord:
+def _project_node(data: dict, doc_id: str, where: _TomlLines, problems: list[Problem]
+                  ) -> NodeRecord:
     dir_id = python_dir_id(doc_id)
     for table in (("project",), ("tool", "poetry")):
         meta = _get(data, table)
-        if isinstance(meta, dict) and isinstance(meta.get("name"), str):
-            attrs = {k: meta[k] for k in ("version", "description") if isinstance(meta.get(k), str)}
-            classifiers = meta.get("classifiers")
-            line = where.line((*table, "name"))
-            try:
-                if isinstance(classifiers, list) and PRIVATE in classifiers:
-                    raise ValueError("private")
-                attrs["purl"] = pypi_purl(meta["name"])
-            except ValueError:
-                return NodeRecord(dir_id, "Component", meta["name"], line=line, attributes=attrs)
-            return NodeRecord(attrs["purl"], "Component", meta["name"], line=line,
-                              attributes=attrs, aliases=(dir_id,))
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            continue
+        name, line = meta["name"], where.line((*table, "name"))
+        attrs = {k: meta[k] for k in ("version", "description") if isinstance(meta.get(k), str)}
+        classifiers = meta.get("classifiers")
+        if isinstance(classifiers, list) and PRIVATE in classifiers:
+            return NodeRecord(dir_id, "Component", name, line=line, attributes=attrs)
+        try:
+            attrs["purl"] = pypi_purl(name)
+        except ValueError as exc:
+            problems.append(Problem("warning", "bad-name", f"{exc}; using the directory's ID",
+                                    doc_id, line))
+            return NodeRecord(dir_id, "Component", name, line=line, attributes=attrs)
+        return NodeRecord(attrs["purl"], "Component", name, line=line, attributes=attrs,
+                          aliases=(dir_id,))
     return NodeRecord(dir_id, "Component", PurePosixPath(doc_id).parent.name or dir_id)
 
 
 def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where: _TomlLines
-                        ) -> Iterator[tuple[str, tuple | None, list[tuple[str, int | None]]]]:
-    """``(section, table path or None for PEP 508 strings, [(entry, line)])`` per section."""
+                        ) -> Iterator[tuple[str, bool, list[tuple[str, int | None]]]]:
+    """``(section, entries are PEP 508 strings?, [(entry, line)])`` for every section;
+    Poetry tables give package names."""
     arrays = [("project.dependencies", ("project", "dependencies")),
               ("build-system.requires", ("build-system", "requires"))]
     for table in (("project", "optional-dependencies"), ("dependency-groups",)):
@@ -114,7 +120,7 @@ def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where:
             if not isinstance(x, str) and not (isinstance(x, dict) and "include-group" in x):
                 problems.append(Problem("warning", "bad-dependency", f"{scope}: entry {x!r} is not a "
                                         f"requirement string; skipped", doc_id, where.line(path)))
-        yield scope, None, list(zip(strings, where.strings(path, strings)))
+        yield scope, True, list(zip(strings, where.strings(path, strings)))
     poetry = _get(data, ("tool", "poetry"))
     if not isinstance(poetry, dict):
         return
@@ -126,7 +132,7 @@ def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where:
         deps = _get(data, path)
         if isinstance(deps, dict):
             names = [n for n in deps if n.lower() != "python"]
-            yield ".".join(path), path, [(n, where.line((*path, n))) for n in names]
+            yield ".".join(path), False, [(n, where.line((*path, n))) for n in names]
 
 
 def _get(data: object, path: tuple) -> object:
@@ -146,7 +152,7 @@ class _TomlLines:
 
     def __init__(self, text: str):
         self.lines = text.splitlines()
-        self.text_ = "\n".join(self.lines)
+        self.joined = "\n".join(self.lines)
         self.offsets = [0]
         for line in self.lines:
             self.offsets.append(self.offsets[-1] + len(line) + 1)
@@ -183,12 +189,12 @@ class _TomlLines:
             return [None] * len(values)
         end = next((s for s in self.starts if s > first), len(self.lines) + 1)
         tokens = [(m.group(0), m.start()) for m in
-                  _TOKEN.finditer(self.text_, self.offsets[first - 1], self.offsets[end - 1])]
+                  _TOKEN.finditer(self.joined, self.offsets[first - 1], self.offsets[end - 1])]
         out, i = [], 0
         for value in values:
             while i < len(tokens) and (tokens[i][0][0] == "#" or _unquote(tokens[i][0]) != value):
                 i += 1
-            out.append(self.text_.count("\n", 0, tokens[i][1]) + 1 if i < len(tokens) else first)
+            out.append(bisect_right(self.offsets, tokens[i][1]) if i < len(tokens) else first)
             i += i < len(tokens)
         return out
 
@@ -226,44 +232,55 @@ class RequirementsExtractor:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
         except InputError as exc:
             return Extraction(problems=[input_problem(exc)])
-        subject = python_dir_id(src.doc_id)
-        out = Extraction(nodes=[NodeRecord(subject, "Component",
-                                           PurePosixPath(src.doc_id).parent.name or subject)])
-        self._read(src, ctx, out, src.path, text, subject, {src.path.resolve()}, None)
-        return out
+        reader = _RequirementsReader(src, ctx)
+        reader.read(src.path, text, frozenset({src.path.resolve()}))
+        return reader.out
 
-    def _read(self, src, ctx, out, path: Path, text: str, subject: str, seen: set,
-              via: tuple[int, str] | None) -> None:
-        """Read one file's lines; ``via`` is (line, ``-r`` text) of the include in ``src``."""
+
+class _RequirementsReader:
+    """One requirements file and its ``-r`` includes, read into one extraction."""
+
+    def __init__(self, src: SourceFile, ctx: Context):
+        self.src, self.ctx = src, ctx
+        self.subject = python_dir_id(src.doc_id)
+        label = PurePosixPath(src.doc_id).parent.name or self.subject
+        self.out = Extraction(nodes=[NodeRecord(self.subject, "Component", label)])
+
+    def read(self, path: Path, text: str, seen: frozenset, via: tuple[int, str] | None = None):
+        """Read one file; ``via`` is the (line, ``-r`` text) of its include in the scanned file."""
         for line, kind, value, raw in _requirement_lines(text):
             at = via[0] if via else line
             where = f"{via[1]} (line {line}): " if via else ""
+            if kind == "include":
+                reason = self._include(path, value, seen, via or (line, raw))
+                if reason:
+                    self._warn("bad-include", where + reason, at)
+                continue
             if kind == "requirement":
                 try:
-                    out.edges.append(depends_on(subject, pypi_purl(value), value,
-                                                f"{via[1]}: {raw}" if via else raw, line=at))
+                    self.out.edges.append(depends_on(self.subject, pypi_purl(value), value,
+                                                     f"{via[1]}: {raw}" if via else raw, line=at))
                     continue
                 except ValueError as exc:
-                    kind, value = "problem", f"{exc}; skipped"
-            if kind == "problem":
-                out.problems.append(Problem("warning", "bad-requirement", where + value,
-                                            src.doc_id, at))
-            else:
-                target = (path.parent / value).resolve()
-                if "://" in value or not target.is_relative_to(src.root.resolve()):
-                    msg = f"include {value!r} is outside the scanned root; not followed"
-                elif target in seen:
-                    msg = f"include {value!r} was already read (include cycle?)"
-                else:
-                    try:
-                        inc = read_text(target, ctx.max_file_bytes, value)
-                    except InputError as exc:
-                        msg = f"include {value!r}: {exc.message}"
-                    else:
-                        self._read(src, ctx, out, target, inc, subject, seen | {target},
-                                   via or (line, raw))
-                        continue
-                out.problems.append(Problem("warning", "bad-include", where + msg, src.doc_id, at))
+                    value = f"{exc}; skipped"
+            self._warn("bad-requirement", where + value, at)
+
+    def _include(self, path: Path, value: str, seen: frozenset, via: tuple[int, str]) -> str | None:
+        """Follow ``-r value``, or say why not."""
+        target = (path.parent / value).resolve()
+        if "://" in value or not target.is_relative_to(self.src.root.resolve()):
+            return f"include {value!r} is outside the scanned root; not followed"
+        if target in seen:
+            return f"include {value!r} was already read (include cycle?)"
+        try:
+            text = read_text(target, self.ctx.max_file_bytes, value)
+        except InputError as exc:
+            return f"include {value!r}: {exc.message}"
+        self.read(target, text, seen | {target}, via)
+        return None
+
+    def _warn(self, code: str, message: str, line: int) -> None:
+        self.out.problems.append(Problem("warning", code, message, self.src.doc_id, line))
 
 
 def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
