@@ -156,8 +156,8 @@ class AdjacencyIndex:
         start = c.indptr[frontier]
         length = c.indptr[frontier + 1] - start
         eligible = length.astype(np.int64)
-        if keep is None and cap is not None:
-            length = np.minimum(length, cap + (exclude is not None))
+        if keep is None and cap is not None:  # an edge has <= 2 entries at a node (self-loop)
+            length = np.minimum(length, cap + 2 * (exclude is not None))
         ends = np.cumsum(length)
         idx = np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - ends + length, length)
         which = np.repeat(np.arange(len(frontier)), length)

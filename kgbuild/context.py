@@ -93,7 +93,8 @@ def render_result(result) -> str:
                      + (f" {s['mention']!r}" if s["via"] != "id" else ""))
     for u in result.unresolved:
         cands = ", ".join(f"{c['label']} ({c['id']})" for c in u["candidates"])
-        lines.append(f"unresolved: {u['mention']!r} {u['status']}" + (f": {cands}" if cands else ""))
+        what = repr(u["mention"]) if "mention" in u else f"{u['via']} seed #{u['index'] + 1}"
+        lines.append(f"unresolved: {what} {u['status']}" + (f": {cands}" if cands else ""))
     if result.abstain:
         lines.append(f"ABSTAIN ({result.abstain['reason']}): {result.abstain['message']}")
     if result.answers:

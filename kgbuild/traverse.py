@@ -42,6 +42,7 @@ from .context import context_pack, render_result
 from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_walk, path_walk
 from .errors import KgbuildError
 from .model import KnowledgeGraph
+from .resolve import Resolver
 
 _DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
 
@@ -204,8 +205,6 @@ class Traverser:
     def resolver(self):
         """The name resolver over the visible graph only (built on first use)."""
         if self._resolver is None:
-            from .resolve import Resolver
-
             self._resolver = Resolver.from_graph(self.view)
         return self._resolver
 
