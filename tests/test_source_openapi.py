@@ -47,6 +47,7 @@ def test_asyncapi_and_numeric_versions():
 
 @pytest.mark.parametrize("text, is_json, line, message", [
     ("kind: Component\n", False, 1, "not an OpenAPI"),
+    ("swagger:\n  enabled: true\n", False, 1, "not an OpenAPI"),
     ('{"openapi": "3.0.0",\n "info": {"title": "x"\n', True, 3, "JSON syntax error"),
     ("openapi: 3.0.0\ninfo: [\n", False, 3, "YAML syntax error"),
 ])
@@ -91,6 +92,8 @@ def test_untitled_spec_is_named_after_its_file(tmp_path):
     ("catalog.yaml", b"kind: API\nspec:\n  definition: |\n    openapi: 3.0.0\n", False),
     ("package.json", b'{"name": "openapi"}', False),
     ("notes.txt", b"openapi: 3.0.0\n", False),
+    ("values.yaml", b"image: x\nswagger:\n  enabled: true\n", False),
+    ("spec.yaml", b"swagger: '2.0'\n", True),
 ])
 def test_claims(name, head, claimed):
     assert EX.claims(Path(name), head) is claimed

@@ -18,8 +18,9 @@ from .textfile import YMap, load_yaml, read_text
 
 KINDS = ("openapi", "swagger", "asyncapi")
 NAMES = {f"{k}.{ext}" for k in KINDS for ext in ("json", "yaml", "yml")}
-_YAML_SNIFF = re.compile(rb"""^["']?(?:openapi|swagger|asyncapi)["']?\s*:""", re.M)
-_JSON_SNIFF = re.compile(rb'"(?:openapi|swagger|asyncapi)"\s*:\s*"')
+_YAML_SNIFF = re.compile(rb"""^["']?(?:openapi|swagger|asyncapi)["']?\s*:\s*["']?\d""", re.M)
+_JSON_SNIFF = re.compile(rb'"(?:openapi|swagger|asyncapi)"\s*:\s*"\d')
+_VERSION = re.compile(r"^\d+(\.\d+)*$")
 
 
 def read_api_spec(path: Path, max_bytes: int = 20 * 1024 * 1024, name: str | None = None) -> dict:
@@ -40,10 +41,11 @@ def parse_api_spec(text: str, name: str, is_json: bool = False) -> dict:
     else:
         docs = load_yaml(text, name)
         data = docs[0].data if docs else None
-    kind = next((k for k in KINDS if isinstance(data, dict) and k in data), None)
+    kind = next((k for k in KINDS if isinstance(data, dict) and k in data
+                 and _VERSION.match(str(data[k]))), None)
     if kind is None:
-        raise InputError("not an OpenAPI, Swagger or AsyncAPI document "
-                         "(no top-level openapi, swagger or asyncapi key)", name, 1)
+        raise InputError("not an OpenAPI, Swagger or AsyncAPI document (no top-level "
+                         "openapi, swagger or asyncapi version)", name, 1)
     info = data["info"] if isinstance(data.get("info"), dict) else {}
 
     def text_of(key: str) -> str | None:
