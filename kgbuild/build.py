@@ -78,35 +78,55 @@ class BuildResult:
         }
 
 
-def discover(paths: Sequence[str | Path]) -> list[SourceFile]:
+def discover(paths: Sequence[str | Path], known: dict[str, str] | None = None) -> list[SourceFile]:
     """Every file under ``paths`` that some extractor claims, in a stable order.
 
     A directory ``D`` gives document IDs ``D.name/relative/path``; a file gives its name.
+    ``known`` maps document IDs to the file stat recorded last time: such a file whose stat
+    is unchanged is taken without being opened.
     """
+    known = known or {}
     found: dict[str, SourceFile] = {}
     for arg in paths:
         p = Path(arg)
         if not p.exists():
             raise InputError("no such file or directory", str(arg))
-        root = p.resolve() if p.is_dir() else p.resolve().parent
-        label = root.name or "root"
-        candidates = [p.resolve()] if p.is_file() else _walk(root)
-        for path in candidates:
-            rel = path.relative_to(root).as_posix()
-            doc_id = f"{label}/{rel}" if p.is_dir() else path.name
+        if p.is_file():
+            path = p.resolve()
+            candidates = [(path.name, str(path), _stat(path))]
+            root = path.parent
+        else:
+            root = p.resolve()
+            candidates = _walk(str(root), root.name or "root")
+        for doc_id, path_str, stat in candidates:
+            path = Path(path_str)
             if doc_id in found and found[doc_id].path != path:
-                doc_id = f"{doc_id}~{hashlib.sha256(str(path).encode()).hexdigest()[:8]}"
-            if _extractor_for(path) is not None:
-                found[doc_id] = SourceFile(path, doc_id, root)
+                doc_id = f"{doc_id}~{hashlib.sha256(path_str.encode()).hexdigest()[:8]}"
+            if (stat and known.get(doc_id) == stat) or _extractor_for(path) is not None:
+                found[doc_id] = SourceFile(path, doc_id, root, stat)
     return [found[k] for k in sorted(found)]
 
 
-def _walk(root: Path) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS
-                             and (not d.startswith(".") or d == ".github"))
-        for name in sorted(filenames):
-            yield Path(dirpath) / name
+def _stat(path: Path | os.DirEntry) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return ""
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _walk(directory: str, prefix: str) -> Iterable[tuple[str, str, str]]:
+    """(document ID, path, stat) of every file below ``directory``, sorted, skipping junk."""
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name not in SKIP_DIRS and (not entry.name.startswith(".") or entry.name == ".github"):
+                yield from _walk(entry.path, f"{prefix}/{entry.name}")
+        elif entry.is_file():
+            yield f"{prefix}/{entry.name}", entry.path, _stat(entry)
 
 
 def _extractor_for(path: Path):
@@ -173,10 +193,11 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     everything only it asserted. ``full`` re-extracts everything into a fresh database.
     """
     schema = store.schema
-    files = {f.doc_id: f for f in discover(paths)}
+    states = {} if full else store.document_states()
+    before = {doc: state.sha256 for doc, state in states.items()}
+    files = {f.doc_id: f for f in discover(paths, {d: s.stat for d, s in states.items()})}
     roots = sorted({f.root for f in files.values()})
     ctx = Context(schema, roots, max_file_bytes)
-    before = {} if full else store.documents()
     updates: dict[str, DocumentUpdate] = {}
     names: dict[str, str] = {}
     changes: dict[str, list[str]] = {"unchanged": [], "changed": [], "added": [], "deleted": []}
@@ -186,15 +207,17 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     while queue:
         doc_id = queue.pop(0)
         src = files[doc_id]
+        state = states.get(doc_id)
+        same_stat = state is not None and src.stat and state.stat == src.stat
         try:
-            digest = _sha256(src.path)
+            digest = state.sha256 if same_stat else _sha256(src.path)
         except OSError as exc:
             problem = Problem("error", "bad-input", f"cannot read: {exc.strerror or exc}", doc_id)
             updates[doc_id] = DocumentUpdate([], [problem])
             continue
-        if before.get(doc_id) == digest and _deps_unchanged(store.depends(doc_id)):
+        if state is not None and state.sha256 == digest and _deps_unchanged(state.depends):
             changes["unchanged"].append(doc_id)
-            followed = [Path(p) for p in store.follows(doc_id)]
+            followed = [Path(p) for p in state.follows]
         else:
             changes["changed" if doc_id in before else "added"].append(doc_id)
             extracted = _extract(src, ctx)
@@ -208,18 +231,19 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             triples, problems = document_triples(doc, extraction, name, schema, when, store.node_type)
             followed = extraction.follow
             updates[doc_id] = DocumentUpdate(triples, problems, [str(p) for p in followed],
-                                             {str(p): fingerprint(p) for p in extraction.depends})
+                                             {str(p): fingerprint(p) for p in extraction.depends},
+                                             src.stat)
         for target in followed:
             target_id = _doc_id_for(target, src) if target.is_relative_to(src.root) else None
             if target_id and target_id not in files and target.is_file():
-                files[target_id] = SourceFile(target, target_id, src.root)
+                files[target_id] = SourceFile(target, target_id, src.root, _stat(target))
                 queue.append(target_id)
                 total += 1
         done += 1
         if progress:
             progress(doc_id, done, total)
     changes["deleted"] = sorted(set(before) - set(files))
-    if full:
+    if full or not before:
         problems = store.replace_all(updates)
     else:
         changed: dict[str, DocumentUpdate | None] = dict(updates)

@@ -58,6 +58,13 @@ DECLARED_TYPE = _i(str(KG.declaredType))
 DECLARED_LABEL = _i(str(KG.declaredLabel))
 MENTION_LABEL = _i(str(KG.mentionLabel))
 CLAIMS = frozenset({DECLARED_TYPE, DECLARED_LABEL, MENTION_LABEL})
+_ASSERTION, _SUBJECT, _PREDICATE, _OBJECT = (_i(str(KG.Assertion)), _i(str(RDF.subject)),
+                                             _i(str(RDF.predicate)), _i(str(RDF.object)))
+_DERIVED, _EXTRACTOR, _CONFIDENCE, _GENERATED = (_i(str(PROV.wasDerivedFrom)), _i(str(KG.extractor)),
+                                                 _i(str(KG.confidence)), _i(str(PROV.generatedAtTime)))
+_LINE, _POINTER, _EVIDENCE = _i(str(KG.line)), _i(str(KG.jsonPointer)), _i(str(KG.evidence))
+_SPAN_START, _SPAN_END = _i(str(KG.spanStart)), _i(str(KG.spanEnd))
+_DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
 _XSD = {"string": None, "integer": str(XSD.integer), "decimal": str(XSD.decimal),
         "boolean": str(XSD.boolean), "date": str(XSD.date), "dateTime": str(XSD.dateTime),
         "anyURI": str(XSD.anyURI)}
@@ -218,23 +225,23 @@ def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:
     subj, obj = _i(node_iri(a.subject)), _i(node_iri(a.object))
     yield subj, p, obj
     s = _i(ASSERTION_BASE + a.key)
-    yield s, A, _i(str(KG.Assertion))
-    yield s, _i(str(RDF.subject)), subj
-    yield s, _i(str(RDF.predicate)), p
-    yield s, _i(str(RDF.object)), obj
-    yield s, _i(str(PROV.wasDerivedFrom)), _i(source_iri(a.source))
-    yield s, _i(str(KG.extractor)), lit(a.extractor)
-    yield s, _i(str(KG.confidence)), lit(repr(float(a.confidence)), str(XSD.double))
-    yield s, _i(str(PROV.generatedAtTime)), lit(a.generated_at, str(XSD.dateTime))
+    yield s, A, _ASSERTION
+    yield s, _SUBJECT, subj
+    yield s, _PREDICATE, p
+    yield s, _OBJECT, obj
+    yield s, _DERIVED, _i(source_iri(a.source))
+    yield s, _EXTRACTOR, lit(a.extractor)
+    yield s, _CONFIDENCE, lit(repr(float(a.confidence)), _DOUBLE)
+    yield s, _GENERATED, lit(a.generated_at, _DATETIME)
     if a.line is not None:
-        yield s, _i(str(KG.line)), lit(a.line, str(XSD.integer))
+        yield s, _LINE, lit(a.line, _INTEGER)
     if a.pointer is not None:
-        yield s, _i(str(KG.jsonPointer)), lit(a.pointer)
+        yield s, _POINTER, lit(a.pointer)
     if a.evidence:
-        yield s, _i(str(KG.evidence)), lit(a.evidence)
+        yield s, _EVIDENCE, lit(a.evidence)
     if a.span is not None:
-        yield s, _i(str(KG.spanStart)), lit(a.span[0], str(XSD.integer))
-        yield s, _i(str(KG.spanEnd)), lit(a.span[1], str(XSD.integer))
+        yield s, _SPAN_START, lit(a.span[0], _INTEGER)
+        yield s, _SPAN_END, lit(a.span[1], _INTEGER)
     for label in sorted(a.access):
         yield s, ACCESS, lit(label)
 

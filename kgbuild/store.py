@@ -42,7 +42,18 @@ SHA = f"<{KG.sha256}>"
 PROBLEM = f"<{KG.problem}>"
 FOLLOWS = f"<{KG.follows}>"
 DEPENDS = f"<{KG.dependsOnFile}>"
-INTERNAL = CLAIMS | {PROBLEM, FOLLOWS, DEPENDS}
+STAT = f"<{KG.fileStat}>"
+INTERNAL = CLAIMS | {PROBLEM, FOLLOWS, DEPENDS, STAT}
+
+
+@dataclass
+class DocumentState:
+    """What the store remembers about a document between builds."""
+
+    sha256: str
+    stat: str = ""
+    follows: list[str] = field(default_factory=list)
+    depends: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -53,6 +64,7 @@ class DocumentUpdate:
     problems: list[Problem] = field(default_factory=list)
     follows: list[str] = field(default_factory=list)  # absolute paths of followed files
     depends: dict[str, str] = field(default_factory=dict)  # absolute path -> content fingerprint
+    stat: str = ""
 
 
 def _nt(term: ox.NamedNode | ox.Literal) -> str:
@@ -125,9 +137,7 @@ class GraphStore:
                 shutil.rmtree(p, ignore_errors=True)
 
     def close(self) -> None:
-        """Flush and release the database and the write lock."""
-        if self.path is not None and self._lock_fh is not None:
-            self._db.flush()
+        """Release the database and the write lock (committed writes are already durable)."""
         del self._db
         if self._lock_fh is not None:
             self._lock_fh.close()
@@ -147,20 +157,23 @@ class GraphStore:
             out[doc_from_iri(q.subject.value)] = q.object.value
         return dict(sorted(out.items()))
 
-    def follows(self, doc_id: str) -> list[str]:
-        """Files a document pointed at (e.g. Location targets), as absolute paths."""
-        g = ox.NamedNode(_source_graph(doc_id))
-        return sorted(q.object.value for q in self._db.quads_for_pattern(
-            None, ox.NamedNode(FOLLOWS[1:-1]), None, g))
+    def document_states(self) -> dict[str, DocumentState]:
+        """Hash, file stat, followed files and dependencies of every document, in bulk."""
+        states = {doc: DocumentState(sha) for doc, sha in self.documents().items()}
 
-    def depends(self, doc_id: str) -> dict[str, str]:
-        """Other files (absolute path → fingerprint) whose content shaped a document's graph."""
-        g = ox.NamedNode(_source_graph(doc_id))
-        out = {}
-        for q in self._db.quads_for_pattern(None, ox.NamedNode(DEPENDS[1:-1]), None, g):
-            path, _, digest = q.object.value.rpartition("\t")
-            out[path] = digest
-        return out
+        def each(pred: str):
+            for q in self._db.quads_for_pattern(None, ox.NamedNode(pred[1:-1]), None, None):
+                state = states.get(doc_from_iri(q.graph_name.value))
+                if state is not None:
+                    yield state, q.object.value
+        for state, value in each(STAT):
+            state.stat = value
+        for state, value in each(FOLLOWS):
+            state.follows.append(value)
+        for state, value in each(DEPENDS):
+            path, _, digest = value.rpartition("\t")
+            state.depends[path] = digest
+        return states
 
     def problems(self) -> list[Problem]:
         """Every problem recorded by the documents now in the store."""
@@ -195,23 +208,20 @@ class GraphStore:
         return from_triples(set(self.triples()), self.schema)
 
     def counts(self) -> dict:
-        """Nodes by type and distinct edges by type, from the store."""
+        """Nodes by type, distinct edges by type and assertions (aggregated inside the store)."""
         by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
-        nodes: dict[str, int] = {}
-        for q in self._db.quads_for_pattern(None, ox.NamedNode(A[1:-1]), None, ox.NamedNode(NODES_GRAPH)):
-            name = by_iri.get(q.object.value)
-            if name:
-                nodes[name] = nodes.get(name, 0) + 1
-        edges: dict[str, int] = {}
-        for e in self.schema.edge_types.values():
-            pairs = {(q.subject.value, q.object.value)
-                     for q in self._db.quads_for_pattern(None, ox.NamedNode(e.iri), None, None)}
-            if pairs:
-                edges[e.name] = len(pairs)
-        assertions = sum(1 for _ in self._db.quads_for_pattern(
-            None, ox.NamedNode(A[1:-1]), ox.NamedNode(str(KG.Assertion)), None))
+        by_edge = {e.iri: e.name for e in self.schema.edge_types.values()}
+        nodes = {by_iri[r["t"].value]: int(r["n"].value) for r in self._db.query(
+            f"SELECT ?t (COUNT(*) AS ?n) WHERE {{ GRAPH <{NODES_GRAPH}> {{ ?s a ?t }} }} GROUP BY ?t")
+            if r["t"].value in by_iri}
+        values = " ".join(f"<{iri}>" for iri in by_edge)
+        edges = {by_edge[r["p"].value]: int(r["n"].value) for r in self._db.query(
+            f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?s ?p ?o WHERE {{ "
+            f"VALUES ?p {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} }} GROUP BY ?p")}
+        [row] = list(self._db.query(
+            f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH ?g {{ ?a a <{KG.Assertion}> }} }}"))
         return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
-                "assertions": assertions}
+                "assertions": int(row["n"].value)}
 
     # -- writing ---------------------------------------------------------------------------------
     def apply(self, changes: dict[str, DocumentUpdate | None]) -> list[Problem]:
@@ -338,6 +348,8 @@ def _with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
         yield src, FOLLOWS, lit(path)
     for path, digest in sorted(upd.depends.items()):
         yield src, DEPENDS, lit(f"{path}\t{digest}")
+    if upd.stat:
+        yield src, STAT, lit(upd.stat)
 
 
 def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:

@@ -78,6 +78,7 @@ class SourceFile:
     path: Path
     doc_id: str
     root: Path
+    stat: str = ""  # "size:mtime_ns" when discovered, to skip re-reading unchanged files
 
     def read_bytes(self) -> bytes:
         return self.path.read_bytes()

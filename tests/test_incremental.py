@@ -1,0 +1,138 @@
+"""Incremental rebuilds through the store: exactly what changed changes, nothing else."""
+
+import shutil
+
+import pytest
+
+from kgbuild.build import build, build_graph
+from kgbuild.errors import KgbuildError
+from kgbuild.export import to_turtle
+from kgbuild.schema import load_schema
+from kgbuild.store import GraphStore
+from conftest import FIXTURE_CATALOG
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    root = tmp_path / "catalog"
+    shutil.copytree(FIXTURE_CATALOG, root)
+    return root
+
+
+def rebuild(root, store, **kw):
+    result = build_graph([root], store=store, timestamp=0, validate=False, **kw)
+    edges = set(result.graph.edges())
+    nodes = {n.id: n.type for n in result.graph.nodes.values()}
+    turtle = to_turtle(result.store.triples(), result.schema)
+    summary = result.summary()
+    result.store.close()
+    return edges, nodes, turtle, summary
+
+
+def full(root, tmp_path):
+    return rebuild(root, tmp_path / "fresh-store", full=True)
+
+
+def test_unchanged_sources_read_nothing(catalog, tmp_path):
+    store = tmp_path / "store"
+    first = rebuild(catalog, store)
+    second = rebuild(catalog, store)
+    assert second[3]["documents_changed"] == {"unchanged": 9, "changed": 0, "added": 0, "deleted": 0}
+    assert first[2] == second[2]
+
+
+def test_changing_an_owner_changes_exactly_that_edge(catalog, tmp_path):
+    store = tmp_path / "store"
+    before, _, _, _ = rebuild(catalog, store)
+    f = catalog / "components" / "pricing-sdk.yaml"
+    f.write_text(f.read_text().replace("owner: commerce-platform", "owner: storefront"))
+    after, _, turtle, summary = rebuild(catalog, store)
+    assert summary["documents_changed"]["changed"] == 1
+    assert before - after == {("component:default/pricing-sdk", "ownedBy", "group:default/commerce-platform")}
+    assert after - before == {("component:default/pricing-sdk", "ownedBy", "group:default/storefront")}
+    assert turtle == full(catalog, tmp_path)[2]
+
+
+def test_removing_a_dependency(catalog, tmp_path):
+    store = tmp_path / "store"
+    before, _, _, _ = rebuild(catalog, store)
+    f = catalog / "components" / "checkout-service.yaml"
+    f.write_text(f.read_text().replace("    - resource:orders-db\n", ""))
+    after, _, turtle, _ = rebuild(catalog, store)
+    assert before - after == {("component:default/checkout-service", "dependsOn", "resource:default/orders-db")}
+    assert after - before == set()
+    assert turtle == full(catalog, tmp_path)[2]
+
+
+def test_deleting_a_file_drops_its_edges_and_orphans(catalog, tmp_path):
+    store = tmp_path / "store"
+    before, nodes_before, _, _ = rebuild(catalog, store)
+    (catalog / "components" / "web-shop.yaml").unlink()
+    after, nodes_after, turtle, summary = rebuild(catalog, store)
+    assert summary["documents_changed"]["deleted"] == 1
+    assert {e for e in before if "web-shop" in e[0] or "web-shop" in e[2]} == before - after
+    assert "component:default/web-shop" not in nodes_after
+    # checkout-service is still defined by its own file, although web-shop depended on it
+    assert nodes_after["component:default/checkout-service"] == "Service"
+    assert turtle == full(catalog, tmp_path)[2]
+
+
+def test_defined_node_survives_losing_its_only_reference(catalog, tmp_path):
+    store = tmp_path / "store"
+    rebuild(catalog, store)
+    (catalog / "components" / "checkout-service.yaml").unlink()
+    _, nodes, turtle, _ = rebuild(catalog, store)
+    assert "component:default/pricing-sdk" in nodes  # still defined by pricing-sdk.yaml
+    assert "resource:default/orders-db" not in nodes  # defined only in the deleted file
+    assert turtle == full(catalog, tmp_path)[2]
+
+
+def test_stub_node_type_refines_and_reverts(catalog, tmp_path):
+    store = tmp_path / "store"
+    f = catalog / "components" / "pricing-sdk.yaml"
+    text = f.read_text()
+    f.unlink()
+    _, nodes, _, _ = rebuild(catalog, store)
+    assert nodes["component:default/pricing-sdk"] == "Component"  # only referenced
+    f.write_text(text)
+    _, nodes, turtle, summary = rebuild(catalog, store)
+    assert nodes["component:default/pricing-sdk"] == "Library"  # now defined as a library
+    assert summary["documents_changed"]["added"] == 1
+    assert turtle == full(catalog, tmp_path)[2]
+
+
+def test_location_targets_are_followed_when_the_location_is_unchanged(catalog, tmp_path):
+    store = tmp_path / "store"
+    loc = catalog / "catalog-info.yaml"
+    _, first, _, _ = rebuild(loc, store)
+    assert "component:default/web-shop" in first
+    _, second, _, summary = rebuild(loc, store)
+    assert first == second and summary["documents_changed"]["unchanged"] == 8
+
+
+def test_export_turtle_equals_build_output(catalog, tmp_path):
+    out = tmp_path / "g.ttl"
+    result = build([catalog], out, store=tmp_path / "store", timestamp=0)
+    result.store.close()
+    with GraphStore(tmp_path / "store", load_schema(), write=False) as store:
+        assert to_turtle(store.triples(), store.schema) == out.read_text()
+
+
+def test_second_writer_gets_a_clear_error(tmp_path):
+    schema = load_schema()
+    with GraphStore(tmp_path / "store", schema):
+        with pytest.raises(KgbuildError, match="another kgbuild process .* is writing the store"):
+            GraphStore(tmp_path / "store", schema)
+
+
+def test_reading_a_missing_store(tmp_path):
+    with pytest.raises(KgbuildError, match="no kgbuild store"):
+        GraphStore(tmp_path / "nothing", load_schema(), write=False)
+
+
+def test_problems_of_unchanged_documents_are_still_reported(catalog, tmp_path):
+    (catalog / "bad.yaml").write_text("apiVersion: backstage.io/v1alpha1\nkind: Group\nmetadata:\n  name: [\n")
+    store = tmp_path / "store"
+    _, _, _, first = rebuild(catalog, store)
+    _, _, _, second = rebuild(catalog, store)
+    assert first["problem_list"] == second["problem_list"] and first["problems"] == 1
