@@ -31,15 +31,15 @@ nothing reached (``no-edges``) the result says so and carries no nodes beyond th
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from .access import Principal, visible_graph
-from .context import context_pack, render_result
 from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_walk, path_walk
+from .context import context_pack, render_result
 from .errors import KgbuildError
 from .model import KnowledgeGraph
 from .resolve import Resolver
