@@ -59,6 +59,8 @@ def fold(text: str) -> str:
 
 def strip_accents(text: str) -> str:
     """``text`` in NFKC with combining marks removed (``Café`` -> ``Cafe``)."""
+    if text.isascii():
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return unicodedata.normalize(
         "NFKC", "".join(c for c in decomposed if not unicodedata.combining(c)))
@@ -101,6 +103,8 @@ def canonical_ref(text: str) -> str | None:
     ``API:payments`` -> ``api:default/payments``; ``default/payments`` -> ``*:default/payments``
     (kind unknown).
     """
+    if ":" not in text and "/" not in text:
+        return None
     text = unicodedata.normalize("NFKC", text.strip())
     m = _PURL.match(text)
     if m:
@@ -108,21 +112,13 @@ def canonical_ref(text: str) -> str | None:
         if kind == "pypi":
             name = re.sub(r"[-_.]+", "-", name)
         return f"pkg:{kind}/{name}"
-    if (":" not in text and "/" not in text) or " " in text:
+    if " " in text:
         return None
     try:
         kind, namespace, name = split_ref(text)
     except RefError:
         return None
     return f"{kind or '*'}:{namespace or DEFAULT_NAMESPACE}/{name}".lower()
-
-
-def ref_name(text: str) -> str | None:
-    """The name part of a reference-shaped ID (``component:default/pay-api`` -> ``pay-api``)."""
-    ref = canonical_ref(text)
-    if ref is None:
-        return None
-    return ref.rsplit("/", 1)[-1]
 
 
 @dataclass

@@ -32,10 +32,11 @@ from rapidfuzz.distance import OSA
 from .aliases import AliasRegistry
 from .errors import KgbuildError
 from .model import KnowledgeGraph
-from .normalize import Normalizer, acronym, canonical_ref, fold, ref_name, slug
+from .normalize import Normalizer, acronym, canonical_ref, fold, slug
 from .schema import Schema
 
 STATUSES = ("resolved", "new", "review", "ambiguous")
+MAX_CANDIDATES = 10  # candidates kept on a resolution, best first
 _DIGITS = re.compile(r"\d+")
 _TOKEN = re.compile(r"[^\W_](?:[\w.+#/:@'-]*[\w+#])?")
 STOPWORDS = frozenset(
@@ -152,6 +153,7 @@ class _TypeIndex:
 
     def __init__(self) -> None:
         self.keys: list[str] = []  # slot -> key
+        self.compacts: list[str] = []  # slot -> key without spaces
         self.owners: dict[int, int | tuple] = {}  # slot -> entity numbers
         self.by_key: dict[str, int] = {}
         self.by_compact: dict[str, int | tuple] = {}
@@ -164,7 +166,8 @@ class _TypeIndex:
         if slot is None:
             slot = self.by_key[key] = len(self.keys)
             self.keys.append(key)
-            _put(self.by_compact, key.replace(" ", ""), slot)
+            self.compacts.append(key.replace(" ", ""))
+            _put(self.by_compact, self.compacts[-1], slot)
             words = key.split()
             for w in set(words):
                 self.by_word.setdefault(w, []).append(slot)
@@ -182,7 +185,7 @@ class _TypeIndex:
         return out
 
     def block(self, key: str, th: Thresholds) -> list[int]:
-        """Candidate slots for a fuzzy comparison with ``key``, sorted.
+        """Candidate slots for a fuzzy comparison with ``key``.
 
         Names with a rare word of ``key`` (an unknown word stands for its vocabulary
         neighbours within two edits); when all its words are common, names sharing the two
@@ -208,7 +211,7 @@ class _TypeIndex:
             out.update(_get(self.by_compact, c))
         for rc in _around(rcompacts, compact[::-1], th.window):
             out.update(_get(self.by_compact, rc[::-1]))
-        return sorted(out)
+        return list(out)
 
     def scores(self, key: str, slots: list[int], cutoff: float) -> dict[int, float]:
         """Similarity of ``key`` to each slot's key, where at least ``cutoff``.
@@ -217,7 +220,7 @@ class _TypeIndex:
         free ratio of the keys.
         """
         out: dict[int, float] = {}
-        compacts = [self.keys[s].replace(" ", "") for s in slots]
+        compacts = [self.compacts[s] for s in slots]
         for _, sc, i in process.extract(key.replace(" ", ""), compacts, scorer=fuzz.ratio,
                                         limit=None, score_cutoff=cutoff):
             out[slots[i]] = sc
@@ -227,6 +230,16 @@ class _TypeIndex:
                                             score_cutoff=cutoff):
                 out[slots[i]] = max(sc, out.get(slots[i], 0.0))
         return out
+
+    def containing(self, key: str) -> list[int]:
+        """Slots whose key holds all of ``key``'s words in a row, and more."""
+        words = key.split()
+        postings = sorted((self.by_word.get(w, ()) for w in set(words)), key=len)
+        if not postings or not postings[0]:
+            return []
+        found = set(postings[0]).intersection(*postings[1:])
+        padded = f" {key} "
+        return sorted(s for s in found if self.keys[s] != key and padded in f" {self.keys[s]} ")
 
     def views(self) -> tuple[list[str], ...]:
         """Sorted compact keys, reversed compact keys, words and reversed words (cached)."""
@@ -245,8 +258,10 @@ def _around(sorted_list: list[str], x: str, width: int) -> list[str]:
 def _typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
     """Whether the keys differ only by word order and one misspelt word of the mention.
 
-    The misspelt word must be one edit away (two for words of 9+ letters), at least 4 letters
-    long and not itself a word of the type's vocabulary: ``router`` is no typo of ``route``.
+    The misspelt word and its correction must have 5+ letters, share their first and last
+    letters (``jsonc`` is no typo of ``json``) and be one edit apart (two from 9 letters);
+    the misspelt word must not be a word of the type's vocabulary (``router`` is no typo of
+    ``route``).
     """
     a, b = Counter(mention_key.split()), Counter(key.split())
     extra, missing = list((a - b).elements()), list((b - a).elements())
@@ -255,7 +270,8 @@ def _typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
     if len(extra) != 1 or len(missing) != 1:
         return False
     word, target = extra[0], missing[0]
-    return (len(word) >= 4 and word not in vocabulary
+    return (min(len(word), len(target)) >= 5 and word not in vocabulary
+            and word[0] == target[0] and word[-1] == target[-1]
             and OSA.distance(word, target) <= (2 if len(target) >= 9 else 1))
 
 
@@ -271,11 +287,14 @@ class Resolver:
         self._entities: list[_Entity] = []
         self._number: dict[str, int] = {}
         self._index: dict[str, _TypeIndex] = {t: _TypeIndex() for t in schema.node_types}
+        self._gates = {t: tuple(sorted(schema.compatible_types(t))) for t in schema.node_types}
+        self._gates[None] = tuple(sorted(schema.node_types))
         self._refs: dict[str, str | tuple] = {}  # ID or canonical reference -> IDs
         self._aliases: dict[tuple[str, str], str | tuple] = {}  # (type, folded alias) -> IDs
         self._registry_types: dict[str, str] = {}  # canonical ID -> type, from the registry
-        self._registry_names: dict[str, list[str]] = {}
-        self._rejected = self.registry.rejected()
+        self._rejected: dict[str, set[str]] = {}  # folded mention -> IDs it must not resolve to
+        for mention, rid in self.registry.rejected():
+            self._rejected.setdefault(mention, set()).add(rid)
         for type_name, ids in self.registry.aliases.items():
             t = self._type(type_name)
             for cid, names in ids.items():
@@ -288,10 +307,11 @@ class Resolver:
     @classmethod
     def from_graph(cls, kg: KnowledgeGraph, registry: AliasRegistry | None = None,
                    **options) -> "Resolver":
-        """A resolver knowing every node of ``kg`` (label and ``title`` attributes as names)."""
+        """A resolver knowing every node of ``kg``: label, aliases and ``title`` attributes."""
         r = cls(kg.schema, registry, **options)
         for node in kg.nodes.values():
-            r.add_entity(node.id, node.type, node.label, node.attributes.get("title", ()))
+            r.add_entity(node.id, node.type, node.label,
+                         sorted({*node.aliases, *node.attributes.get("title", ())}))
         return r
 
     # -- building -------------------------------------------------------------------
@@ -303,10 +323,9 @@ class Resolver:
             n = self._number[id] = len(self._entities)
             ent = _Entity(id, type_name, label)
             self._entities.append(ent)
-            self._index_ref(id, id)
-            self._index_name(n, ref_name(id))
-            for alias in self._registry_names.get(id, ()):
-                self._index_name(n, alias)
+            canon = self._index_ref(id, id)
+            if canon:  # the name part of a reference-shaped ID is a name too
+                self._index_name(n, canon.rsplit("/", 1)[-1])
         else:
             ent = self._entities[n]
             ent.label = min(ent.label, label)
@@ -335,20 +354,19 @@ class Resolver:
         for name in names:
             self._index_name(n, name)
 
-    def _index_ref(self, ref: str, id: str) -> None:
+    def _index_ref(self, ref: str, id: str) -> str | None:
+        """Index ``id`` under ``ref`` and its canonical forms; returns the canonical form."""
         _put(self._refs, ref, id)
         canon = canonical_ref(ref)
         if canon:
             _put(self._refs, canon, id)
             if not canon.startswith("pkg:"):
                 _put(self._refs, "*:" + canon.split(":", 1)[1], id)
+        return canon
 
     def _add_alias(self, type_name: str, cid: str, alias: str) -> None:
         _put(self._aliases, (type_name, fold(alias)), cid)
         self._registry_types.setdefault(cid, type_name)
-        self._registry_names.setdefault(cid, []).append(alias)
-        if cid in self._number:
-            self._index_name(self._number[cid], alias)
 
     def _owners(self, type_name: str, slot: int) -> list[int]:
         """Entities of ``type_name`` owning a slot of its index (not those narrowed since)."""
@@ -375,16 +393,12 @@ class Resolver:
         ``distinct`` from it are never candidates.
         """
         type_name = self._type(type) if type else None
-        gate = self._gate(type_name)
-        banned = {i for (m, i) in self._rejected if m == fold(mention)}
+        gate = self._gates[type_name]
+        banned = set(self._rejected.get(fold(mention), ()))
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
         return self._resolve(mention, type_name, gate, banned, fuzzy=True)
 
-    def _gate(self, type_name: str | None) -> tuple[str, ...]:
-        if type_name is None:
-            return tuple(sorted(self.schema.node_types))
-        return tuple(sorted(self.schema.compatible_types(type_name)))
 
     def _resolve(self, mention: str, type_name: str | None, gate: tuple[str, ...],
                  banned: set[str], fuzzy: bool) -> Resolution:
@@ -403,6 +417,19 @@ class Resolver:
         words = self.normalizer.words(mention)
         keys = {t: " ".join(self.normalizer.strip_suffix(words, t)) for t in gate}
         matched = self._normalized_hits(keys, folded, banned)
+        if len(matched) == 1:
+            ((only, key),) = matched.items()
+            t = self.type_of(only) or ""
+            if key != keys[t]:  # equal only without spaces: the words are split differently
+                inside = {self._entities[n].id: self._index[t].keys[slot]
+                          for slot in self._index[t].containing(keys[t])
+                          for n in self._owners(t, slot)
+                          if self._entities[n].id not in banned and self._entities[n].id != only}
+                if inside:
+                    self._fill(res, "normalized", {**matched, **inside},
+                               {only: 100.0, **dict.fromkeys(inside, 90.0)})
+                    return self._set(res, "review", None, f"{mention!r} spells {key!r} but also "
+                                     f"the words of {len(inside)} longer name(s)")
         if matched:
             return self._decide(res, "normalized", matched)
         if fuzzy:
@@ -447,9 +474,9 @@ class Resolver:
         best: dict[str, tuple[float, str]] = {}
         acronym_hits: dict[str, str] = {}
         for t, key in keys.items():
-            if len(key.replace(" ", "")) < 3:
-                continue
             idx = self._index[t]
+            if not idx.keys or len(key.replace(" ", "")) < 3:
+                continue
             for slot, s in idx.scores(key, idx.block(key, th), th.review).items():
                 for n in self._owners(t, slot):
                     i = self._entities[n].id
@@ -474,7 +501,7 @@ class Resolver:
         top_type = self.type_of(top) or ""
         mention_key = keys[top_type]
         close = {i for i, (s, _) in ranked if top_score - s < th.margin}
-        elsewhere = [t for t in keys if not self.schema.more_specific(t, top_type)
+        elsewhere = [t for t in keys if t not in self._gates[top_type]
                      and top_key in self._index[t].by_key]
         if not self._compatible(close):
             self._set(res, "ambiguous", None, f"fuzzy matches in incompatible types {self._types(close)}")
@@ -507,7 +534,7 @@ class Resolver:
               scores: dict[str, float] | None = None) -> None:
         res.stage = stage
         scores = scores or dict.fromkeys(matched, 100.0)
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CANDIDATES]
         res.score = ranked[0][1]
         res.candidates = [(i, self.type_of(i) or "", s) for i, s in ranked]
         res.details = [{"id": i, "type": t, "label": self.label_of(i), "score": round(s, 1),
@@ -523,13 +550,13 @@ class Resolver:
 
     def _compatible(self, ids: Iterable[str]) -> bool:
         types = self._types(ids)
-        return all(self.schema.more_specific(a, b) for a in types for b in types)
+        return all(b in self._gates.get(a, ()) for a in types for b in types)
 
     # -- questions and duplicates ---------------------------------------------------
     def find_mentions(self, text: str) -> list[Mention]:
         """Entity mentions in free text: longest resolvable word n-grams, not overlapping."""
         tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-        gate = self._gate(None)
+        gate = self._gates[None]
         found = []
         for i in range(len(tokens)):
             for j in range(i, min(len(tokens), i + self.thresholds.mention_ngram)):
