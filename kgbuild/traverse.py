@@ -166,7 +166,26 @@ def enumerate_walks(walk: Walk, seeds: Sequence[int], limit: int) -> tuple[list,
 # -- seeds, assembly, result ------------------------------------------------------------------
 @dataclass
 class TraversalResult:
-    """Everything one traversal returns; :meth:`to_dict` is the documented JSON form."""
+    """Everything one traversal returns. :meth:`to_dict` (JSON) has these keys:
+
+    * ``mode``: ``"follow"`` or ``"path"``; ``spec``: the settings (seeds excluded);
+      ``principal``: ``{labels, all_access}``.
+    * ``seeds``: ``[{id, label, type, via: id|name|question, mention, span, score}]``;
+      ``unresolved``: ``[{via, index (id/name seeds) | mention+span (question), status:
+      unknown|new|review|ambiguous, candidates: [{id, label, type, score}]}]``.
+    * ``nodes``: ``[{id, label, type, hop, seed}]`` (hop: first hop or step reaching it).
+    * ``edges``: ``[{id: "e1", subject, predicate, object, hop, direction, walks: [{hop,
+      direction}], assertions: [{source, location, evidence, extractor, confidence,
+      generated_at}]}]``: stored direction; ``direction`` ``out`` = walked subject to object.
+    * ``paths``: ``[{seed, end, nodes: [ids], edges: ["e1", ...], text}]``: complete walks
+      (path mode) or the walk to each leaf (follow mode).
+    * ``answers``: end nodes of all complete walks (path mode; complete unless capped).
+    * ``truncated``: ``{cap: [{node, hop, edges}], nodes, edges, paths, context_items}``:
+      edges the hub cap cut per node and hop; items the budgets left out.
+    * ``abstain``: null or ``{reason: no-seed|ambiguous|no-path|no-edges, message}``.
+    * ``context``: ``{items: [{id: "c1", kind: seed|evidence|relation, node | edge: [s, p,
+      o], text, sources: [{source, location}]}], chars, abstain}`` (see :mod:`kgbuild.context`).
+    """
 
     mode: str
     spec: dict
