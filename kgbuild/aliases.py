@@ -29,6 +29,7 @@ import yaml
 
 from .errors import InputError
 from .normalize import fold
+from .schema import Schema
 
 DECISIONS = ("accepted", "rejected")
 
@@ -177,17 +178,25 @@ class AliasRegistry:
             raise
 
 
-def accept(registry_path: str | Path, mention: str, type_name: str, canonical_id: str) -> Decision:
-    """Record in the registry file that ``mention`` (a ``type_name``) is ``canonical_id``."""
-    return _decide(registry_path, mention, type_name, canonical_id, "accepted")
+def accept(registry_path: str | Path, mention: str, type_name: str, canonical_id: str,
+           schema: Schema | None = None) -> Decision:
+    """Record in the registry file that ``mention`` (a ``type_name``) is ``canonical_id``.
+
+    With ``schema``, the type name is checked and spelt as the schema spells it.
+    """
+    return _decide(registry_path, mention, type_name, canonical_id, "accepted", schema)
 
 
-def reject(registry_path: str | Path, mention: str, type_name: str, canonical_id: str) -> Decision:
+def reject(registry_path: str | Path, mention: str, type_name: str, canonical_id: str,
+           schema: Schema | None = None) -> Decision:
     """Record in the registry file that ``mention`` (a ``type_name``) is never ``canonical_id``."""
-    return _decide(registry_path, mention, type_name, canonical_id, "rejected")
+    return _decide(registry_path, mention, type_name, canonical_id, "rejected", schema)
 
 
-def _decide(path: str | Path, mention: str, type_name: str, cid: str, decision: str) -> Decision:
+def _decide(path: str | Path, mention: str, type_name: str, cid: str, decision: str,
+            schema: Schema | None) -> Decision:
+    if schema is not None:
+        type_name = schema.node_type(type_name).name
     reg = AliasRegistry.load(path, missing_ok=True)
     made = reg.decide(mention, type_name, cid, decision)
     reg.save(path)

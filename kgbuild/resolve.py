@@ -20,17 +20,21 @@ the order entities were added.
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import tempfile
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterable
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from .aliases import AliasRegistry
-from .errors import KgbuildError
+from .errors import InputError, KgbuildError
 from .model import KnowledgeGraph
 from .normalize import Normalizer, acronym, canonical_ref, fold, slug
 from .schema import Schema
@@ -645,7 +649,66 @@ def review_queue(resolutions: Iterable[Resolution], registry: AliasRegistry | No
     return [items[k] for k in sorted(items)]
 
 
+def save_review_queue(path: str | Path, items: list[dict]) -> None:
+    """Write a review queue as JSON, atomically (the build calls this; ``review`` reads it)."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"queue": items}, fh, indent=1, sort_keys=True, ensure_ascii=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
+           queue_path: str | Path | None = None, type: str | None = None) -> dict:
+    """What awaits a decision: queued mentions not yet decided, and possible duplicates in ``kg``."""
+    registry = AliasRegistry.load(registry_path, missing_ok=True) if registry_path else None
+    queue: list[dict] = []
+    if queue_path:
+        try:
+            queue = json.loads(Path(queue_path).read_text(encoding="utf-8"))["queue"]
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise InputError(f"cannot read review queue: {exc}", str(queue_path)) from None
+    decided = {(fold(d.mention), d.type) for d in (registry.decisions if registry else ())}
+    resolver = Resolver.from_graph(kg, registry)
+    type_name = kg.schema.node_type(type).name if type else None
+    pending = [q for q in queue if (fold(q["mention"]), q.get("type") or "") not in decided
+               and (type_name is None or q.get("type") == type_name)]
+    return {"queue": pending,
+            "possible_duplicates": [d.to_dict() for d in resolver.possible_duplicates(type_name)]}
+
+
+def render_review(report: dict) -> str:
+    """:func:`review`'s report as text for people."""
+    lines = [f"{len(report['queue'])} queued mention(s)"]
+    for q in report["queue"]:
+        cands = ", ".join(f"{c['id']} ({c['score']})" for c in q["candidates"][:3])
+        lines.append(f"  {q['mention']!r} as {q['type'] or 'any type'}: {q['status']}, "
+                     f"{q['reason']}" + (f"; candidates {cands}" if cands else ""))
+    lines.append(f"{len(report['possible_duplicates'])} possible duplicate pair(s)")
+    for d in report["possible_duplicates"]:
+        lines.append(f"  {d['a']} ~ {d['b']} ({d['type']}, {d['reason']} {d['score']})")
+    return "\n".join(lines)
+
+
 def explain(kg: KnowledgeGraph, mention: str, type: str | None = None,
-            registry: AliasRegistry | None = None) -> dict:
+            registry_path: str | Path | None = None) -> dict:
     """How ``mention`` resolves against the nodes of ``kg``: the JSON-ready explanation."""
+    registry = AliasRegistry.load(registry_path, missing_ok=True) if registry_path else None
     return Resolver.from_graph(kg, registry).resolve(mention, type).explain()
+
+
+def render_explain(d: dict) -> str:
+    """An :meth:`Resolution.explain` dict as text for people."""
+    head = f"{d['mention']!r} as {d['type'] or 'any type'}: {d['status']}"
+    head += f" -> {d['id']}" if d["id"] else ""
+    lines = [f"{head} (stage {d['stage']}: {d['reason']})",
+             f"searched types: {', '.join(d['searched_types'])}"]
+    lines += [f"  {c['score']:>5}  {c['id']}  {c['type']}  {c['label']!r} matched {c['matched']!r}"
+              for c in d["candidates"]]
+    if d.get("suggested_id"):
+        lines.append(f"suggested ID for a new entity: {d['suggested_id']}")
+    return "\n".join(lines)
