@@ -97,7 +97,7 @@ def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, 
     if not 0.0 <= rec.confidence <= 1.0:
         return Problem("error", "bad-confidence", f"confidence {rec.confidence} outside [0, 1]",
                        doc.id, rec.line)
-    assertion = Assertion(s, et.name, o, doc.id, extractor, when, rec.confidence, rec.line,
+    assertion = Assertion(s, et.name, o, rec.source or doc.id, extractor, when, rec.confidence, rec.line,
                           rec.pointer, rec.evidence, rec.span, frozenset(rec.access | doc.access))
     mentions = {(n, t, lbl) for n, t, lbl in typed if n not in defined}
     return assertion, mentions

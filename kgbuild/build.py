@@ -20,6 +20,7 @@ from .export import atomic_write, to_turtle
 from .model import KnowledgeGraph, SourceDocument, triples_to_rdflib, utc_timestamp
 from .schema import Schema, load_schema
 from .sources.base import Context, Extraction, Problem, SourceFile
+from .sources.codeowners import add_fallback_owners
 from .sources.registry import EXTRACTORS
 from .store import DocumentUpdate, GraphStore
 from .validate import ValidationReport, validate_graph
@@ -152,7 +153,11 @@ def _timestamp(path: Path, fixed: float | None) -> str:
 
 def _extract(src: SourceFile, ctx: Context) -> tuple[str, Extraction] | None:
     ex = _extractor_for(src.path)
-    return None if ex is None else (ex.name, ex.extract(src, ctx))
+    if ex is None:
+        return None
+    extraction = ex.extract(src, ctx)
+    add_fallback_owners(src, extraction, ex.name, ctx)
+    return ex.name, extraction
 
 
 def _sha256(path: Path) -> str:

@@ -22,6 +22,7 @@ EXPECTED = {
     "npm-shape/package.json": [("warning", 3), ("warning", 5), ("warning", 6)],
     "gomod/go.mod": [("warning", 5), ("warning", 7), ("warning", 9)],
     "openapi/openapi.yaml": [("error", 6)],  # truncated YAML
+    "codeowners/.github/CODEOWNERS": [("warning", 2), ("warning", 3), ("warning", 4)],
 }
 
 

@@ -5,5 +5,5 @@ claim files by name.
 """
 
 from . import backstage  # noqa: F401
-from . import compose, cyclonedx, gomod, npm, python  # noqa: F401
+from . import codeowners, compose, cyclonedx, gomod, npm, python  # noqa: F401
 from . import openapi  # noqa: F401  (sniffs any JSON/YAML: keep last)

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import InputError
 from ..refs import RefError, is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
 from .base import Context, EdgeRecord, Extraction, NodeRecord, Problem, SourceFile
+from .openapi import read_api_spec
 from .registry import register
 from .textfile import YList, YMap, load_yaml, read_text
 
@@ -125,7 +126,7 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, lines: list[str], out: Extra
         raise Rejected(f"{kind} {name!r} has no spec", e.line)
     if not isinstance(spec, YMap):
         raise Rejected("spec is not a mapping", e.line_of("spec"))
-    _resolve_placeholders(spec, src, ctx, out)
+    local_specs = _resolve_placeholders(spec, src, ctx, out)
     for field, typ in REQUIRED[kind].items():
         if field not in spec:
             raise Rejected(f"{kind} {name!r} is missing required spec.{field}", spec.line_of(field) if spec else e.line)
@@ -162,6 +163,8 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, lines: list[str], out: Extra
     profile = spec.get("profile")
     if isinstance(profile, dict) and isinstance(profile.get("email"), str):
         attrs["email"] = profile["email"]
+    if kind == "API" and "definition" in local_specs:
+        attrs.update(_spec_attributes(local_specs["definition"], src, ctx, out))
     attrs = {k: v for k, v in attrs.items() if v and k in ctx.schema.attributes}
     label = meta.get("title") if isinstance(meta.get("title"), str) and meta.get("title") else name
     if isinstance(profile, dict) and isinstance(profile.get("displayName"), str) and not meta.get("title"):
@@ -234,14 +237,29 @@ def _access_labels(meta: YMap) -> frozenset[str]:
     return frozenset(labels)
 
 
-def _resolve_placeholders(value: object, src: SourceFile, ctx: Context, out: Extraction) -> None:
-    """Resolve ``$text``-style placeholders in place, as Backstage's PlaceholderProcessor does."""
+def _spec_attributes(path: Path, src: SourceFile, ctx: Context, out: Extraction) -> dict:
+    """Title, version and definition source of a local spec an API's definition points at."""
+    out.depends.append(path)
+    rel = path.relative_to(src.root.resolve()).as_posix()
+    attrs = {"definitionSource": f"{src.doc_id.split('/')[0]}/{rel}" if "/" in src.doc_id else rel}
+    try:
+        spec = read_api_spec(path, ctx.max_file_bytes)
+    except InputError:
+        return attrs  # $text may hold any text: still a valid definition
+    attrs.update({"version": spec["version"], "specVersion": spec["specVersion"]})
+    return attrs
+
+
+def _resolve_placeholders(value: object, src: SourceFile, ctx: Context, out: Extraction) -> dict[object, Path]:
+    """Resolve ``$text``-style placeholders in place, as Backstage's PlaceholderProcessor does;
+    returns the local files resolved, by the key that held the placeholder."""
+    local: dict[object, Path] = {}
     if isinstance(value, YList):
         items = list(enumerate(value))
     elif isinstance(value, YMap):
         items = list(value.items())
     else:
-        return
+        return local
     for key, child in items:
         if isinstance(child, YMap) and len(child) == 1 and str(next(iter(child))).startswith("$"):
             placeholder, target = next(iter(child.items()))
@@ -262,9 +280,11 @@ def _resolve_placeholders(value: object, src: SourceFile, ctx: Context, out: Ext
                 if not path.is_file():
                     raise Rejected(f"{placeholder} target {target} does not exist", line)
                 resolved = target
+                local[key] = path
             value[key] = resolved
         else:
             _resolve_placeholders(child, src, ctx, out)
+    return local
 
 
 def _local_target(target: str, src: SourceFile, ctx: Context, line: int) -> Path:

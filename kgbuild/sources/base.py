@@ -69,6 +69,7 @@ class EdgeRecord:
     object_label: str | None = None
     span: tuple[int, int] | None = None
     access: frozenset[str] = frozenset()
+    source: str | None = None  # document ID of another file that asserted this (e.g. CODEOWNERS)
 
 
 @dataclass

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
-from .base import EdgeRecord, Problem
+from .base import Context, EdgeRecord, Extraction, Problem, SourceFile
+from .registry import register
 from .textfile import read_text
 
 LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
@@ -180,3 +181,60 @@ def codeowners_edges(codeowners: CodeOwners, components: Iterable[tuple[str, str
                                     evidence=rule.text, confidence=owner.confidence,
                                     object_type=owner.type, object_label=owner.written))
     return edges
+
+
+OWNABLE = {"npm", "python", "gomod", "compose"}  # extractors whose nodes are the repo's own components
+
+
+def candidate_paths(file: Path, stop: Path) -> list[Path]:
+    """Every place a CODEOWNERS governing ``file`` could appear, up to ``stop``."""
+    out = []
+    for folder in file.parents:
+        if folder != stop and stop not in folder.parents:
+            break
+        out.extend(folder / loc for loc in LOCATIONS)
+        if folder == stop:
+            break
+    return out
+
+
+def add_fallback_owners(src: SourceFile, extraction: Extraction, extractor: str, ctx: Context) -> None:
+    """Give the components a manifest defines the owners CODEOWNERS names for its path,
+    unless the manifest names an owner itself. The edges cite the CODEOWNERS line; every
+    place a CODEOWNERS could appear becomes a dependency of the manifest's document."""
+    if extractor not in OWNABLE or not extraction.nodes:
+        return
+    extraction.depends.extend(candidate_paths(src.path, src.root))
+    co_path = governing_codeowners(src.path, src.root)
+    if co_path is None:
+        return
+    doc_id = _doc_id(co_path, src)
+    rules = read_codeowners(co_path, ctx.max_file_bytes, doc_id)
+    owned = {e.subject if e.predicate == "ownedBy" else e.object
+             for e in extraction.edges if e.predicate in ("ownedBy", "ownerOf")}
+    manifest = src.path.relative_to(repo_root_of(co_path)).as_posix()
+    components = sorted({(n.id, manifest) for n in extraction.nodes})
+    for edge in codeowners_edges(rules, components, owned):
+        edge.source = doc_id
+        extraction.edges.append(edge)
+
+
+def _doc_id(path: Path, src: SourceFile) -> str:
+    rel = path.relative_to(src.root).as_posix()
+    return f"{src.doc_id.split('/')[0]}/{rel}" if "/" in src.doc_id else rel
+
+
+class CodeownersExtractor:
+    """Makes each CODEOWNERS file a source document and reports its bad lines; the
+    ownership it implies is added to manifests by :func:`add_fallback_owners`."""
+
+    name = "codeowners"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return path.name == "CODEOWNERS"
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        return Extraction(problems=read_codeowners(src.path, ctx.max_file_bytes, src.doc_id).problems)
+
+
+register(CodeownersExtractor())

@@ -58,6 +58,37 @@ def parse_api_spec(text: str, name: str, is_json: bool = False) -> dict:
             "pointer": ("/info" if info else f"/{kind}") if is_json else None}
 
 
+_PLACEHOLDER = re.compile(r"""\$(?:text|openapi|asyncapi)\s*:\s*["']?([^\s"'#]+)""")
+
+
+def referenced_by_catalog(src: SourceFile, ctx: Context) -> tuple[bool, list[Path]]:
+    """Whether a catalog file in this spec's folder or a folder above it (up to the scanned
+    root) points at it through a ``$text``/``$openapi``/``$asyncapi`` placeholder; and the
+    folders and files looked at, on which the answer depends."""
+    target = src.path.resolve()
+    root = src.root.resolve()
+    looked: list[Path] = []
+    for folder in target.parents:
+        if folder != root and root not in folder.parents:
+            break
+        looked.append(folder)
+        for candidate in sorted(folder.glob("*.y*ml")):
+            if candidate == target or candidate.suffix not in (".yaml", ".yml"):
+                continue
+            looked.append(candidate)
+            try:
+                text = read_text(candidate, ctx.max_file_bytes)
+            except InputError:
+                continue
+            for ref in _PLACEHOLDER.findall(text):
+                rel = ref[len("file:"):] if ref.startswith("file:") else ref
+                if "://" not in rel and (candidate.parent / rel).resolve() == target:
+                    return True, looked
+        if folder == root:
+            break
+    return False, looked
+
+
 def spec_api_id(doc_id: str) -> str:
     """ID of the API node a standalone spec file defines."""
     return scoped_id(doc_id, "api")
@@ -79,7 +110,10 @@ class ApiSpecExtractor:
             spec = read_api_spec(src.path, ctx.max_file_bytes, src.doc_id)
         except InputError as exc:
             return Extraction(problems=[input_problem(exc)])
-        out = Extraction()
+        referenced, depends = referenced_by_catalog(src, ctx)
+        out = Extraction(depends=depends)
+        if referenced:  # the catalog's API entity describes this spec: no second API node
+            return out
         if spec["title"] is None:
             out.problems.append(Problem("warning", "no-title", "API spec without info.title; "
                                         "named after its file", src.doc_id, spec["line"] or 1))
