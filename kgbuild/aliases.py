@@ -150,7 +150,10 @@ class AliasRegistry:
         for pair in pairs:
             if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)):
                 raise fail(f"distinct entry {pair!r} is not a pair of IDs")
-            reg.add_distinct(*pair)
+            try:
+                reg.add_distinct(*pair)
+            except InputError as exc:
+                raise fail(exc.message) from None
         decisions = raw.get("decisions") or []
         if not isinstance(decisions, list):
             raise fail("decisions must be a list")
@@ -158,7 +161,10 @@ class AliasRegistry:
             if not isinstance(d, dict) or not all(isinstance(d.get(k), str)
                                                   for k in ("mention", "type", "id", "decision")):
                 raise fail(f"decision {d!r} needs string mention, type, id and decision")
-            reg.decide(d["mention"], d["type"], d["id"], d["decision"])
+            try:
+                reg.decide(d["mention"], d["type"], d["id"], d["decision"])
+            except InputError as exc:
+                raise fail(exc.message) from None
         return reg
 
     def save(self, path: str | Path) -> None:

@@ -3,8 +3,8 @@
 A *key* is what two names must share to count as the same name of one entity type:
 
 * Unicode NFKC, accents removed, case-folded; ``&`` read as ``and``;
-* split into words at camelCase humps (``getHTTPResponse``, ``Adams70``, ``33Atlas``; not
-  ``k8s`` or ``log4j``) and at any separator (space, ``-``, ``_``, ``.``, ``/``, ...); ``+``,
+* split into words at camelCase humps (``getHTTPResponse``, ``APIsClient``, ``Adams70``,
+  ``33Atlas``; not ``k8s`` or ``log4j``) and at any separator (space, ``-``, ``_``, ``.``, ``/``, ...); ``+``,
   ``#`` and ``*`` stay part of a word (``C++`` is not ``C``);
 * abbreviations expanded and plurals singularised, word by word (both maps configurable);
 * a trailing *type suffix* dropped, but only the suffix of the type being compared:
@@ -28,8 +28,9 @@ from .refs import DEFAULT_NAMESPACE, RefError, split_ref
 from .schema import Schema
 
 _WORD = re.compile(r"[^\W_]+[+#*]*|[+#*]+")
-_HUMP = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])|(?<=[a-z])(?=[A-Z])|(?<=\d)(?=[A-Z])"
-                   r"|(?<=[a-z]{2})(?=\d+(?:[A-Z]|$|[^A-Za-z0-9]))")
+_HUMP = re.compile(r"(?<=[A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])|(?<=[a-z])(?=[A-Z])"
+                   r"|(?<=\d)(?=[A-Z][a-z])|(?<=[a-z]{2})(?=\d+(?:[A-Z]|$|[^A-Za-z0-9]))"
+                   r"|(?<=[A-Z]{2})(?=\d+(?:$|[^A-Za-z0-9]))")
 _PURL = re.compile(r"^pkg:([A-Za-z.+-]+)/([^@?#]+)")
 
 # Extra words that name a type without being its schema name ("Payments Team" is a Group).

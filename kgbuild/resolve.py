@@ -165,21 +165,21 @@ class _TypeIndex:
         self.by_acronym: dict[str, int | tuple] = {}
         self._views: tuple[list[str], ...] | None = None
 
-    def add(self, key: str, ent: int) -> None:
+    def add(self, key: str, ent: int, acronyms: Iterable[str] = ()) -> None:
+        """Index ``ent`` under ``key``; ``acronyms`` (2+ letters) lead to it too."""
         slot = self.by_key.get(key)
         if slot is None:
             slot = self.by_key[key] = len(self.keys)
             self.keys.append(key)
             self.compacts.append(key.replace(" ", ""))
             _put(self.by_compact, self.compacts[-1], slot)
-            words = key.split()
-            for w in set(words):
+            for w in set(key.split()):
                 self.by_word.setdefault(w, []).append(slot)
-            acr = acronym(words)
-            if len(acr) >= 2:
-                _put(self.by_acronym, acr, slot)
             self._views = None
         _put(self.owners, slot, ent)
+        for acr in acronyms:
+            if len(acr) >= 2:
+                _put(self.by_acronym, acr, slot)
 
     def exact(self, key: str, compacts: Iterable[str] = ()) -> set[int]:
         """Slots whose key equals ``key`` or whose compact key is one of ``compacts``."""
@@ -348,9 +348,10 @@ class Resolver:
         ent = self._entities[n]
         if name and name not in ent.names:
             ent.names.append(name)
-            key = self.normalizer.key(name, ent.type)
-            if key:
-                self._index[ent.type].add(key, n)
+            words = self.normalizer.words(name)
+            stripped = self.normalizer.strip_suffix(words, ent.type)
+            if stripped:
+                self._index[ent.type].add(" ".join(stripped), n, {acronym(words), acronym(stripped)})
 
     def _reindex(self, n: int) -> None:
         """Index an entity whose type narrowed under its new type (lookups skip stale keys)."""

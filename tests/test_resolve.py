@@ -1,0 +1,275 @@
+"""The staged resolver: type gate, IDs, aliases, normalised keys, fuzzy matching, review."""
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings, strategies as st
+
+from kgbuild.aliases import AliasRegistry, accept, reject
+from kgbuild.errors import SchemaError
+from kgbuild.model import KnowledgeGraph
+from kgbuild.resolve import (Resolver, ResolutionStats, explain, review, review_queue,
+                             save_review_queue)
+from kgbuild.schema import load_schema
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aliases"
+CATALOG = yaml.safe_load((FIXTURES / "catalog.yaml").read_text())
+SCHEMA = load_schema()
+
+
+def make(entities=CATALOG, registry=None) -> Resolver:
+    r = Resolver(SCHEMA, registry)
+    for eid, type_name, label in entities:
+        r.add_entity(eid, type_name, label)
+    return r
+
+
+@pytest.fixture(scope="module")
+def r():
+    return make()
+
+
+def outcome(res):
+    return res.status, res.id, res.stage
+
+
+# -- the type gate ----------------------------------------------------------------------------
+def test_same_name_in_two_types_stays_two_entities(r):
+    assert outcome(r.resolve("Payments", "Group")) == ("resolved", "group:default/payments", "normalized")
+    assert outcome(r.resolve("Payments", "API")) == ("resolved", "api:default/payments", "normalized")
+    assert outcome(r.resolve("Payments Team")) == ("resolved", "group:default/payments", "normalized")
+    assert outcome(r.resolve("payments_api")) == ("resolved", "api:default/payments", "normalized")
+
+
+def test_untyped_match_in_incompatible_types_is_ambiguous(r):
+    res = r.resolve("payments")
+    assert res.status == "ambiguous" and res.id is None
+    assert {t for _, t, _ in res.candidates} == {"API", "Group", "Service", "Resource"} - {"Resource"}
+
+
+def test_compatible_types_resolve_through_the_gate(r):
+    assert r.resolve("payments", "Component").id == "component:default/payments-service"
+    assert r.resolve("ledger", "API").status == "new"  # a Service is never an API
+    assert r.resolve("Ledger", "Library").status == "new"  # siblings are not compatible
+
+
+def test_unknown_type_is_an_error(r):
+    with pytest.raises(SchemaError):
+        r.resolve("payments", "Teapot")
+
+
+# -- IDs and references -----------------------------------------------------------------------
+@pytest.mark.parametrize("mention, type_name, expected", [
+    ("api:default/payments", None, "api:default/payments"),
+    ("API:Payments", None, "api:default/payments"),
+    ("default/ledger", "Service", "component:default/ledger"),
+    ("component:ledger", None, "component:default/ledger"),
+    ("pkg:pypi/PyYAML@6.0.1", "Library", "pkg:pypi/pyyaml"),
+])
+def test_ids_and_references(r, mention, type_name, expected):
+    assert outcome(r.resolve(mention, type_name)) == ("resolved", expected, "id")
+
+
+def test_reference_kind_narrows_an_untyped_mention(r):
+    assert r.resolve("group:payments").id == "group:default/payments"
+    assert r.resolve("default/payments").status == "ambiguous"
+
+
+# -- the alias table and decisions ------------------------------------------------------------
+def test_curated_aliases_are_exact_and_per_type():
+    r = make(registry=AliasRegistry.load(FIXTURES / "aliases.yaml"))
+    assert outcome(r.resolve("YAML", "Library")) == ("resolved", "pkg:pypi/pyyaml", "alias")
+    assert outcome(r.resolve("cv2", "Library")) == ("resolved", "pkg:pypi/opencv-python", "alias")
+    assert r.resolve("cv2", "API").status == "new"
+    assert r.resolve("cv-2", "Library").status != "resolved"  # exact only, no fuzzy on aliases
+
+
+def test_registry_decisions_survive_reload(tmp_path):
+    path = tmp_path / "aliases.yaml"
+    assert make().resolve("Money API", "API").status == "new"
+    accept(path, "Money API", "API", "api:default/payments")
+    reject(path, "Payments", "Group", "group:default/payments")
+    r = make(registry=AliasRegistry.load(path))
+    assert outcome(r.resolve("money  api", "API")) == ("resolved", "api:default/payments", "alias")
+    assert r.resolve("payments", "Group").status == "new"  # rejected, nothing else to pick
+    assert r.resolve("payments team", "Group").id == "group:default/payments"
+
+
+def test_distinct_pair_never_merges():
+    registry = AliasRegistry()
+    entities = [["api:default/payments", "API", "Payments API"]]
+    # A new record "api:default/payments-v1" labelled like the existing API would merge...
+    assert make(entities).resolve("Payments API", "API", own_id="api:default/payments-v1").id \
+        == "api:default/payments"
+    # ...unless the registry says the two are different things.
+    registry.add_distinct("api:default/payments", "api:default/payments-v1")
+    r = make(entities + [["api:default/payments-v1", "API", "payments-api"]], registry)
+    res = r.resolve("Payments API", "API", own_id="api:default/payments-v1")
+    assert res.id == "api:default/payments-v1"
+    assert "api:default/payments" not in [c[0] for c in res.candidates]
+    assert r.possible_duplicates() == []
+    assert [(d.a, d.b) for d in make(entities + [["api:default/payments-v1", "API",
+                                                  "payments-api"]]).possible_duplicates()] == [
+        ("api:default/payments", "api:default/payments-v1")]
+
+
+# -- fuzzy matching and review ----------------------------------------------------------------
+def test_typo_resolves_fuzzy(r):
+    res = r.resolve("paymnets gateway", "Service")
+    assert outcome(res) == ("resolved", "component:default/payments-gateway", "fuzzy")
+    assert res.score >= 85
+
+
+@pytest.mark.parametrize("mention", [
+    "payments gateway ops",  # an extra word: a different, new thing
+    "payments getaway",  # another word, not a typo
+    "billing-v3",  # another version
+])
+def test_fuzzy_near_miss_of_a_new_entity_is_queued(r, mention):
+    res = r.resolve(mention, "Service")
+    assert res.status == "review" and res.id is None and res.candidates
+    assert res.suggested_id is None
+
+
+def test_new_entity_gets_a_stable_suggested_id(r):
+    res = r.resolve("Shipping Label Printer", "Service")
+    assert res.status == "new" and res.candidates == []
+    assert res.suggested_id == "service:default/shipping-label-printer"
+
+
+def test_acronym_only_match_goes_to_review(r):
+    res = r.resolve("CIS", "Service")
+    assert (res.status, res.stage) == ("review", "acronym")
+    assert res.candidates[0][0] == "component:default/customer-identity-service"
+
+
+def test_ties_go_to_review():
+    r = make([["component:default/a", "Service", "order-sync"],
+              ["component:default/b", "Service", "Order Sync Service"]])
+    res = r.resolve("order sync", "Service")
+    assert res.status == "review" and len(res.candidates) == 2
+    assert r.resolve("Order Sync Service", "Service").id == "component:default/b"  # exact name wins
+
+
+def test_untyped_fuzzy_match_naming_two_types_is_ambiguous():
+    r = make([["api:default/ledger", "API", "Ledger Reconciliation"],
+              ["group:default/ledger", "Group", "ledger-reconciliation"]])
+    assert r.resolve("ledger reconcilation").status == "ambiguous"
+    assert r.resolve("ledger reconcilation", "API").id == "api:default/ledger"
+
+
+def test_split_differently_and_inside_a_longer_name_goes_to_review():
+    r = make([["pkg:pypi/buildtools", "Library", "buildtools"],
+              ["pkg:pypi/ajk-ios-buildtools", "Library", "ajk_ios_buildTools"]])
+    assert r.resolve("buildTools", "Library").status == "review"
+    assert r.resolve("buildtools", "Library").id == "pkg:pypi/buildtools"
+
+
+def test_explain_shows_stage_reason_and_candidates(r):
+    d = r.resolve("paymnets gateway", "Service").explain()
+    json.dumps(d)
+    assert d["stage"] == "fuzzy" and d["status"] == "resolved"
+    assert d["searched_types"] == ["Component", "Service"]
+    assert "margin" in d["reason"]
+    first = d["candidates"][0]
+    assert first["id"] == "component:default/payments-gateway"
+    assert first["label"] == "Payments Gateway" and first["matched"] == "payment gateway"
+
+
+# -- order independence and entity bookkeeping ------------------------------------------------
+MENTIONS = [("payments", None), ("Payments", "API"), ("paymnets gateway", "Service"),
+            ("CIS", "Service"), ("payments gateway ops", "Service"), ("api:payments", None),
+            ("PyYaml", "Library"), ("Jane Doe", None), ("cusomer identity", "Service")]
+
+
+def snapshot(entities):
+    r = make(entities)
+    return ([r.resolve(m, t).explain() for m, t in MENTIONS],
+            [d.to_dict() for d in r.possible_duplicates()])
+
+
+def test_output_independent_of_insertion_order():
+    expected = snapshot(CATALOG)
+    for seed in range(5):
+        shuffled = list(CATALOG)
+        random.Random(seed).shuffle(shuffled)
+        assert snapshot(shuffled) == expected
+
+
+@settings(deadline=None, max_examples=25)
+@given(st.permutations(CATALOG + [["component:default/payments-gateway-v2", "Service",
+                                   "payments-gateway-v2"]]))
+def test_output_independent_of_insertion_order_property(entities):
+    assert snapshot(entities) == snapshot(sorted(entities))
+
+
+def test_readding_narrows_type_and_old_type_index_is_ignored():
+    r = Resolver(SCHEMA)
+    r.add_entity("component:default/pay", "Component", "pay-tool")
+    r.add_entity("component:default/pay", "Service", "Pay Tool Service")
+    assert r.type_of("component:default/pay") == "Service"
+    assert r.resolve("pay tool", "Library").status == "new"  # a Library gate sees Component
+    assert r.resolve("pay tool", "Service").id == "component:default/pay"
+
+
+def test_from_graph_uses_labels_aliases_and_titles():
+    kg = KnowledgeGraph(SCHEMA)
+    kg.add_node("api:default/payments", "API", "payments", title="Payments Platform API")
+    kg.nodes["api:default/payments"].aliases.add("PayAPI")
+    r = Resolver.from_graph(kg)
+    assert r.resolve("payments platform", "API").id == "api:default/payments"
+    assert r.resolve("payapi", "API").id == "api:default/payments"
+
+
+# -- questions, duplicates, queue and stats ---------------------------------------------------
+def test_find_mentions_in_a_question(r):
+    q = "Who owns the payments API, and which team is Payments Team? Ask Jane Doe."
+    found = r.find_mentions(q)
+    assert [(m.text, m.id, m.status) for m in found] == [
+        ("payments API", "api:default/payments", "resolved"),
+        ("Payments Team", "group:default/payments", "resolved"),
+        ("Jane Doe", "user:default/jane-doe", "resolved")]
+    assert all(q[m.start:m.end] == m.text for m in found)
+
+
+def test_find_mentions_reports_ambiguity_and_ignores_plain_words(r):
+    found = r.find_mentions("what does payments depend on?")
+    assert [(m.text, m.status) for m in found] == [("payments", "ambiguous")]
+
+
+def test_possible_duplicates_within_one_type():
+    r = make(CATALOG + [["component:default/payment-gateway", "Service", "payment_gateway"],
+                        ["group:default/payment-gateway", "Group", "Payment Gateway"]])
+    dups = r.possible_duplicates("Service")
+    assert [(d.a, d.b, d.reason) for d in dups] == [
+        ("component:default/payment-gateway", "component:default/payments-gateway", "normalized")]
+    assert all(d.type == "Service" for d in r.possible_duplicates())
+
+
+def test_review_queue_stats_and_cli_helpers(r, tmp_path):
+    results = [r.resolve(m, t) for m, t in MENTIONS + [("CIS", "Service")]]
+    stats = ResolutionStats()
+    for res in results:
+        stats.add(res)
+    d = stats.to_dict()
+    assert d["mentions"] == len(results)
+    assert d["queued"] == d["review"] + d["ambiguous"]
+    assert sum(d["resolved"].values()) + d["new"] + d["queued"] == d["mentions"]
+    assert "queued for review" in stats.summary()
+
+    registry = AliasRegistry()
+    registry.decide("payments", "", "group:default/payments", "accepted")
+    queue = review_queue(results, registry)
+    assert [(q["mention"], q["count"]) for q in queue] == [
+        ("CIS", 2), ("payments gateway ops", 1)]
+    path = tmp_path / "review.json"
+    save_review_queue(path, queue)
+    kg = KnowledgeGraph(SCHEMA)
+    for eid, type_name, label in CATALOG:
+        kg.add_node(eid, type_name, label)
+    report = review(kg, tmp_path / "aliases.yaml", path, "Service")
+    assert [q["mention"] for q in report["queue"]] == [q["mention"] for q in queue]
+    assert explain(kg, "cv2", "Library")["status"] == "new"
