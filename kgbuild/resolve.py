@@ -262,9 +262,9 @@ def _around(sorted_list: list[str], x: str, width: int) -> list[str]:
 def _typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
     """Whether the keys differ only by word order and one misspelt word of the mention.
 
-    The misspelt word and its correction must have 5+ letters, share their first and last
-    letters (``jsonc`` is no typo of ``json``) and be one edit apart (two from 9 letters);
-    the misspelt word must not be a word of the type's vocabulary (``router`` is no typo of
+    Both words must have 5+ letters, share the first letter, be one edit apart (two from 9
+    letters), and neither may start or end the other (``jsonc`` is no typo of ``json``). The
+    misspelt word must not be a word of the type's vocabulary (``router`` is no typo of
     ``route``).
     """
     a, b = Counter(mention_key.split()), Counter(key.split())
@@ -274,8 +274,9 @@ def _typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
     if len(extra) != 1 or len(missing) != 1:
         return False
     word, target = extra[0], missing[0]
-    return (min(len(word), len(target)) >= 5 and word not in vocabulary
-            and word[0] == target[0] and word[-1] == target[-1]
+    short, long = sorted((word, target), key=len)
+    return (len(short) >= 5 and word not in vocabulary
+            and word[0] == target[0] and not long.startswith(short) and not long.endswith(short)
             and OSA.distance(word, target) <= (2 if len(target) >= 9 else 1))
 
 
