@@ -86,10 +86,9 @@ def singular(word: str) -> str:
     return word
 
 
-def acronym(words: Iterable[str]) -> str:
+def acronym(words: list[str]) -> str:
     """Initials of a multi-word name (``customer identity service`` -> ``cis``)."""
-    words = list(words)
-    return "".join(w[0] for w in words) if len(words) > 1 else ""
+    return "".join([w[0] for w in words]) if len(words) > 1 else ""
 
 
 def slug(text: str) -> str:

@@ -13,9 +13,11 @@ A mention is tried against known entities in stages; the first stage with a hit 
 5. ``fuzzy``: candidates blocked by rare words, sorted neighbourhoods and acronyms, scored
    with rapidfuzz; resolved only above a threshold *and* a margin over the second-best entity.
 
-Ties, near-threshold scores, differing version numbers and acronym-only matches go to
-``review``. Fuzzy matches are never indexed, so they cannot chain. Results do not depend on
-the order entities were added.
+A fuzzy match resolves only when the keys differ by word order and one misspelt word
+(:func:`_typo_only`); otherwise, and for ties, near-threshold scores, differing numbers,
+acronym-only matches and names that split into words differently while spelling part of a
+longer name, the mention goes to ``review``. Fuzzy matches are never indexed, so they cannot
+chain. Results do not depend on the order entities were added.
 """
 
 from __future__ import annotations
@@ -56,8 +58,8 @@ class Thresholds:
     accept: float = 85.0  # a fuzzy match resolves at or above this score...
     margin: float = 5.0  # ...when it beats the second-best entity by this much
     review: float = 75.0  # below accept, down to this score, it is queued for review
-    max_df: int = 64  # words in more names than this do not form blocks
-    window: int = 3  # sorted-neighbourhood width on each side
+    max_df: int = 16  # words in more names than this do not form blocks
+    window: int = 2  # sorted-neighbourhood width on each side
     mention_ngram: int = 6  # longest word n-gram tried by find_mentions
 
 
@@ -75,7 +77,7 @@ class Resolution:
     reason: str = ""
     searched: tuple[str, ...] = ()
     suggested_id: str | None = None
-    details: list[dict] = field(default_factory=list, repr=False)
+    details: list[tuple[str, str, str, float, str]] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict:
         return {"mention": self.mention, "type": self.type, "status": self.status,
@@ -86,7 +88,8 @@ class Resolution:
     def explain(self) -> dict:
         """Why this outcome: stage, reason, types searched and every candidate's match."""
         return {**self.to_dict(), "reason": self.reason, "searched_types": list(self.searched),
-                "candidates": self.details}
+                "candidates": [{"id": i, "type": t, "label": label, "score": round(s, 1),
+                                "matched": matched} for i, t, label, s, matched in self.details]}
 
 
 @dataclass(frozen=True)
@@ -191,20 +194,27 @@ class _TypeIndex:
     def block(self, key: str, th: Thresholds) -> list[int]:
         """Candidate slots for a fuzzy comparison with ``key``.
 
-        Names with a rare word of ``key`` (an unknown word stands for its vocabulary
-        neighbours within two edits); when all its words are common, names sharing the two
-        rarest; and the sorted neighbourhoods of the compact key, forwards and backwards.
+        An unknown word of ``key`` stands for its vocabulary neighbours within two edits, and
+        the key with one such correction is looked up as a whole. Then: names with a rare
+        word; when all words are common, names sharing the two rarest; and the sorted
+        neighbourhoods of the compact key, forwards and backwards.
         """
         compacts, rcompacts, vocab, rvocab = self.views()
+        out: set[int] = set()
         words = set()
-        for w in set(key.split()):
+        split = key.split()
+        for w in set(split):
             if w in self.by_word:
                 words.add(w)
             elif len(w) >= 4:
                 near = _around(vocab, w, 2) + [x[::-1] for x in _around(rvocab, w[::-1], 2)]
-                words.update(n for n in near if OSA.distance(w, n, score_cutoff=2) <= 2)
+                for n in near:
+                    if OSA.distance(w, n, score_cutoff=2) <= 2:
+                        words.add(n)
+                        slot = self.by_key.get(" ".join(n if x == w else x for x in split))
+                        if slot is not None:
+                            out.add(slot)
         ranked = sorted((len(self.by_word[w]), w) for w in words)
-        out: set[int] = set()
         for df, w in ranked:
             if df <= th.max_df:
                 out.update(self.by_word[w])
@@ -352,7 +362,8 @@ class Resolver:
             words = self.normalizer.words(name)
             stripped = self.normalizer.strip_suffix(words, ent.type)
             if stripped:
-                self._index[ent.type].add(" ".join(stripped), n, {acronym(words), acronym(stripped)})
+                acronyms = (acronym(words), acronym(stripped)) if stripped is not words else (acronym(words),)
+                self._index[ent.type].add(" ".join(stripped), n, acronyms)
 
     def _reindex(self, n: int) -> None:
         """Index an entity whose type narrowed under its new type (lookups skip stale keys)."""
@@ -404,7 +415,6 @@ class Resolver:
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
         return self._resolve(mention, type_name, gate, banned, fuzzy=True)
-
 
     def _resolve(self, mention: str, type_name: str | None, gate: tuple[str, ...],
                  banned: set[str], fuzzy: bool) -> Resolution:
@@ -543,8 +553,7 @@ class Resolver:
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CANDIDATES]
         res.score = ranked[0][1]
         res.candidates = [(i, self.type_of(i) or "", s) for i, s in ranked]
-        res.details = [{"id": i, "type": t, "label": self.label_of(i), "score": round(s, 1),
-                        "matched": matched[i]} for i, t, s in res.candidates]
+        res.details = [(i, t, self.label_of(i), s, matched[i]) for i, t, s in res.candidates]
 
     @staticmethod
     def _set(res: Resolution, status: str, id: str | None, reason: str) -> Resolution:
@@ -584,7 +593,8 @@ class Resolver:
         return sorted(taken, key=lambda m: m.start)
 
     def possible_duplicates(self, type: str | None = None) -> list[Duplicate]:
-        """Pairs of existing entities of one type whose names match (equal keys or fuzzy)."""
+        """Pairs of existing entities of one type with equal keys, or keys that would resolve
+        to each other by the fuzzy rules; ``distinct`` pairs are left out."""
         types = [self._type(type)] if type else sorted(self._index)
         out: dict[tuple[str, str], Duplicate] = {}
         for t in types:
@@ -592,7 +602,10 @@ class Resolver:
             for slot, key in enumerate(idx.keys):
                 ids = {self._entities[n].id for n in self._owners(t, slot)}
                 equal = idx.exact(key, [key.replace(" ", "")])
-                scored = idx.scores(key, idx.block(key, self.thresholds), self.thresholds.review)
+                scored = {o: s for o, s in idx.scores(key, idx.block(key, self.thresholds),
+                                                      self.thresholds.accept).items()
+                          if _DIGITS.findall(idx.keys[o]) == _DIGITS.findall(key)
+                          and _typo_only(key, idx.keys[o], {})}
                 for other, s in {**scored, **dict.fromkeys(equal, 100.0)}.items():
                     reason = "normalized" if other in equal else "fuzzy"
                     for a in ids:
