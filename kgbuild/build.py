@@ -86,26 +86,31 @@ def discover(paths: Sequence[str | Path], known: dict[str, str] | None = None) -
     ``known`` maps document IDs to the file stat recorded last time: such a file whose stat
     is unchanged is taken without being opened.
     """
-    known = known or {}
-    found: dict[str, SourceFile] = {}
+    return [SourceFile(Path(path), doc_id, root, stat)
+            for doc_id, (path, root, stat) in _candidates(paths, known or {}).items()]
+
+
+def _candidates(paths: Sequence[str | Path], known: dict[str, str]) -> dict[str, tuple[str, Path, str]]:
+    """:func:`discover` as ``doc_id -> (path, root, stat)``, without building Path objects
+    for files known unchanged (a no-op rebuild of a large tree is dominated by this)."""
+    found: dict[str, tuple[str, Path, str]] = {}
     for arg in paths:
         p = Path(arg)
         if not p.exists():
             raise InputError("no such file or directory", str(arg))
         if p.is_file():
-            path = p.resolve()
-            candidates = [(path.name, str(path), _stat(path))]
-            root = path.parent
+            resolved = p.resolve()
+            candidates = [(resolved.name, str(resolved), _stat(resolved))]
+            root = resolved.parent
         else:
             root = p.resolve()
             candidates = _walk(str(root), root.name or "root")
-        for doc_id, path_str, stat in candidates:
-            path = Path(path_str)
-            if doc_id in found and found[doc_id].path != path:
-                doc_id = f"{doc_id}~{hashlib.sha256(path_str.encode()).hexdigest()[:8]}"
-            if (stat and known.get(doc_id) == stat) or _extractor_for(path) is not None:
-                found[doc_id] = SourceFile(path, doc_id, root, stat)
-    return [found[k] for k in sorted(found)]
+        for doc_id, path, stat in candidates:
+            if doc_id in found and found[doc_id][0] != path:
+                doc_id = f"{doc_id}~{hashlib.sha256(path.encode()).hexdigest()[:8]}"
+            if (stat and known.get(doc_id) == stat) or _extractor_for(Path(path)) is not None:
+                found[doc_id] = (path, root, stat)
+    return dict(sorted(found.items()))
 
 
 def _stat(path: Path | os.DirEntry) -> str:
@@ -200,34 +205,47 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     schema = store.schema
     states = {} if full else store.document_states()
     before = {doc: state.sha256 for doc, state in states.items()}
-    files = {f.doc_id: f for f in discover(paths, {d: s.stat for d, s in states.items()})}
-    roots = sorted({f.root for f in files.values()})
+    found = _candidates(paths, {d: s.stat for d, s in states.items()})
+    roots = sorted({root for _, root, _ in found.values()})
     ctx = Context(schema, roots, max_file_bytes)
     updates: dict[str, DocumentUpdate] = {}
     names: dict[str, str] = {}
     changes: dict[str, list[str]] = {"unchanged": [], "changed": [], "added": [], "deleted": []}
-    queue = sorted(files)
+    files: dict[str, SourceFile | None] = {}
+    queue = list(found)
     total = len(queue)
     done = 0
     while queue:
-        doc_id = queue.pop(0)
-        src = files[doc_id]
+        doc_id = queue.pop()
         state = states.get(doc_id)
+        if doc_id in found:
+            path, root, stat = found[doc_id]
+            if state is not None and stat and state.stat == stat and not state.follows \
+                    and _deps_unchanged(state.depends):  # the common case, kept cheap
+                changes["unchanged"].append(doc_id)
+                files[doc_id] = None
+                done += 1
+                if progress:
+                    progress(doc_id, done, total)
+                continue
+            files[doc_id] = SourceFile(Path(path), doc_id, root, stat)
+        src = files[doc_id]
         same_stat = state is not None and src.stat and state.stat == src.stat
         try:
             digest = state.sha256 if same_stat else _sha256(src.path)
         except OSError as exc:
             problem = Problem("error", "bad-input", f"cannot read: {exc.strerror or exc}", doc_id)
-            updates[doc_id] = DocumentUpdate([], [problem])
+            updates[doc_id] = DocumentUpdate([], [problem], sha256="unreadable")
             continue
         if state is not None and state.sha256 == digest and _deps_unchanged(state.depends):
             changes["unchanged"].append(doc_id)
             followed = [Path(p) for p in state.follows]
         else:
-            changes["changed" if doc_id in before else "added"].append(doc_id)
             extracted = _extract(src, ctx)
-            if extracted is None:
+            if extracted is None:  # no longer a source (e.g. rewritten into something else)
+                del files[doc_id]
                 continue
+            changes["changed" if doc_id in before else "added"].append(doc_id)
             name, extraction = extracted
             names[doc_id] = name
             labels = access.labels_for(doc_id) if access is not None else frozenset()
@@ -237,10 +255,10 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             followed = extraction.follow
             updates[doc_id] = DocumentUpdate(triples, problems, [str(p) for p in followed],
                                              {str(p): fingerprint(p) for p in extraction.depends},
-                                             src.stat)
+                                             src.stat, digest)
         for target in followed:
             target_id = _doc_id_for(target, src) if target.is_relative_to(src.root) else None
-            if target_id and target_id not in files and target.is_file():
+            if target_id and target_id not in files and target_id not in found and target.is_file():
                 files[target_id] = SourceFile(target, target_id, src.root, _stat(target))
                 queue.append(target_id)
                 total += 1

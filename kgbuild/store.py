@@ -38,12 +38,10 @@ from .schema import Schema
 from .sources.base import Problem
 
 DEFAULT_STORE = ".kgbuild"
-SHA = f"<{KG.sha256}>"
 PROBLEM = f"<{KG.problem}>"
-FOLLOWS = f"<{KG.follows}>"
-DEPENDS = f"<{KG.dependsOnFile}>"
-STAT = f"<{KG.fileStat}>"
-INTERNAL = CLAIMS | {PROBLEM, FOLLOWS, DEPENDS, STAT}
+MANIFEST = f"<{KG.manifest}>"  # one JSON literal: every document's DocumentState
+MANIFEST_GRAPH = "https://kgbuild.dev/graph/manifest"
+INTERNAL = CLAIMS | {PROBLEM, MANIFEST}
 
 
 @dataclass
@@ -65,6 +63,10 @@ class DocumentUpdate:
     follows: list[str] = field(default_factory=list)  # absolute paths of followed files
     depends: dict[str, str] = field(default_factory=dict)  # absolute path -> content fingerprint
     stat: str = ""
+    sha256: str = ""
+
+    def state(self) -> DocumentState:
+        return DocumentState(self.sha256, self.stat, sorted(set(self.follows)), dict(sorted(self.depends.items())))
 
 
 def _nt(term: ox.NamedNode | ox.Literal) -> str:
@@ -152,28 +154,18 @@ class GraphStore:
     # -- reading ---------------------------------------------------------------------------------
     def documents(self) -> dict[str, str]:
         """Document ID → content hash of every document in the store."""
-        out = {}
-        for q in self._db.quads_for_pattern(None, ox.NamedNode(SHA[1:-1]), None, None):
-            out[doc_from_iri(q.subject.value)] = q.object.value
-        return dict(sorted(out.items()))
+        return {doc: state.sha256 for doc, state in self.document_states().items()}
 
     def document_states(self) -> dict[str, DocumentState]:
-        """Hash, file stat, followed files and dependencies of every document, in bulk."""
-        states = {doc: DocumentState(sha) for doc, sha in self.documents().items()}
+        """Hash, file stat, followed files and dependencies of every document.
 
-        def each(pred: str):
-            for q in self._db.quads_for_pattern(None, ox.NamedNode(pred[1:-1]), None, None):
-                state = states.get(doc_from_iri(q.graph_name.value))
-                if state is not None:
-                    yield state, q.object.value
-        for state, value in each(STAT):
-            state.stat = value
-        for state, value in each(FOLLOWS):
-            state.follows.append(value)
-        for state, value in each(DEPENDS):
-            path, _, digest = value.rpartition("\t")
-            state.depends[path] = digest
-        return states
+        Kept as one JSON literal updated in the same transaction as the documents, so that a
+        no-op rebuild of a large tree reads one value instead of scanning every graph."""
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(MANIFEST[1:-1]), None,
+                                            ox.NamedNode(MANIFEST_GRAPH)):
+            raw = json.loads(q.object.value)
+            return {doc: DocumentState(*state) for doc, state in sorted(raw.items())}
+        return {}
 
     def problems(self) -> list[Problem]:
         """Every problem recorded by the documents now in the store."""
@@ -216,10 +208,10 @@ class GraphStore:
             if r["t"].value in by_iri}
         values = " ".join(f"<{iri}>" for iri in by_edge)
         edges = {by_edge[r["p"].value]: int(r["n"].value) for r in self._db.query(
-            f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?s ?p ?o WHERE {{ "
-            f"VALUES ?p {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} }} GROUP BY ?p")}
-        [row] = list(self._db.query(
-            f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH ?g {{ ?a a <{KG.Assertion}> }} }}"))
+            f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o }} GROUP BY ?p",
+            use_default_graph_as_union=True)}
+        [row] = list(self._db.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ ?a a <{KG.Assertion}> }}",
+                                    use_default_graph_as_union=True))
         return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
                 "assertions": int(row["n"].value)}
 
@@ -267,18 +259,23 @@ class GraphStore:
             if resolved is not None:
                 insert_nodes.extend(f"{a} {b} {c} ." for a, b, c in
                                     node_triples(node_id, resolved[0], resolved[1], self.schema))
-        parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs)]
+        states = self.document_states()
+        for doc_id, upd in changes.items():
+            if upd is None:
+                states.pop(doc_id, None)
+            else:
+                states[doc_id] = upd.state()
+        parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs | {MANIFEST_GRAPH})]
         if delete_nodes:
             parts.append(f"DELETE DATA {{ GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(delete_nodes) + "\n} }")
-        inserts = []
+        inserts = [f"GRAPH <{MANIFEST_GRAPH}> {{ {_manifest_triple(states)} }}"]
         for doc_id, upd in sorted(changes.items()):
             if upd is not None:
                 inserts.append(f"GRAPH <{_source_graph(doc_id)}> {{\n" +
                                "\n".join(f"{s} {p} {o} ." for s, p, o in _with_meta(doc_id, upd)) + "\n}")
         if insert_nodes:
             inserts.append(f"GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(insert_nodes) + "\n}")
-        if inserts:
-            parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
+        parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
         self._db.update(" ;\n".join(parts))
         return problems
 
@@ -316,6 +313,8 @@ class GraphStore:
                 lines.append(f"{s} {p} {o} <{g}> .")
                 if p in CLAIMS:
                     claims.setdefault(s, []).append((g, p, o))
+        states = {doc_id: upd.state() for doc_id, upd in documents.items()}
+        lines.append(f"{_manifest_triple(states)[:-2]} <{MANIFEST_GRAPH}> .")
         problems: list[Problem] = []
         for s, node_claims in sorted(claims.items()):
             node_id = _node_id(s)
@@ -344,12 +343,11 @@ def _with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
     yield from upd.triples
     for p in upd.problems:
         yield src, PROBLEM, lit(json.dumps(p.to_dict(), sort_keys=True))
-    for path in sorted(set(upd.follows)):
-        yield src, FOLLOWS, lit(path)
-    for path, digest in sorted(upd.depends.items()):
-        yield src, DEPENDS, lit(f"{path}\t{digest}")
-    if upd.stat:
-        yield src, STAT, lit(upd.stat)
+
+
+def _manifest_triple(states: dict[str, DocumentState]) -> str:
+    data = {doc: [st.sha256, st.stat, st.follows, st.depends] for doc, st in sorted(states.items())}
+    return f"<{MANIFEST_GRAPH}> {MANIFEST} {lit(json.dumps(data, separators=(',', ':')))} ."
 
 
 def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:
