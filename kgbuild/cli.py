@@ -315,6 +315,8 @@ def _principal(labels, all_access):
 @click.option("--cap", type=click.IntRange(min=0), default=50, show_default=True,
               help="At most this many edges from any node per hop (0: no cap).")
 @click.option("--no-cap", is_flag=True, help="Walk every matching edge (same as --cap 0).")
+@click.option("--include-seeds", is_flag=True,
+              help="Path mode: keep a seed among the answers when a walk returns to it.")
 @click.option("--type", "types", multiple=True, help="Only enter nodes of this type (follow) / "
                                                        "only end at it (path). Repeatable.")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=200, show_default=True)
@@ -326,7 +328,8 @@ def _principal(labels, all_access):
 @ALL_ACCESS
 @FORMAT
 def traverse(graph_file, store_path, schema_name, seeds, names, question, follow, hops, path, cap,
-             no_cap, types, max_nodes, max_edges, max_paths, max_chars, labels, all_access, fmt):
+             no_cap, include_seeds, types, max_nodes, max_edges, max_paths, max_chars, labels,
+             all_access, fmt):
     """Walk the graph from seeds and print nodes, edges, paths, evidence and a context pack.
 
     Seeds come from --seed IDs, --name (resolved like any mention) or the entities a
@@ -349,6 +352,7 @@ def traverse(graph_file, store_path, schema_name, seeds, names, question, follow
 
     spec = TraversalSpec(seeds=seeds, names=names, question=question, follow=follow, hops=hops,
                          path=path, cap=None if no_cap or cap == 0 else cap, types=types,
+                         include_seeds=include_seeds,
                          max_nodes=max_nodes, max_edges=max_edges, max_paths=max_paths,
                          max_chars=max_chars)
     if not (seeds or names or question):

@@ -31,7 +31,7 @@ from typing import Iterable, Iterator
 import pyoxigraph as ox
 
 from .errors import KgbuildError
-from .model import (A, CLAIMS, KG, NODES_GRAPH, KnowledgeGraph, Triple, doc_from_iri, from_triples,
+from .model import (A, CLAIMS, DECLARED_LABEL, KG, NODES_GRAPH, KnowledgeGraph, Triple, doc_from_iri, from_triples,
                     id_from_iri, iri_value, lit, node_iri, node_triples, parse_literal, resolve_node,
                     source_iri)
 from .schema import Schema
@@ -196,8 +196,15 @@ class GraphStore:
                 yield _nt(q.subject), p, _nt(q.object)
 
     def knowledge_graph(self) -> KnowledgeGraph:
-        """The store's graph as an in-memory :class:`KnowledgeGraph`."""
-        return from_triples(set(self.triples()), self.schema)
+        """The store's graph as an in-memory :class:`KnowledgeGraph` (``defined_in`` holds the
+        documents that define each node)."""
+        kg = from_triples(set(self.triples()), self.schema)
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(DECLARED_LABEL[1:-1]), None, None):
+            node = kg.nodes.get(_node_id(str(q.subject)))
+            if node is not None:
+                node.defined_in.discard("rdf")
+                node.defined_in.add(doc_from_iri(q.graph_name.value))
+        return kg
 
     def counts(self) -> dict:
         """Nodes by type, distinct edges by type and assertions (aggregated inside the store)."""

@@ -98,6 +98,7 @@ class TraversalSpec:
     max_edges: int | None = 400
     max_paths: int = 100
     max_chars: int | None = 12000
+    include_seeds: bool = False  # path mode: may a seed be among the answers?
 
     def check(self) -> None:
         if self.path and self.follow:
@@ -179,7 +180,8 @@ class TraversalResult:
       generated_at}]}]``: stored direction; ``direction`` ``out`` = walked subject to object.
     * ``paths``: ``[{seed, end, nodes: [ids], edges: ["e1", ...], text}]``: complete walks
       (path mode) or the walk to each leaf (follow mode).
-    * ``answers``: end nodes of all complete walks (path mode; complete unless capped).
+    * ``answers``: end nodes of all complete walks (path mode; complete unless capped), the
+      seeds themselves left out unless ``include_seeds``.
     * ``truncated``: ``{cap: [{node, hop, edges}], nodes, edges, paths, context_items}``:
       edges the hub cap cut per node and hop; items the budgets left out.
     * ``abstain``: null or ``{reason: no-seed|ambiguous|no-path|no-edges, message}``.
@@ -251,6 +253,9 @@ class Traverser:
             if not answers:
                 abstain = {"reason": "no-path",
                            "message": f"no walk matches {spec.path} from the seeds"}
+            elif not spec.include_seeds:  # as in multi-hop QA: the topic entity is no answer
+                seed_ids = {s["id"] for s in seeds}
+                answers = [a for a in answers if a not in seed_ids]
             nodes, edges, paths, truncated = self._assemble_path(walk, seed_pos, spec)
         else:
             walk = follow_walk(self.index, seed_pos, step_lists(self.index, follow), spec.hops,

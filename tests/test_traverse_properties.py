@@ -77,10 +77,14 @@ def test_uncapped_paths_are_exact(kg, path, data):
     seeds = data.draw(st.sets(st.sampled_from(sorted(kg.nodes)), min_size=1, max_size=3))
     text = "/".join(f"{n}:{d}" for n, d in path)
     r = traverse(kg, TraversalSpec(seeds=sorted(seeds), path=text, cap=None, max_paths=10_000,
-                                   max_nodes=None, max_edges=None), Principal.all_access())
+                                   max_nodes=None, max_edges=None, include_seeds=True),
+                 Principal.all_access())
     expected = reference_answers(kg, seeds, path)
     assert r.answers == sorted(expected)
     assert (r.abstain is None) == bool(expected)
+    default = traverse(kg, TraversalSpec(seeds=sorted(seeds), path=text, cap=None, max_paths=10_000,
+                                         max_nodes=None, max_edges=None), Principal.all_access())
+    assert default.answers == sorted(expected - seeds)  # the topic entities are no answers
     edges = {e["id"]: e for e in r.edges}
     for p in r.paths:  # every listed path is a real walk of the requested shape
         assert p["seed"] in seeds and p["end"] in expected and len(p["edges"]) == len(path)
