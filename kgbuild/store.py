@@ -256,11 +256,7 @@ class GraphStore:
                     if q.graph_name.value not in changed_graphs:
                         claims.append((q.graph_name.value, pred, _nt(q.object)))
             node_id = _node_id(s)
-            try:
-                resolved = resolve_node(node_id, claims, self.schema)
-            except KgbuildError as exc:
-                problems.append(Problem("error", "node-conflict", exc.message, "(store)"))
-                resolved = _first_claim(claims, self.schema)
+            resolved = self._resolve(node_id, claims, problems)
             delete_nodes.extend(f"{s} {_nt(q.predicate)} {_nt(q.object)} ." for q in
                                 self._db.quads_for_pattern(subject, None, None, ox.NamedNode(NODES_GRAPH)))
             if resolved is not None:
@@ -285,6 +281,20 @@ class GraphStore:
         parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
         self._db.update(" ;\n".join(parts))
         return problems
+
+    def _resolve(self, node_id: str, claims: list[tuple[str, str, str]],
+                 problems: list[Problem]) -> tuple[str, str] | None:
+        """Type and label of a node from its claims; a conflict is reported, not fatal."""
+        try:
+            return resolve_node(node_id, claims, self.schema)
+        except KgbuildError as exc:
+            by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
+            typed = sorted({(doc_from_iri(g), by_iri[iri_value(o)]) for g, p, o in claims if p in CLAIMS
+                            and o.startswith("<")})
+            where = "; ".join(f"{doc} says {t}" for doc, t in typed)
+            problems.append(Problem("error", "node-conflict", f"{exc.message} ({where}); the most "
+                                    f"specific type of the first document is kept", typed[0][0] if typed else "(store)"))
+            return _first_claim(claims, self.schema)
 
     def replace_all(self, documents: dict[str, DocumentUpdate]) -> list[Problem]:
         """A full rebuild: the store afterwards holds exactly ``documents``.
@@ -325,11 +335,7 @@ class GraphStore:
         problems: list[Problem] = []
         for s, node_claims in sorted(claims.items()):
             node_id = _node_id(s)
-            try:
-                resolved = resolve_node(node_id, node_claims, self.schema)
-            except KgbuildError as exc:
-                problems.append(Problem("error", "node-conflict", exc.message, "(store)"))
-                resolved = _first_claim(node_claims, self.schema)
+            resolved = self._resolve(node_id, node_claims, problems)
             if resolved is not None:
                 lines.extend(f"{a} {b} {c} <{NODES_GRAPH}> ." for a, b, c in
                              node_triples(node_id, resolved[0], resolved[1], self.schema))
@@ -358,10 +364,15 @@ def _manifest_triple(states: dict[str, DocumentState]) -> str:
 
 
 def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:
-    """Fallback typing for a conflicted node: the first type claim by document, and its label."""
+    """Fallback typing for a conflicted node: of the most specific claimed types, the one the
+    first document (by ID) claims; the label as :func:`resolve_node` picks it."""
     by_iri = {t.iri: t.name for t in schema.node_types.values()}
-    types = sorted((g, by_iri[iri_value(o)]) for g, p, o in claims if p in CLAIMS and o.startswith("<"))
-    if not types:
+    typed = sorted((g, by_iri[iri_value(o)]) for g, p, o in claims if o.startswith("<"))
+    if not typed:
         return None
-    labels = sorted((g, parse_literal(o)[0]) for g, p, o in claims if not o.startswith("<"))
-    return types[0][1], labels[0][1] if labels else ""
+    names = {t for _, t in typed}
+    leaves = {t for t in names if not any(o != t and schema.is_a(o, t) for o in names)}
+    chosen = next(t for _, t in typed if t in leaves)
+    agreeing = [c for c in claims if not c[2].startswith("<") or by_iri[iri_value(c[2])] in
+                schema.ancestors(chosen)]
+    return chosen, resolve_node("", agreeing, schema)[1]

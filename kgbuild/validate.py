@@ -124,13 +124,22 @@ def validate_file(path: str | Path, schema: Schema) -> ValidationReport:
     return validate_graph(load_graph(path), schema)
 
 
+_SHORT = {"http://www.w3.org/ns/shacl#": "sh:", "http://www.w3.org/2001/XMLSchema#": "xsd:",
+          "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:",
+          "http://www.w3.org/2000/01/rdf-schema#": "rdfs:", "https://kgbuild.dev/ns#": "kg:",
+          "http://www.w3.org/ns/prov#": "prov:", "http://purl.org/dc/terms/": "dcterms:"}
+
+
 def _show(term) -> str:
+    """A readable name: node IDs for kgbuild nodes, local names for shapes, short prefixes."""
     s = str(term)
     if isinstance(term, URIRef):
         ident = id_from_iri(s)
         if ident != s:
             return ident
-        for sep in ("#",):
-            if sep in s:
-                return s.rsplit(sep, 1)[1] if "shapes" in s else s
+        if "/shapes#" in s:
+            return s.rsplit("#", 1)[1]
+        for ns, prefix in _SHORT.items():
+            if s.startswith(ns):
+                return prefix + s[len(ns):]
     return s

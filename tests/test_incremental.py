@@ -136,3 +136,17 @@ def test_problems_of_unchanged_documents_are_still_reported(catalog, tmp_path):
     _, _, _, first = rebuild(catalog, store)
     _, _, _, second = rebuild(catalog, store)
     assert first["problem_list"] == second["problem_list"] and first["problems"] == 1
+
+
+def test_conflicting_types_for_one_id_are_reported_with_the_documents(tmp_path):
+    (tmp_path / "a.yaml").write_text("apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata: {name: x}\n"
+                                     "spec: {type: service, lifecycle: p, owner: t, dependsOn: ['component:lib']}\n")
+    (tmp_path / "b.yaml").write_text("apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata: {name: lib}\n"
+                                     "spec: {type: website, lifecycle: p, owner: t}\n")
+    (tmp_path / "c.yaml").write_text("apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata: {name: lib}\n"
+                                     "spec: {type: library, lifecycle: p, owner: t}\n")
+    result = build_graph([tmp_path], store=None, timestamp=0, validate=True)
+    [p] = [p for p in result.problems if p.code == "node-conflict"]
+    assert "b.yaml says Website" in p.message and "c.yaml says Library" in p.message
+    assert result.graph.nodes["component:default/lib"].type == "Website"
+    assert result.validation.conforms
