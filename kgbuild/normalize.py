@@ -70,7 +70,7 @@ def strip_accents(text: str) -> str:
 def split_words(text: str) -> list[str]:
     """Case-folded words of ``text``, split at separators and camelCase humps."""
     text = strip_accents(text).replace("&", " and ")
-    return [w.casefold() for w in _WORD.findall(_HUMP.sub(" ", text))]
+    return _WORD.findall(_HUMP.sub(" ", text).casefold())
 
 
 def singular(word: str) -> str:
@@ -135,6 +135,7 @@ class Normalizer:
     plurals: Mapping[str, str] = field(default_factory=lambda: dict(PLURALS))
     singularize: bool = True
     _cache: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
+    _glued: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def for_schema(cls, schema: Schema, extra: Mapping[str, Iterable[str]] | None = None,
@@ -187,13 +188,15 @@ class Normalizer:
         variants are ``paymentsapi`` and ``payments`` (3+ letters must remain).
         """
         compact = key.replace(" ", "")
-        out = [compact]
-        if " " not in key:
+        if " " in key:
+            return [compact]
+        forms = self._glued.get(type_name)
+        if forms is None:
             forms = {"".join(seq) for seq in self.suffixes.get(type_name, ())}
-            forms |= {a for a, full in self.abbreviations.items() if full in forms}
-            out += sorted({compact[:-len(f)] for f in forms
-                           if compact.endswith(f) and len(compact) - len(f) >= 3})
-        return out
+            forms = self._glued[type_name] = tuple(sorted(
+                forms | {a for a, full in self.abbreviations.items() if full in forms}))
+        return [compact] + sorted({compact[:-len(f)] for f in forms
+                                   if compact.endswith(f) and len(compact) - len(f) >= 3})
 
     def key(self, text: str, type_name: str | None = None) -> str:
         """The comparison key of ``text`` as a name of ``type_name``."""

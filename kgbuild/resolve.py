@@ -199,32 +199,35 @@ class _TypeIndex:
         word; when all words are common, names sharing the two rarest; and the sorted
         neighbourhoods of the compact key, forwards and backwards.
         """
-        compacts, rcompacts, vocab, rvocab = self.views()
+        compacts, rcompacts, vocab, rvocab = self._views or self.views()
+        by_word, by_compact = self.by_word, self.by_compact
         out: set[int] = set()
-        words = set()
+        ranked: list[tuple[int, str]] = []
         split = key.split()
         for w in set(split):
-            if w in self.by_word:
-                words.add(w)
+            postings = by_word.get(w)
+            if postings is not None:
+                ranked.append((len(postings), w))
             elif len(w) >= 4:
                 near = _around(vocab, w, 2) + [x[::-1] for x in _around(rvocab, w[::-1], 2)]
                 for n in near:
                     if OSA.distance(w, n, score_cutoff=2) <= 2:
-                        words.add(n)
+                        ranked.append((len(by_word[n]), n))
                         slot = self.by_key.get(" ".join(n if x == w else x for x in split))
                         if slot is not None:
                             out.add(slot)
-        ranked = sorted((len(self.by_word[w]), w) for w in words)
+        ranked.sort()
         for df, w in ranked:
-            if df <= th.max_df:
-                out.update(self.by_word[w])
+            if df > th.max_df:
+                break
+            out.update(by_word[w])
         if len(ranked) >= 2 and ranked[1][0] > th.max_df:
-            out.update(set(self.by_word[ranked[0][1]]).intersection(self.by_word[ranked[1][1]]))
+            out.update(set(by_word[ranked[0][1]]).intersection(by_word[ranked[1][1]]))
         compact = key.replace(" ", "")
         for c in _around(compacts, compact, th.window):
-            out.update(_get(self.by_compact, c))
+            out.update(_get(by_compact, c))
         for rc in _around(rcompacts, compact[::-1], th.window):
-            out.update(_get(self.by_compact, rc[::-1]))
+            out.update(_get(by_compact, rc[::-1]))
         return list(out)
 
     def scores(self, key: str, slots: list[int], cutoff: float) -> dict[int, float]:
@@ -431,6 +434,7 @@ class Resolver:
         if hits:
             return self._decide(res, "alias", {i: mention for i in hits})
         words = self.normalizer.words(mention)
+        gate = tuple(t for t in gate if self._index[t].keys)  # types with no entities: no keys
         keys = {t: " ".join(self.normalizer.strip_suffix(words, t)) for t in gate}
         matched = self._normalized_hits(keys, folded, banned)
         if len(matched) == 1:
