@@ -48,7 +48,9 @@ _TOKEN = re.compile(r"[^\W_](?:[\w.+#/:@'-]*[\w+#])?")
 STOPWORDS = frozenset(
     "a an the and or of to in on for by with from at as is are was were be been does do did "
     "it its this that these those what which who whom whose where when why how me my our "
-    "their your i we you all any each show list tell give find about".split())
+    "their your i we you all any each show list tell give find about own owns owned owner "
+    "depend depends use uses used call calls provide provides consume consumes need needs "
+    "maintain maintains belong belongs run runs".split())
 
 
 @dataclass(frozen=True)
@@ -573,7 +575,11 @@ class Resolver:
 
     # -- questions and duplicates ---------------------------------------------------
     def find_mentions(self, text: str) -> list[Mention]:
-        """Entity mentions in free text: longest resolvable word n-grams, not overlapping."""
+        """Entity mentions in free text: longest resolvable word n-grams, not overlapping.
+
+        Queued outcomes count only when they are not noise: fuzzy ones from the accept score
+        up, acronym ones only for upper-case text (``CIS``).
+        """
         tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
         gate = self._gates[None]
         found = []
@@ -584,7 +590,8 @@ class Resolver:
                     continue
                 span = text[tokens[i][0]:tokens[j][1]]
                 res = self._resolve(span, None, gate, set(), fuzzy=len(span) >= 5)
-                if res.status != "new":
+                if res.status != "new" and (res.stage not in ("fuzzy", "acronym") or (
+                        res.score >= self.thresholds.accept if res.stage == "fuzzy" else span.isupper())):
                     rank = (STATUSES.index(res.status) if res.status != "resolved" else -1,
                             -(j - i), -res.score, i)
                     found.append((rank, tokens[i][0], tokens[j][1], res))
