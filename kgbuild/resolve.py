@@ -419,10 +419,10 @@ class Resolver:
         banned = set(self._rejected.get(fold(mention), ()))
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
-        return self._resolve(mention, type_name, gate, banned, fuzzy=True)
+        return self._resolve(mention, type_name, gate, banned)
 
     def _resolve(self, mention: str, type_name: str | None, gate: tuple[str, ...],
-                 banned: set[str], fuzzy: bool) -> Resolution:
+                 banned: set[str]) -> Resolution:
         res = Resolution(mention, type_name, "new", searched=gate)
         folded = fold(mention)
         if not folded:
@@ -454,9 +454,8 @@ class Resolver:
                                      f"the words of {len(inside)} longer name(s)")
         if matched:
             return self._decide(res, "normalized", matched)
-        if fuzzy:
-            self._fuzzy(res, {t: " ".join(self.normalizer.strip_suffix(words, t, misspelt=True))
-                              for t in gate}, banned)
+        self._fuzzy(res, {t: " ".join(self.normalizer.strip_suffix(words, t, misspelt=True))
+                          for t in gate}, banned)
         if res.status == "new" and type_name:
             res.suggested_id = f"{type_name.lower()}:default/{slug(mention)}"
         return res
@@ -589,7 +588,7 @@ class Resolver:
                 if first.lower() in STOPWORDS or last.lower() in STOPWORDS:
                     continue
                 span = text[tokens[i][0]:tokens[j][1]]
-                res = self._resolve(span, None, gate, set(), fuzzy=len(span) >= 5)
+                res = self._resolve(span, None, gate, set())
                 if res.status != "new" and (res.stage not in ("fuzzy", "acronym") or (
                         res.score >= self.thresholds.accept if res.stage == "fuzzy" else span.isupper())):
                     rank = (STATUSES.index(res.status) if res.status != "resolved" else -1,

@@ -238,6 +238,9 @@ def test_find_mentions_in_a_question(r):
 def test_find_mentions_reports_ambiguity_and_ignores_plain_words(r):
     found = r.find_mentions("what does payments depend on?")
     assert [(m.text, m.status) for m in found] == [("payments", "ambiguous")]
+    found = r.find_mentions("Which services use CIS or cis, and the ledgr?")
+    assert [(m.text, m.status, m.stage) for m in found] == [
+        ("CIS", "review", "acronym"), ("ledgr", "resolved", "fuzzy")]
 
 
 def test_possible_duplicates_within_one_type():
