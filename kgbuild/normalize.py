@@ -31,6 +31,7 @@ _WORD = re.compile(r"[^\W_]+[+#*]*|[+#*]+")
 _HUMP = re.compile(r"(?<=[A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])|(?<=[a-z])(?=[A-Z])"
                    r"|(?<=\d)(?=[A-Z][a-z])|(?<=[a-z]{2})(?=\d+(?:[A-Z]|$|[^A-Za-z0-9]))"
                    r"|(?<=[A-Z]{2})(?=\d+(?:$|[^A-Za-z0-9]))")
+_DIGIT = re.compile(r"\d")
 _PURL = re.compile(r"^pkg:([A-Za-z.+-]+)/([^@?#]+)")
 
 # Extra words that name a type without being its schema name ("Payments Team" is a Group).
@@ -70,7 +71,9 @@ def strip_accents(text: str) -> str:
 def split_words(text: str) -> list[str]:
     """Case-folded words of ``text``, split at separators and camelCase humps."""
     text = strip_accents(text).replace("&", " and ")
-    return _WORD.findall(_HUMP.sub(" ", text).casefold())
+    if not text.islower() or _DIGIT.search(text):  # else there is no hump to split at
+        text = _HUMP.sub(" ", text)
+    return _WORD.findall(text.casefold())
 
 
 def singular(word: str) -> str:

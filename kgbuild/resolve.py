@@ -65,7 +65,7 @@ class Thresholds:
     mention_ngram: int = 6  # longest word n-gram tried by find_mentions
 
 
-@dataclass
+@dataclass(slots=True)
 class Resolution:
     """The outcome of resolving one mention; ``candidates`` are ``(id, type, score)``, best first."""
 
@@ -415,24 +415,23 @@ class Resolver:
         ``distinct`` from it are never candidates.
         """
         type_name = self._type(type) if type else None
-        gate = self._gates[type_name]
-        banned = set(self._rejected.get(fold(mention), ()))
+        folded = fold(mention)
+        banned = set(self._rejected.get(folded, ()))
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
-        return self._resolve(mention, type_name, gate, banned)
+        return self._resolve(mention, folded, type_name, self._gates[type_name], banned)
 
-    def _resolve(self, mention: str, type_name: str | None, gate: tuple[str, ...],
+    def _resolve(self, mention: str, folded: str, type_name: str | None, gate: tuple[str, ...],
                  banned: set[str]) -> Resolution:
         res = Resolution(mention, type_name, "new", searched=gate)
-        folded = fold(mention)
         if not folded:
             res.reason = "empty mention"
             return res
         hits = self._id_hits(mention, gate, banned)
         if hits:
             return self._decide(res, "id", {i: mention for i in hits})
-        hits = {i for t in gate for i in _get(self._aliases, (t, folded))
-                if i not in banned and self.type_of(i) in gate}
+        hits = self._aliases and {i for t in gate for i in _get(self._aliases, (t, folded))
+                                  if i not in banned and self.type_of(i) in gate}
         if hits:
             return self._decide(res, "alias", {i: mention for i in hits})
         words = self.normalizer.words(mention)
@@ -588,7 +587,7 @@ class Resolver:
                 if first.lower() in STOPWORDS or last.lower() in STOPWORDS:
                     continue
                 span = text[tokens[i][0]:tokens[j][1]]
-                res = self._resolve(span, None, gate, set())
+                res = self._resolve(span, fold(span), None, gate, set())
                 if res.status != "new" and (res.stage not in ("fuzzy", "acronym") or (
                         res.score >= self.thresholds.accept if res.stage == "fuzzy" else span.isupper())):
                     rank = (STATUSES.index(res.status) if res.status != "resolved" else -1,
