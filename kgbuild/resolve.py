@@ -258,7 +258,8 @@ class _TypeIndex:
             return []
         found = set(postings[0]).intersection(*postings[1:])
         padded = f" {key} "
-        return sorted(s for s in found if self.keys[s] != key and padded in f" {self.keys[s]} ")
+        return sorted((s for s in found if self.keys[s] != key and padded in f" {self.keys[s]} "),
+                      key=self.keys.__getitem__)
 
     def views(self) -> tuple[list[str], ...]:
         """Sorted compact keys, reversed compact keys, words and reversed words (cached)."""
@@ -267,6 +268,11 @@ class _TypeIndex:
             self._views = (compacts, sorted(c[::-1] for c in compacts), sorted(self.by_word),
                            sorted(w[::-1] for w in self.by_word))
         return self._views
+
+
+def _negated(scored: tuple[float, str] | None) -> tuple[float, str]:
+    """Sort key of a (score, key) pair: higher score first, then the smaller key."""
+    return (1.0, "") if scored is None else (-scored[0], scored[1])
 
 
 def _around(sorted_list: list[str], x: str, width: int) -> list[str]:
@@ -480,8 +486,9 @@ class Resolver:
                 idx = self._index[t]
                 for slot in idx.exact(key, self.normalizer.compact_variants(key, t)):
                     for n in self._owners(t, slot):
-                        if self._entities[n].id not in banned:
-                            matched[self._entities[n].id] = idx.keys[slot]
+                        i = self._entities[n].id
+                        if i not in banned and idx.keys[slot] < matched.get(i, "\uffff"):
+                            matched[i] = idx.keys[slot]
         if len(matched) > 1 and self._compatible(matched):
             exact = {i: k for i, k in matched.items()
                      if any(fold(x) == folded for x in self._entities[self._number[i]].names)}
@@ -500,7 +507,7 @@ class Resolver:
             for slot, s in idx.scores(key, idx.block(key, th), th.review).items():
                 for n in self._owners(t, slot):
                     i = self._entities[n].id
-                    if i not in banned and s > best.get(i, (-1.0, ""))[0]:
+                    if i not in banned and (-s, idx.keys[slot]) < _negated(best.get(i)):
                         best[i] = (s, idx.keys[slot])
             if " " not in key and 2 <= len(key) <= 8:
                 for slot in _get(idx.by_acronym, key):
@@ -621,9 +628,10 @@ class Resolver:
                         for n in self._owners(t, other):
                             b = self._entities[n].id
                             pair = (min(a, b), max(a, b))
+                            dup = Duplicate(pair[0], pair[1], t, s, reason)
                             if a != b and not self.registry.is_distinct(a, b) and (
-                                    pair not in out or out[pair].score < s):
-                                out[pair] = Duplicate(pair[0], pair[1], t, s, reason)
+                                    pair not in out or (s, reason) > (out[pair].score, out[pair].reason)):
+                                out[pair] = dup
         return sorted(out.values(), key=lambda d: (-d.score, d.a, d.b))
 
 

@@ -206,6 +206,33 @@ def test_output_independent_of_insertion_order_property(entities):
     assert snapshot(entities) == snapshot(sorted(entities))
 
 
+def test_output_independent_of_insertion_order_on_a_crowded_catalog():
+    rng = random.Random(7)
+    words = "pay payment payments gateway ledger order orders sync audit tracing tracking " \
+            "quota quote route router billing invoice user users profile".split()
+    types = ["Service", "Library", "API", "Group", "Resource"]
+    entities, seen = [], set()
+    while len(entities) < 150:
+        name = "-".join(rng.sample(words, rng.choice([1, 2, 3])))
+        t = rng.choice(types)
+        if (t, name) not in seen:
+            seen.add((t, name))
+            entities.append([f"{t.lower()}:default/{name}", t, rng.choice([name, name.title()])])
+    mentions = [(name.replace("-", " ")[:-1] + rng.choice("xe") if i % 3 == 0 else name, t)
+                for i, (_, t, name) in enumerate(entities[:60])] + [(e[2], None) for e in entities[60:90]]
+
+    def run(order):
+        r = make(order)
+        return ([r.resolve(m, t).explain() for m, t in mentions],
+                [d.to_dict() for d in r.possible_duplicates()])
+
+    expected = run(entities)
+    for seed in range(3):
+        shuffled = list(entities)
+        random.Random(seed).shuffle(shuffled)
+        assert run(shuffled) == expected
+
+
 def test_readding_narrows_type_and_old_type_index_is_ignored():
     r = Resolver(SCHEMA)
     r.add_entity("component:default/pay", "Component", "pay-tool")
