@@ -347,14 +347,14 @@ class Resolver:
         n = self._number.get(id)
         if n is None:
             n = self._number[id] = len(self._entities)
-            ent = _Entity(id, type_name, label)
+            ent = _Entity(id, type_name, label or id)
             self._entities.append(ent)
             canon = self._index_ref(id, id)
             if canon:  # the name part of a reference-shaped ID is a name too
                 self._index_name(n, canon.rsplit("/", 1)[-1])
         else:
             ent = self._entities[n]
-            ent.label = min(ent.label, label)
+            ent.label = min(ent.label, label or ent.label)
             merged = self.schema.more_specific(ent.type, type_name)
             if merged is None:
                 raise KgbuildError(f"entity {id!r} is typed both {ent.type} and {type_name}")
