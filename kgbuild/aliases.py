@@ -20,14 +20,13 @@ a rejected one stops that mention from ever resolving to that ID. Every section 
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from .errors import InputError
+from .fileio import atomic_write
 from .normalize import fold
 from .schema import Schema
 
@@ -87,6 +86,14 @@ class AliasRegistry:
     # -- reading -------------------------------------------------------------------
     def is_distinct(self, a: str, b: str) -> bool:
         return frozenset((a, b)) in self.distinct
+
+    def canonical_ids(self) -> dict[tuple[str, str], str]:
+        """``(folded mention, type) -> canonical ID`` from the alias table and accepted
+        decisions: what a build rewrites a mentioned (not defined) entity to."""
+        out = {(fold(alias), t): cid for t, ids in self.aliases.items()
+               for cid, names in ids.items() for alias in names}
+        out.update({(fold(d.mention), d.type): d.id for d in self.decisions if d.decision == "accepted"})
+        return out
 
     def rejected(self) -> set[tuple[str, str]]:
         """``(folded mention, id)`` pairs that must never resolve."""
@@ -172,16 +179,7 @@ class AliasRegistry:
         path = Path(path)
         text = ("# kgbuild alias registry: see `kgbuild resolve --help`\n"
                 + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True, width=100))
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write(path, text)
 
 
 def accept(registry_path: str | Path, mention: str, type_name: str, canonical_id: str,

@@ -18,10 +18,17 @@ from .schema import Schema
 from .sources.base import EdgeRecord, Extraction, Problem
 
 
+Canonical = Callable[[str, str, str], str | None]
+
+
 def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str, schema: Schema,
-                     generated_at: str, known_type: Callable[[str], str | None] = lambda _: None
-                     ) -> tuple[list[Triple], list[Problem]]:
-    """Triples for ``doc``'s named graph, and the problems found on the way."""
+                     generated_at: str, known_type: Callable[[str], str | None] = lambda _: None,
+                     canonical: Canonical | None = None) -> tuple[list[Triple], list[Problem]]:
+    """Triples for ``doc``'s named graph, and the problems found on the way.
+
+    ``canonical(id, type, label)`` may rename an entity the document mentions without defining
+    it (the alias registry's curated aliases and accepted decisions).
+    """
     problems = list(extraction.problems)
     triples: list[Triple] = list(source_triples(doc))
     defined: dict[str, Node] = {}
@@ -51,7 +58,7 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
         triples.extend(node_fact_triples(node, schema))
     mentioned: set[tuple[str, str, str | None]] = set()
     for rec in extraction.edges:
-        out = _edge(rec, doc, extractor, schema, generated_at, defined, known_type)
+        out = _edge(rec, doc, extractor, schema, generated_at, defined, known_type, canonical)
         if isinstance(out, Problem):
             problems.append(out)
             continue
@@ -64,7 +71,8 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
 
 
 def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, when: str,
-          defined: dict[str, Node], known_type: Callable[[str], str | None]):
+          defined: dict[str, Node], known_type: Callable[[str], str | None],
+          canonical: Canonical | None):
     try:
         et, inverted = schema.predicate(rec.predicate)
     except KgbuildError as exc:
@@ -87,7 +95,13 @@ def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, 
         typ = candidates[0]
         for other in candidates[1:]:
             typ = schema.more_specific(typ, other) or typ
-        typed.append((node_id, typ, label or _default_label(node_id)))
+        label = label or _default_label(node_id)
+        if canonical is not None and local is None:
+            renamed = canonical(node_id, typ, label)
+            if renamed and renamed != node_id:
+                node_id, label = renamed, None
+                typ = (defined[node_id].type if node_id in defined else known_type(node_id)) or typ
+        typed.append((node_id, typ, label))
     (s, s_type, _), (o, o_type, _) = typed
     if not schema.allows(et.name, s_type, o_type):
         return Problem("error", "schema-violation",

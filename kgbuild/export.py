@@ -8,17 +8,16 @@ diff-able in git: one changed edge is a few changed lines.
 
 from __future__ import annotations
 
-import os
 import re
 
 import pyoxigraph as ox
-import tempfile
 from pathlib import Path
 from typing import Iterable
 
 from rdflib import Graph
 from rdflib.namespace import XSD
 
+from .fileio import atomic_write  # noqa: F401  (re-exported: the CLI writes through it)
 from .model import A, ASSERTION_BASE, ID_BASE, SOURCE_BASE, Triple, bind_prefixes, triples_to_rdflib
 from .schema import Schema
 from .store import GraphStore
@@ -27,22 +26,6 @@ RDF_FORMATS = {"turtle": "ttl", "nt": "nt", "jsonld": "jsonld", "xml": "rdf"}
 EXPORT_FORMATS = ("turtle", "nt", "jsonld", "trig", "nquads")
 XSD_INTEGER = str(XSD.integer)
 _PN_LOCAL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.:-]*[A-Za-z0-9_:-])?$")
-
-
-def atomic_write(path: str | Path, data: str | bytes) -> None:
-    """Write to a temporary file beside ``path``, fsync, then rename over it."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class _Terms:

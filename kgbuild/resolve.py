@@ -23,9 +23,7 @@ chain. Results do not depend on the order entities were added.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from bisect import bisect_left
 from collections import Counter
 from dataclasses import dataclass, field
@@ -37,6 +35,7 @@ from rapidfuzz.distance import OSA
 
 from .aliases import AliasRegistry
 from .errors import InputError, KgbuildError
+from .fileio import atomic_write
 from .model import KnowledgeGraph
 from .normalize import Normalizer, acronym, canonical_ref, fold, slug
 from .schema import Schema
@@ -683,15 +682,7 @@ def review_queue(resolutions: Iterable[Resolution], registry: AliasRegistry | No
 
 def save_review_queue(path: str | Path, items: list[dict]) -> None:
     """Write a review queue as JSON, atomically (the build calls this; ``review`` reads it)."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"queue": items}, fh, indent=1, sort_keys=True, ensure_ascii=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, json.dumps({"queue": items}, indent=1, sort_keys=True, ensure_ascii=False))
 
 
 def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
