@@ -14,10 +14,13 @@ from typing import Callable, Iterable, Sequence
 
 from . import sources  # noqa: F401  (registers the extractors)
 from .access import AccessRules, load_access
+from .aliases import AliasRegistry
 from .assemble import document_triples
 from .errors import InputError
 from .export import atomic_write, to_turtle
 from .model import KnowledgeGraph, SourceDocument, triples_to_rdflib, utc_timestamp
+from .normalize import fold
+from .resolve import ResolutionStats, Resolver, review_queue, save_review_queue
 from .schema import Schema, load_schema
 from .sources.base import Context, Extraction, Problem, SourceFile
 from .sources.codeowners import add_fallback_owners
@@ -43,6 +46,8 @@ class BuildResult:
     changes: dict[str, list[str]] = field(default_factory=dict)
     validation: ValidationReport | None = None
     validation_note: str | None = None
+    resolution: dict | None = None
+    resolution_note: str | None = None
     output: str | None = None
     _graph: KnowledgeGraph | None = field(default=None, repr=False)
 
@@ -76,6 +81,8 @@ class BuildResult:
             "conforms": None if self.validation is None else self.validation.conforms,
             "violations": None if self.validation is None else len(self.validation.violations),
             "validation_note": self.validation_note,
+            "resolution": self.resolution,
+            "resolution_note": self.resolution_note,
         }
 
 
@@ -183,8 +190,14 @@ def fingerprint(path: Path) -> str:
         return ""
 
 
-def _deps_unchanged(deps: dict[str, str]) -> bool:
-    return all(fingerprint(Path(p)) == digest for p, digest in deps.items())
+def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
+    """Whether every dependency still has its fingerprint (``seen`` memoises this build's)."""
+    for p, digest in deps.items():
+        if p not in seen:
+            seen[p] = fingerprint(Path(p))
+        if seen[p] != digest:
+            return False
+    return True
 
 
 def _doc_id_for(target: Path, src: SourceFile) -> str:
@@ -194,15 +207,19 @@ def _doc_id_for(target: Path, src: SourceFile) -> str:
 
 def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool = False,
                  timestamp: float | None = None, progress: Progress | None = None,
-                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None
-                 ) -> BuildResult:
+                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None,
+                 registry: Path | None = None) -> BuildResult:
     """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
 
     A document whose content hash is unchanged is not read again; a changed or new one is
     extracted and its named graph replaced; a document no longer found is removed with
     everything only it asserted. ``full`` re-extracts everything into a fresh database.
+    ``registry`` (an ``aliases.yaml``, which need not exist yet) renames mentioned entities
+    to their canonical IDs; every document depends on it.
     """
     schema = store.schema
+    seen: dict[str, str] = {}
+    canonical = _canonical(AliasRegistry.load(registry, missing_ok=True), schema) if registry else None
     states = {} if full else store.document_states()
     before = {doc: state.sha256 for doc, state in states.items()}
     found = _candidates(paths, {d: s.stat for d, s in states.items()})
@@ -221,7 +238,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         if doc_id in found:
             path, root, stat = found[doc_id]
             if state is not None and stat and state.stat == stat and not state.follows \
-                    and _deps_unchanged(state.depends):  # the common case, kept cheap
+                    and _deps_unchanged(state.depends, seen):  # the common case, kept cheap
                 changes["unchanged"].append(doc_id)
                 files[doc_id] = None
                 done += 1
@@ -237,7 +254,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             problem = Problem("error", "bad-input", f"cannot read: {exc.strerror or exc}", doc_id)
             updates[doc_id] = DocumentUpdate([], [problem], sha256="unreadable")
             continue
-        if state is not None and state.sha256 == digest and _deps_unchanged(state.depends):
+        if state is not None and state.sha256 == digest and _deps_unchanged(state.depends, seen):
             changes["unchanged"].append(doc_id)
             followed = [Path(p) for p in state.follows]
         else:
@@ -251,10 +268,12 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             labels = access.labels_for(doc_id) if access is not None else frozenset()
             doc = SourceDocument(doc_id, doc_id, digest, labels)
             when = _timestamp(src.path, timestamp)
-            triples, problems = document_triples(doc, extraction, name, schema, when, store.node_type)
+            triples, problems = document_triples(doc, extraction, name, schema, when, store.node_type,
+                                                 canonical)
             followed = extraction.follow
+            depends = extraction.depends + ([registry] if registry else [])
             updates[doc_id] = DocumentUpdate(triples, problems, [str(p) for p in followed],
-                                             {str(p): fingerprint(p) for p in extraction.depends},
+                                             {str(p): fingerprint(p) for p in depends},
                                              src.stat, digest)
         for target in followed:
             target_id = _doc_id_for(target, src) if target.is_relative_to(src.root) else None
@@ -277,6 +296,78 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     return result
 
 
+def _canonical(registry: AliasRegistry, schema: Schema):
+    """``(id, type, label) -> canonical ID`` from curated aliases and accepted decisions."""
+    table = registry.canonical_ids()
+    if not table:
+        return None
+
+    def canonical(node_id: str, type_name: str, label: str | None) -> str | None:
+        types = [type_name, *sorted(schema.compatible_types(type_name) - {type_name})]
+        for t in types:
+            for mention in (label, node_id):
+                found = table.get((fold(mention), t)) if mention else None
+                if found and not registry.is_distinct(node_id, found):
+                    return found
+        return None
+    return canonical
+
+
+DEFAULT_REGISTRY = "aliases.yaml"  # in the project folder, beside the default store
+
+
+RESOLVE_AUTO_LIMIT = 5_000
+
+
+def report_resolution(result: BuildResult, registry: Path | None, queue: Path | None,
+                      enabled: bool | None = None) -> None:
+    """Resolve every mentioned-but-undefined entity against the defined ones; count outcomes
+    by stage, queue what needs a person, list possible duplicates among defined entities.
+    ``enabled``: True always, False never, None when the graph has at most 5,000 entities."""
+    if enabled is False:
+        return
+    total = sum(result.store.counts()["nodes"].values())
+    if enabled is None and total > RESOLVE_AUTO_LIMIT:
+        result.resolution_note = (f"resolution report skipped: {total:,} entities is over the "
+                                  f"automatic limit of {RESOLVE_AUTO_LIMIT:,}; run `kgbuild resolve "
+                                  f"review` or pass --resolve")
+        return
+    reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
+    kg = result.graph
+    resolver = Resolver(kg.schema, reg)
+    stubs = []
+    for node in kg.nodes.values():
+        if node.defined_in:
+            resolver.add_entity(node.id, node.type, node.label,
+                                sorted({*node.aliases, *node.attributes.get("title", ())}))
+        else:
+            stubs.append(node)
+    stats = ResolutionStats()
+    outcomes = []
+    for (s, _, o), assertions in kg.edges().items():
+        for end in (s, o):
+            node = kg.nodes.get(end)
+            if node is not None and node.defined_in:
+                stats.by_status["resolved"] += len(assertions) or 1
+                stats.by_stage["id"] += len(assertions) or 1
+    for node in sorted(stubs, key=lambda n: n.id):
+        res = resolver.resolve(node.label, node.type, own_id=node.id)
+        if res.status == "resolved":  # an explicit ID is never silently rewritten: ask a person
+            res.status, res.reason = "review", (
+                f"{node.id} is mentioned but defined nowhere; it looks like {res.id} "
+                f"({res.stage} match): accept to merge, reject to keep apart")
+        stats.add(res)
+        outcomes.append(res)
+    duplicates = resolver.possible_duplicates()
+    stats.possible_duplicates = len(duplicates)
+    items = review_queue(outcomes, reg)
+    if queue is not None:
+        save_review_queue(queue, items)
+    result.resolution = {**stats.to_dict(), "queue_file": str(queue) if queue else None,
+                         "review": items[:20],
+                         "duplicates": [d.to_dict() for d in duplicates[:20]]}
+
+
 SHACL_AUTO_LIMIT = 200_000
 
 
@@ -295,8 +386,8 @@ def check(result: BuildResult, validate: bool | None = None) -> None:
 def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None = None, *,
                 store: str | Path | None = None, full: bool = False, timestamp: float | None = None,
                 validate: bool | None = None, progress: Progress | None = None,
-                max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | str | Path | None = None
-                ) -> BuildResult:
+                max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | str | Path | None = None,
+                registry: str | Path | None = None, resolve: bool | None = None) -> BuildResult:
     """Discover, extract and store a graph from files and folders; SHACL-check it.
 
     ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
@@ -304,14 +395,21 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
     otherwise ``SOURCE_DATE_EPOCH`` or each file's modification time is used, so the same
     inputs give the same graph. ``validate``: True always, False never, None when small.
     ``access`` maps source paths to access labels (an ``access.yaml`` path or an AccessRules).
+    ``registry`` is the alias registry (default ``./aliases.yaml``); ``resolve`` runs
+    the resolution report: True always, False never, None for graphs up to 5,000 entities
+    (its review queue is written to ``<store>/review-queue.json``).
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):
         access = load_access(access)
     graph_store = GraphStore(store, schema)
     try:
+        registry = Path(registry or DEFAULT_REGISTRY).resolve()
         result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
-                              progress=progress, max_file_bytes=max_file_bytes, access=access)
+                              progress=progress, max_file_bytes=max_file_bytes, access=access,
+                              registry=registry)
+        queue = Path(store) / "review-queue.json" if store is not None else None
+        report_resolution(result, registry, queue, resolve)
         check(result, validate)
     except BaseException:
         graph_store.close()

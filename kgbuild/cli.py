@@ -78,6 +78,11 @@ STORE = click.option("--store", "store_path", default=DEFAULT_STORE, show_defaul
               help="access.yaml mapping source path globs to access labels.")
 @click.option("--validate/--no-validate", default=None,
               help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
+@click.option("--aliases", "registry_path", type=click.Path(dir_okay=False),
+              help="Alias registry (default: ./aliases.yaml); its aliases and accepted decisions "
+                   "rename mentioned entities.")
+@click.option("--resolve/--no-resolve", "resolve", default=None,
+              help="Force or skip the resolution report (default: up to 5,000 entities).")
 @click.option("--timestamp", type=int, metavar="EPOCH",
               help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input was rejected or skipped.")
@@ -85,7 +90,7 @@ STORE = click.option("--store", "store_path", default=DEFAULT_STORE, show_defaul
               metavar="MIB", help="Skip (and report) source files larger than this many MiB.")
 @FORMAT
 def build(sources, output, schema_name, store_path, no_store, full, access_file, validate,
-          timestamp, strict, max_file_size, fmt):
+          registry_path, resolve, timestamp, strict, max_file_size, fmt):
     """Extract a typed graph from SOURCES (files or folders) into the store; optionally Turtle.
 
     Folders are scanned recursively for files an extractor recognises (Backstage
@@ -111,7 +116,8 @@ def build(sources, output, schema_name, store_path, no_store, full, access_file,
     try:
         kwargs = dict(store=None if no_store else store_path, full=full, validate=validate,
                       timestamp=timestamp, progress=progress, access=access_file,
-                      max_file_bytes=max_file_size * 2**20)
+                      max_file_bytes=max_file_size * 2**20, registry=registry_path,
+                      resolve=resolve)
         if output:
             result = build_library(sources, output, schema_name, **kwargs)
         else:
@@ -156,6 +162,18 @@ def _render_build(s: dict, result) -> str:
     if result.problems:
         lines.append(f"problems ({len(result.problems)}):")
         lines.extend(f"  {p}" for p in result.problems)
+    r = s["resolution"]
+    if r:
+        stages = ", ".join(f"{k} {v}" for k, v in r["resolved"].items())
+        lines.append(f"resolution: {r['mentions']} mentions resolved by stage ({stages}); "
+                     f"{r['new']} new entities; {r['queued']} queued for review; "
+                     f"{r['possible_duplicates']} possible duplicates")
+        lines.extend(f"  review: {q['mention']!r} ({q['type']}): {q['reason']}" for q in r["review"][:5])
+        lines.extend(f"  duplicate? {d['a']} ~ {d['b']} ({d['type']})" for d in r["duplicates"][:5])
+        if r["queued"] or r["possible_duplicates"]:
+            lines.append("  see `kgbuild resolve review`; decide with `kgbuild resolve accept|reject`")
+    elif s["resolution_note"]:
+        lines.append(s["resolution_note"])
     if result.validation is not None:
         lines.append(result.validation.render())
     elif s["validation_note"]:
@@ -406,7 +424,7 @@ def eval_retrieval(cases, graph_file, store_path, schema_name, fmt):
 # -- resolve: entity resolution review (the resolver loads only when these run) -------------
 REGISTRY = click.option("--registry", "registry_path", default="aliases.yaml", show_default=True,
                         type=click.Path(dir_okay=False),
-                        help="The alias registry (aliases.yaml beside the sources).")
+                        help="The alias registry (default: aliases.yaml in the project folder).")
 
 
 @main.group("resolve")
@@ -444,7 +462,7 @@ def resolve_explain(mention, type_name, graph_file, store_path, schema_name, reg
 
 @resolve_group.command("review")
 @click.option("--queue", "queue_path", type=click.Path(dir_okay=False, exists=True),
-              help="Review queue written by a build (JSON).")
+              help="Review queue written by a build (default: the store's review-queue.json).")
 @click.option("--type", "type_name", help="Only this type.")
 @GRAPH
 @STORE
@@ -455,6 +473,8 @@ def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, r
     """List undecided queued mentions and possible duplicate entities of the graph."""
     from .resolve import render_review, review
 
+    if queue_path is None and not graph_file and (Path(store_path) / "review-queue.json").is_file():
+        queue_path = Path(store_path) / "review-queue.json"  # written by the last build
     try:
         kg = _graph_and_cache(graph_file, store_path, schema_name)[0]
         report = review(kg, registry_path, queue_path, type_name)

@@ -199,10 +199,11 @@ class GraphStore:
         """The store's graph as an in-memory :class:`KnowledgeGraph` (``defined_in`` holds the
         documents that define each node)."""
         kg = from_triples(set(self.triples()), self.schema)
+        for node in kg.nodes.values():
+            node.defined_in.clear()
         for q in self._db.quads_for_pattern(None, ox.NamedNode(DECLARED_LABEL[1:-1]), None, None):
             node = kg.nodes.get(_node_id(str(q.subject)))
             if node is not None:
-                node.defined_in.discard("rdf")
                 node.defined_in.add(doc_from_iri(q.graph_name.value))
         return kg
 

@@ -1,0 +1,77 @@
+"""Entity resolution inside builds: reported, queued, applied only through the registry."""
+
+import json
+
+from kgbuild.aliases import AliasRegistry, accept, reject
+from kgbuild.build import build_graph
+from conftest import BACKSTAGE
+
+# 'owner: guest' in the 2020-11 examples names group:default/guest, which nothing defines;
+# the create-app examples define group:default/guests.
+SOURCES = [BACKSTAGE / "backstage-upstream-2020-11", BACKSTAGE / "backstage-create-app-0.9.2"]
+GUEST, GUESTS = "group:default/guest", "group:default/guests"
+
+
+def build(tmp_path, **kw):
+    result = build_graph(SOURCES, store=tmp_path / "store", timestamp=0, validate=False,
+                         registry=tmp_path / "aliases.yaml", **kw)
+    result.store.close()
+    return result
+
+
+def owners(result):
+    return {o for (s, p, o) in result.graph.edges() if p == "ownedBy"}
+
+
+def test_lookalike_reference_is_queued_not_merged(tmp_path):
+    result = build(tmp_path)
+    report = result.resolution
+    assert GUEST in owners(result) and GUESTS in result.graph.nodes
+    [item] = [q for q in report["review"] if q["mention"] == "guest"]
+    assert item["type"] == "Group" and "looks like group:default/guests" in item["reason"]
+    assert report["resolved"]["id"] > 0 and report["queued"] >= 1
+    queue = json.loads((tmp_path / "store" / "review-queue.json").read_text())["queue"]
+    assert any(q["mention"] == "guest" for q in queue)
+
+
+def test_accepted_decision_is_applied_and_survives_rebuilds(tmp_path):
+    build(tmp_path)
+    accept(tmp_path / "aliases.yaml", "guest", "Group", GUESTS)
+    first = build(tmp_path)
+    assert GUEST not in first.graph.nodes and GUEST not in owners(first)
+    assert ("component:default/playback-order", "ownedBy", GUESTS) in first.graph.edges()
+    assert first.changes["changed"]  # the registry is a dependency of every document
+    again = build(tmp_path)
+    assert set(again.graph.edges()) == set(first.graph.edges())
+    assert not any(q["mention"] == "guest" for q in again.resolution["review"])
+
+
+def test_rejected_decision_keeps_them_apart_and_stops_asking(tmp_path):
+    build(tmp_path)
+    reject(tmp_path / "aliases.yaml", "guest", "Group", GUESTS)
+    result = build(tmp_path)
+    assert GUEST in owners(result)
+    assert not any(q["mention"] == "guest" for q in result.resolution["review"])
+
+
+def test_distinct_pair_never_merges_even_with_an_alias(tmp_path):
+    reg = AliasRegistry()
+    reg.add_alias("Group", GUESTS, "guest")
+    reg.add_distinct(GUEST, GUESTS)
+    reg.save(tmp_path / "aliases.yaml")
+    result = build(tmp_path)
+    assert GUEST in owners(result)
+
+
+def test_same_name_in_two_types_stays_two_nodes(tmp_path):
+    result = build_graph([BACKSTAGE / "janus-idp-backstage-showcase"], store=None, timestamp=0,
+                         validate=False, registry=tmp_path / "none.yaml")
+    a, b = result.graph.nodes["system:default/rhdh"], result.graph.nodes["component:default/rhdh"]
+    assert a.label == b.label == "Red Hat Developer Hub" and a.type != b.type
+    assert not any({d["a"], d["b"]} == {a.id, b.id} for d in result.resolution["duplicates"])
+
+
+def test_report_is_independent_of_source_order(tmp_path):
+    one = build_graph(SOURCES, store=None, timestamp=0, validate=False, registry=tmp_path / "x.yaml")
+    two = build_graph(SOURCES[::-1], store=None, timestamp=0, validate=False, registry=tmp_path / "x.yaml")
+    assert one.resolution == two.resolution
