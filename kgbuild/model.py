@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 from typing import Iterable, Iterator
 from urllib.parse import quote, unquote
@@ -154,7 +155,7 @@ class Assertion:
     def edge(self) -> tuple[str, str, str]:
         return (self.subject, self.predicate, self.object)
 
-    @property
+    @cached_property
     def key(self) -> str:
         """Deterministic content hash naming this assertion."""
         parts = [self.subject, self.predicate, self.object, self.source, self.extractor,
@@ -330,8 +331,8 @@ class KnowledgeGraph:
     def edges(self) -> dict[tuple[str, str, str], list[Assertion]]:
         """Every edge with the assertions supporting it, sorted for determinism."""
         out: dict[tuple[str, str, str], list[Assertion]] = {}
-        for a in sorted(self.assertions.values(), key=lambda a: a.key):
-            out.setdefault(a.edge, []).append(a)
+        for _, a in sorted(self.assertions.items()):
+            out.setdefault((a.subject, a.predicate, a.object), []).append(a)
         for e in self.untyped_edges:
             out.setdefault(e, [])
         return dict(sorted(out.items()))

@@ -21,7 +21,9 @@ and parsing/serialising 1M triples was 10-100x faster. rdflib stays where pyshac
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
+import pickle
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from typing import Iterable, Iterator
 import pyoxigraph as ox
 
 from .errors import KgbuildError
+from .fileio import atomic_write
 from .model import (A, CLAIMS, DECLARED_LABEL, KG, NODES_GRAPH, KnowledgeGraph, Triple, doc_from_iri, from_triples,
                     id_from_iri, iri_value, lit, node_iri, node_triples, parse_literal, resolve_node,
                     source_iri)
@@ -195,9 +198,35 @@ class GraphStore:
             if p not in INTERNAL:
                 yield _nt(q.subject), p, _nt(q.object)
 
+    def generation(self) -> str:
+        """A fingerprint of the store's content: it changes with every committed update."""
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(MANIFEST[1:-1]), None,
+                                            ox.NamedNode(MANIFEST_GRAPH)):
+            return hashlib.sha256(q.object.value.encode()).hexdigest()[:20]
+        return "empty"
+
     def knowledge_graph(self) -> KnowledgeGraph:
         """The store's graph as an in-memory :class:`KnowledgeGraph` (``defined_in`` holds the
-        documents that define each node)."""
+        documents that define each node).
+
+        Materialising walks every quad (about 10 s per million in pyoxigraph's Python API), so
+        a persistent store keeps the result in ``cache/kg-<generation>.pickle`` until it
+        changes. The cache is as trusted as the store folder itself."""
+        if self.path is None:
+            return self._materialise()
+        cache = self.path / "cache" / f"kg-{self.schema.name}-{self.generation()}.pickle"
+        try:
+            with cache.open("rb") as fh:
+                return pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
+            pass
+        kg = self._materialise()
+        for old in cache.parent.glob("kg-*.pickle"):
+            old.unlink(missing_ok=True)
+        atomic_write(cache, pickle.dumps(kg, protocol=pickle.HIGHEST_PROTOCOL))
+        return kg
+
+    def _materialise(self) -> KnowledgeGraph:
         kg = from_triples(set(self.triples()), self.schema)
         for node in kg.nodes.values():
             node.defined_in.clear()
