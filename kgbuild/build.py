@@ -326,7 +326,7 @@ def report_resolution(result: BuildResult, registry: Path | None, queue: Path | 
     ``enabled``: True always, False never, None when the graph has at most 5,000 entities."""
     if enabled is False:
         return
-    total = sum(result.store.counts()["nodes"].values())
+    total = result.store.node_count()
     if enabled is None and total > RESOLVE_AUTO_LIMIT:
         result.resolution_note = (f"resolution report skipped: {total:,} entities is over the "
                                   f"automatic limit of {RESOLVE_AUTO_LIMIT:,}; run `kgbuild resolve "

@@ -236,6 +236,12 @@ class GraphStore:
                 node.defined_in.add(doc_from_iri(q.graph_name.value))
         return kg
 
+    def node_count(self) -> int:
+        """How many nodes the graph has (cheap: one aggregate over the nodes graph)."""
+        [row] = list(self._db.query(
+            f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{NODES_GRAPH}> {{ ?s a ?t }} }}"))
+        return int(row["n"].value)
+
     def counts(self) -> dict:
         """Nodes by type, distinct edges by type and assertions (aggregated inside the store)."""
         by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
