@@ -42,6 +42,14 @@ def emit(data: dict, fmt: str, text: str) -> None:
         click.echo(text)
 
 
+def write_or_echo(text: str, output: str | None) -> None:
+    """Write ``text`` atomically to ``output``, or print it."""
+    if output:
+        atomic_write(Path(output), text)
+    else:
+        click.echo(text, nl=False)
+
+
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                       show_default=True, help="Output for people (text) or machines (json).")
 SCHEMA = click.option("--schema", "schema_name", default="software", show_default=True,
@@ -201,10 +209,7 @@ def export(store_path, schema_name, fmt, output):
             text = export_store(store, fmt)
     except KgbuildError as exc:
         raise fail(exc) from None
-    if output:
-        atomic_write(Path(output), text)
-    else:
-        click.echo(text, nl=False)
+    write_or_echo(text, output)
 
 
 # -- validate ------------------------------------------------------------------------------
@@ -281,10 +286,7 @@ def schema_shapes(name, output):
         text = all_shapes(load_schema(name)).serialize(format="turtle")
     except KgbuildError as exc:
         raise fail(exc) from None
-    if output:
-        atomic_write(Path(output), text)
-    else:
-        click.echo(text, nl=False)
+    write_or_echo(text, output)
 
 
 # -- traverse / eval retrieval (numpy and the resolver load only when these run) -------------
