@@ -62,10 +62,13 @@ def main() -> None:
     """Build, validate and serve typed, provenance-carrying knowledge graphs for retrieval.
 
     \b
-    Typical session:
-      kgbuild build fixtures/catalog -o graph.ttl     # extract, check, write Turtle
+    Typical session (the store lives in ./.kgbuild, the alias registry in ./aliases.yaml):
+      kgbuild build fixtures/catalog -o graph.ttl     # extract (incrementally), check, write
       kgbuild validate graph.ttl                      # SHACL-check any graph file
       kgbuild schema show software                    # what types and edges exist
+      kgbuild traverse -q "Who owns Payments API?" --path ownedBy
+      kgbuild resolve review                          # names that need a decision
+      kgbuild export --format trig -o graph.trig      # one named graph per source file
     """
 
 
