@@ -37,7 +37,7 @@ from .aliases import AliasRegistry
 from .errors import InputError, KgbuildError
 from .fileio import atomic_write
 from .model import KnowledgeGraph
-from .normalize import Normalizer, acronym, canonical_ref, fold, slug
+from .normalize import EXTRA_SUFFIXES, Normalizer, acronym, canonical_ref, fold, slug
 from .schema import Schema
 
 STATUSES = ("resolved", "new", "review", "ambiguous")
@@ -582,15 +582,20 @@ class Resolver:
         """Entity mentions in free text: longest resolvable word n-grams, not overlapping.
 
         Queued outcomes count only when they are not noise: fuzzy ones from the accept score
-        up, acronym ones only for upper-case text (``CIS``).
+        up, acronym ones only for upper-case text (``CIS``); a lone type word (``API``,
+        ``teams``) names a kind of thing, not an entity.
         """
         tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
         gate = self._gates[None]
+        generic = {w for t in self.schema.node_types for w in (t.lower(), t.lower() + "s")}
+        generic |= {w for words in EXTRA_SUFFIXES.values() for x in words for w in (x, x + "s")}
         found = []
         for i in range(len(tokens)):
             for j in range(i, min(len(tokens), i + self.thresholds.mention_ngram)):
                 first, last = text[slice(*tokens[i])], text[slice(*tokens[j])]
                 if first.lower() in STOPWORDS or last.lower() in STOPWORDS:
+                    continue
+                if i == j and first.lower() in generic:  # "API", "team": a kind, not a name
                     continue
                 span = text[tokens[i][0]:tokens[j][1]]
                 res = self._resolve(span, fold(span), None, gate, set())

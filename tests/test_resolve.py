@@ -303,3 +303,14 @@ def test_review_queue_stats_and_cli_helpers(r, tmp_path):
     report = review(kg, tmp_path / "aliases.yaml", path, "Service")
     assert [q["mention"] for q in report["queue"]] == [q["mention"] for q in queue]
     assert explain(kg, "cv2", "Library")["status"] == "new"
+
+
+def test_a_lone_type_word_is_not_a_mention():
+    from kgbuild import load_schema
+    from kgbuild.resolve import Resolver
+    r = Resolver(load_schema())
+    r.add_entity("location:default/apis", "Location", "apis")
+    r.add_entity("group:default/teams", "Group", "teams")
+    r.add_entity("api:default/payments-api", "API", "Payments API")
+    found = [(m.text, m.id) for m in r.find_mentions("Which team owns the Payments API and which APIs?")]
+    assert found == [("Payments API", "api:default/payments-api")]
