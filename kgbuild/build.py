@@ -290,7 +290,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     else:
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
-        problems = store.apply(changed)
+        problems = store.apply(changed, states)
     result = BuildResult(store, schema, store.problems() + problems, names,
                          {k: sorted(v) for k, v in changes.items()})
     return result

@@ -259,11 +259,13 @@ class GraphStore:
                 "assertions": int(row["n"].value)}
 
     # -- writing ---------------------------------------------------------------------------------
-    def apply(self, changes: dict[str, DocumentUpdate | None]) -> list[Problem]:
+    def apply(self, changes: dict[str, DocumentUpdate | None],
+              states: dict[str, DocumentState] | None = None) -> list[Problem]:
         """Replace (or, for ``None``, delete) documents' graphs in one transaction.
 
         Nodes claimed by the old or new content of a changed document are re-resolved against
-        every other document's claims; a node nobody claims any more disappears.
+        every other document's claims; a node nobody claims any more disappears. ``states``
+        is :meth:`document_states` when the caller already read it (it is updated in place).
         """
         if not changes:
             return []
@@ -298,7 +300,7 @@ class GraphStore:
             if resolved is not None:
                 insert_nodes.extend(f"{a} {b} {c} ." for a, b, c in
                                     node_triples(node_id, resolved[0], resolved[1], self.schema))
-        states = self.document_states()
+        states = self.document_states() if states is None else states
         for doc_id, upd in changes.items():
             if upd is None:
                 states.pop(doc_id, None)
