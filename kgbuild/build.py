@@ -17,10 +17,12 @@ from .access import AccessRules, load_access
 from .aliases import AliasRegistry
 from .assemble import document_triples
 from .errors import InputError
-from .export import atomic_write, to_turtle
+from .export import to_turtle
+from .fileio import atomic_write
 from .model import KnowledgeGraph, SourceDocument, triples_to_rdflib, utc_timestamp
 from .normalize import fold
-from .resolve import ResolutionStats, Resolver, review_queue, save_review_queue
+from .resolve import Resolver
+from .review import ResolutionStats, review_queue, save_review_queue
 from .schema import Schema, load_schema
 from .sources.base import Context, Extraction, Problem, SourceFile
 from .sources.codeowners import add_fallback_owners

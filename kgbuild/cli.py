@@ -15,7 +15,8 @@ import click
 
 from .build import build as build_library, build_graph
 from .errors import KgbuildError
-from .export import EXPORT_FORMATS, atomic_write, export_store, to_turtle
+from .export import EXPORT_FORMATS, export_store, to_turtle
+from .fileio import atomic_write
 from .model import rdflib_term
 from .schema import load_schema
 from .shapes import all_shapes
@@ -439,7 +440,7 @@ def resolve_group():
     \b
     Examples:
       kgbuild resolve explain "payments api" --type API
-      kgbuild resolve review --queue .kgbuild/review.json
+      kgbuild resolve review                 # the last build's queue in the store
       kgbuild resolve accept "Paymnts" api:default/payments --type API
       kgbuild resolve reject "Payouts" api:default/payments --type API
     """
@@ -455,7 +456,7 @@ def resolve_group():
 @FORMAT
 def resolve_explain(mention, type_name, graph_file, store_path, schema_name, registry_path, fmt):
     """Show how MENTION resolves: stage, reason and every candidate with its score."""
-    from .resolve import explain, render_explain
+    from .review import explain, render_explain
 
     try:
         kg = _graph_and_cache(graph_file, store_path, schema_name)[0]
@@ -476,7 +477,7 @@ def resolve_explain(mention, type_name, graph_file, store_path, schema_name, reg
 @FORMAT
 def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, registry_path, fmt):
     """List undecided queued mentions and possible duplicate entities of the graph."""
-    from .resolve import render_review, review
+    from .review import render_review, review
 
     if queue_path is None and not graph_file and (Path(store_path) / "review-queue.json").is_file():
         queue_path = Path(store_path) / "review-queue.json"  # written by the last build

@@ -9,16 +9,14 @@ diff-able in git: one changed edge is a few changed lines.
 from __future__ import annotations
 
 import re
-
-import pyoxigraph as ox
-from pathlib import Path
 from typing import Iterable
 
+import pyoxigraph as ox
 from rdflib import Graph
 from rdflib.namespace import XSD
 
-from .fileio import atomic_write  # noqa: F401  (re-exported: the CLI writes through it)
-from .model import A, ASSERTION_BASE, ID_BASE, SOURCE_BASE, Triple, bind_prefixes, triples_to_rdflib
+from .model import (A, ASSERTION_BASE, ID_BASE, SOURCE_BASE, Triple, bind_prefixes,
+                    triples_to_rdflib)
 from .schema import Schema
 from .store import GraphStore
 

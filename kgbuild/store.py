@@ -23,8 +23,8 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import pickle
 import os
+import pickle
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,9 +34,9 @@ import pyoxigraph as ox
 
 from .errors import KgbuildError
 from .fileio import atomic_write
-from .model import (A, CLAIMS, DECLARED_LABEL, KG, NODES_GRAPH, KnowledgeGraph, Triple, doc_from_iri, from_triples,
-                    id_from_iri, iri_value, lit, node_iri, node_triples, parse_literal, resolve_node,
-                    source_iri)
+from .model import (A, CLAIMS, DECLARED_LABEL, KG, NODES_GRAPH, KnowledgeGraph, Triple,
+                    doc_from_iri, from_triples, id_from_iri, iri_value, lit, node_iri,
+                    node_triples, resolve_node, source_iri)
 from .schema import Schema
 from .sources.base import Problem
 

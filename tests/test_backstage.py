@@ -1,7 +1,5 @@
 """The Backstage extractor on real catalogs: Backstage's own relation semantics."""
 
-import json
-
 import pytest
 
 from kgbuild.build import build_graph

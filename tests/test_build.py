@@ -7,7 +7,7 @@ import pytest
 
 from kgbuild.build import build, build_graph, discover
 from kgbuild.errors import InputError
-from kgbuild.export import atomic_write
+from kgbuild.fileio import atomic_write
 from conftest import BACKSTAGE, FIXTURE_CATALOG
 
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings, strategies as st
 from kgbuild.aliases import AliasRegistry, accept, reject
 from kgbuild.errors import SchemaError
 from kgbuild.model import KnowledgeGraph
-from kgbuild.resolve import (Resolver, ResolutionStats, explain, review, review_queue,
-                             save_review_queue)
+from kgbuild.resolve import Resolver
+from kgbuild.review import ResolutionStats, explain, review, review_queue, save_review_queue
 from kgbuild.schema import load_schema
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aliases"
