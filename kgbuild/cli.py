@@ -348,12 +348,21 @@ def _principal(labels, all_access):
 @click.option("--max-paths", type=click.IntRange(min=0), default=100, show_default=True)
 @click.option("--max-chars", type=click.IntRange(min=0), default=12000, show_default=True,
               help="Character budget of the context pack.")
+@click.option("--semantic", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+              help="With -q: also seed the N nodes whose embeddings are closest to the question.")
+@click.option("--semantic-min", type=click.FloatRange(-1, 1), default=0.5, show_default=True,
+              help="Least cosine similarity for a semantic seed.")
+@click.option("--embeddings-model", default="text-embedding-3-small", show_default=True,
+              envvar="KGBUILD_EMBEDDINGS_MODEL", help="Embeddings model ($KGBUILD_EMBEDDINGS_MODEL).")
+@click.option("--embeddings-url", envvar="OPENAI_BASE_URL", metavar="URL",
+              help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 ($OPENAI_BASE_URL); "
+                   "the key comes from $OPENAI_API_KEY.")
 @PRINCIPAL
 @ALL_ACCESS
 @FORMAT
 def traverse(graph_file, store_path, schema_name, seeds, names, question, follow, hops, path, cap,
-             no_cap, include_seeds, types, max_nodes, max_edges, max_paths, max_chars, labels,
-             all_access, fmt):
+             no_cap, include_seeds, types, max_nodes, max_edges, max_paths, max_chars, semantic,
+             semantic_min, embeddings_model, embeddings_url, labels, all_access, fmt):
     """Walk the graph from seeds and print nodes, edges, paths, evidence and a context pack.
 
     Seeds come from --seed IDs, --name (resolved like any mention) or the entities a
@@ -376,14 +385,20 @@ def traverse(graph_file, store_path, schema_name, seeds, names, question, follow
 
     spec = TraversalSpec(seeds=seeds, names=names, question=question, follow=follow, hops=hops,
                          path=path, cap=None if no_cap or cap == 0 else cap, types=types,
-                         include_seeds=include_seeds,
+                         include_seeds=include_seeds, semantic=semantic, semantic_min=semantic_min,
                          max_nodes=max_nodes, max_edges=max_edges, max_paths=max_paths,
                          max_chars=max_chars)
     if not (seeds or names or question):
         raise UsageError("give at least one --seed, --name or --question")
     try:
         kg, cache = _graph_and_cache(graph_file, store_path, schema_name)
-        result = Traverser(kg, _principal(labels, all_access), cache).run(spec)
+        matcher = None
+        if semantic and question:
+            from .embeddings import EmbeddingMatcher
+
+            matcher = EmbeddingMatcher.from_env(embeddings_model, embeddings_url,
+                                                cache_dir=cache.parent / "embeddings" if cache else None)
+        result = Traverser(kg, _principal(labels, all_access), cache, matcher=matcher).run(spec)
     except KgbuildError as exc:
         raise fail(exc) from None
     emit(result.to_dict(), fmt, result.render())

@@ -1,15 +1,16 @@
 """Typed, capped, access-safe traversal of a knowledge graph for retrieval consumers.
 
-Seeds are stable IDs, names or aliases (through the resolver), or the entity mentions of a
-question. From the seeds, one of two walks:
+Seeds are stable IDs, names or aliases (through the resolver), the entity mentions of a
+question, and optionally the nodes whose embeddings are closest to the question
+(:mod:`kgbuild.embeddings`). From the seeds, one of two walks:
 
 * **follow** ``PRED[:out|:in|:both]`` (repeatable) for ``hops`` hops: breadth first over the
   allowed edges; each node is entered once, at its smallest hop, and never walked back along
   the edge that reached it.
 * **path** ``"ownedBy:out/ownerOf:out/dependsOn:in"``: step *i* walks one edge of the named
   type and direction. The answers are the end nodes of every walk that completes all steps
-  (walk semantics, as a SPARQL sequence path: nodes may repeat, seeds included); only
-  nodes and edges on complete walks are reported.
+  (walk semantics, as a SPARQL sequence path: nodes may repeat), without the seeds unless
+  ``include_seeds``; only nodes and edges on complete walks are reported.
 
 A direction is relative to the name written: ``ownedBy:out`` walks stored ``ownedBy`` edges
 from subject to object, an inverse name flips it (``ownerOf:out`` == ``ownedBy:in``),
@@ -42,6 +43,7 @@ from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_wa
 from .context import context_pack, render_result
 from .errors import KgbuildError
 from .model import KnowledgeGraph
+from .embeddings import node_text
 from .resolve import Resolver
 
 _DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
@@ -99,6 +101,8 @@ class TraversalSpec:
     max_paths: int = 100
     max_chars: int | None = 12000
     include_seeds: bool = False  # path mode: may a seed be among the answers?
+    semantic: int = 0  # with a question: also seed the N nodes most similar by embeddings
+    semantic_min: float = 0.5  # ... whose cosine similarity reaches this
 
     def check(self) -> None:
         if self.path and self.follow:
@@ -215,7 +219,8 @@ class Traverser:
     """Traversals over one graph for one principal: view, index and resolver built once."""
 
     def __init__(self, kg: KnowledgeGraph, principal: Principal | None = None,
-                 cache_dir: str | Path | None = None, resolver=None):
+                 cache_dir: str | Path | None = None, resolver=None, matcher=None):
+        self.matcher = matcher  # an embeddings.EmbeddingMatcher for semantic seeds, or None
         self.principal = principal or Principal()
         self.view = visible_graph(kg, self.principal)
         self.evidence = self.view.edges()
@@ -314,6 +319,13 @@ class Traverser:
                     add(m.id, "question", m.text, (m.start, m.end), round(float(m.score), 4))
                 else:
                     miss("question", m.status, m.candidates, mention=m.text, span=[m.start, m.end])
+        if spec.question and spec.semantic and self.matcher is not None:
+            candidates = [(n.id, node_text(n.label, n.type, min(n.attributes.get("description", [""]))))
+                          for n in sorted(self.view.nodes.values(), key=lambda n: n.id)
+                          if self.index.position(n.id) is not None]
+            for node_id, score in self.matcher.match(spec.question, candidates, spec.semantic,
+                                                     spec.semantic_min):
+                add(node_id, "semantic", spec.question, None, score)
         return list(seeds.values()), unresolved
 
     def _node(self, node_id: str) -> dict:

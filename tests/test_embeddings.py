@@ -1,0 +1,136 @@
+"""Semantic seeds through a real ``openai`` client talking to a local test server."""
+
+import json
+import re
+import threading
+import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from kgbuild.access import Principal
+from kgbuild.build import build
+from kgbuild.cli import main
+from kgbuild.embeddings import EmbeddingMatcher
+from kgbuild.errors import KgbuildError
+from kgbuild.traverse import TraversalSpec, Traverser
+from conftest import FIXTURE_CATALOG
+
+DIM = 64
+STOP = {"a", "an", "the", "who", "can", "and", "of", "to", "which", "what", "is", "it", "by"}
+
+
+def toy_vector(text: str) -> list[float]:
+    """A bag of (crudely stemmed) words hashed into DIM buckets: overlap means similarity."""
+    vec = np.zeros(DIM)
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        word = word.rstrip("s")
+        if word and word not in STOP:
+            vec[zlib.crc32(word.encode()) % DIM] += 1.0
+    return vec.tolist()
+
+
+class EmbeddingsServer:
+    """A minimal OpenAI-compatible ``POST /v1/embeddings`` on 127.0.0.1, recording inputs."""
+
+    def __init__(self):
+        self.inputs: list[str] = []
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                outer.inputs.extend(texts)
+                data = {"object": "list", "model": body["model"],
+                        "data": [{"object": "embedding", "index": i, "embedding": toy_vector(t)}
+                                 for i, t in enumerate(texts)],
+                        "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+                raw = json.dumps(data).encode()
+                self.send_response(200 if self.path.endswith("/embeddings") else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server():
+    s = EmbeddingsServer()
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module")
+def graph(tmp_path_factory):
+    out = tmp_path_factory.mktemp("emb") / "g.ttl"
+    result = build([FIXTURE_CATALOG], out, store=None, timestamp=0, validate=False)
+    return result.graph, out
+
+
+def test_vectors_are_cached_on_disk(server, tmp_path):
+    m = EmbeddingMatcher.from_env("toy", server.url, cache_dir=tmp_path)
+    first = m.embed(["Payments API", "Pricing SDK"])
+    assert m.requests == 1 and first.shape == (2, DIM)
+    assert np.allclose(np.linalg.norm(first, axis=1), 1.0)
+    again = EmbeddingMatcher.from_env("toy", server.url, cache_dir=tmp_path)
+    assert np.allclose(again.embed(["Pricing SDK", "Payments API"]), first[::-1])
+    assert again.requests == 0 and server.inputs == ["Payments API", "Pricing SDK"]
+
+
+def test_question_without_a_name_finds_seeds_semantically(server, graph):
+    kg, _ = graph
+    matcher = EmbeddingMatcher.from_env("toy", server.url)
+    spec = TraversalSpec(question="who can refund a charge?", follow=["ownedBy"], hops=1, semantic=2,
+                         semantic_min=0.3)
+    result = Traverser(kg, Principal.all_access(), matcher=matcher).run(spec)
+    seeds = {s["id"]: s for s in result.seeds}
+    assert set(seeds) == {"api:default/payments-api", "component:default/payments-service"}
+    assert all(s["via"] == "semantic" and s["score"] >= 0.3 for s in seeds.values())
+    assert result.abstain is None and any(e["predicate"] == "ownedBy" for e in result.edges)
+    plain = Traverser(kg, Principal.all_access()).run(
+        TraversalSpec(question="who can refund a charge?", follow=["ownedBy"], hops=1))
+    assert plain.abstain["reason"] == "no-seed"  # without embeddings: abstain, not guess
+
+
+def test_hidden_nodes_are_never_embedded_or_returned(server, graph):
+    kg, _ = graph
+    spec = TraversalSpec(question="payments database", follow=["ownedBy"], hops=1, semantic=5,
+                         semantic_min=0.1)
+    public = Traverser(kg, Principal(), matcher=EmbeddingMatcher.from_env("toy", server.url)).run(spec)
+    assert not any("Payments DB" in t for t in server.inputs)
+    assert "resource:default/payments-db" not in {s["id"] for s in public.seeds}
+    pci = Traverser(kg, Principal.of("pci"), matcher=EmbeddingMatcher.from_env("toy", server.url)).run(spec)
+    assert any("Payments DB" in t for t in server.inputs)
+    assert "resource:default/payments-db" in {s["id"] for s in pci.seeds}
+
+
+def test_unreachable_endpoint_is_a_clear_error(tmp_path):
+    m = EmbeddingMatcher.from_env("toy", "http://127.0.0.1:9/v1")
+    with pytest.raises(KgbuildError, match="embeddings endpoint failed"):
+        m.embed(["x"])
+
+
+def test_cli_semantic_seeds(server, graph, monkeypatch):
+    _, ttl = graph
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    r = CliRunner().invoke(main, ["traverse", "--graph", str(ttl), "-q", "who can refund a charge?",
+                                  "--follow", "ownedBy", "--hops", "1", "--semantic", "1",
+                                  "--embeddings-url", server.url, "--embeddings-model", "toy",
+                                  "--format", "json"])
+    assert r.exit_code == 0, r.output
+    [seed] = json.loads(r.output)["seeds"]
+    assert seed["via"] == "semantic"
