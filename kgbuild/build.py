@@ -293,7 +293,10 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
         problems = store.apply(changed, states)
-    result = BuildResult(store, schema, store.problems() + problems, names,
+    ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
+                       Path(p).name) for p in paths if Path(p).is_file()
+               and not any(Path(path) == Path(p).resolve() for path, _, _ in found.values())]
+    result = BuildResult(store, schema, ignored + store.problems() + problems, names,
                          {k: sorted(v) for k, v in changes.items()})
     return result
 

@@ -169,8 +169,8 @@ def _render_build(s: dict, result) -> str:
              f"{s['assertions']} assertions from {s['documents']} documents",
              "documents: " + ", ".join(f"{changed[k]} {k}" for k in
                                        ("unchanged", "changed", "added", "deleted")),
-             "entities: " + ", ".join(f"{k} {v}" for k, v in s["entities_by_type"].items()),
-             "edges:    " + ", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items())]
+             "entities: " + (", ".join(f"{k} {v}" for k, v in s["entities_by_type"].items()) or "none"),
+             "edges:    " + (", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items()) or "none")]
     if result.problems:
         lines.append(f"problems ({len(result.problems)}):")
         lines.extend(f"  {p}" for p in result.problems)

@@ -52,3 +52,11 @@ def test_bad_schema_is_one_line_error_exit_2(tmp_path):
 def test_help_teaches():
     r = run("build", "--help")
     assert r.exit_code == 0 and "Exit codes" in r.output and "Example" in r.output
+
+
+def test_a_file_no_extractor_reads_is_reported(tmp_path):
+    (tmp_path / "notes.yaml").write_text("not: [a catalog\n")
+    r = run("build", tmp_path / "notes.yaml", "--no-store", "-o", tmp_path / "g.ttl")
+    assert r.exit_code == 0
+    assert "notes.yaml: warning: no extractor reads this file; it was skipped [unrecognised]" in r.output
+    assert "entities: none" in r.output
