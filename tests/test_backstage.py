@@ -169,3 +169,16 @@ def test_janus_showcase_counts():
     _, got = relations(BACKSTAGE / "janus-idp-backstage-showcase")
     deps = {o for s, p, o in got if s == "component:default/backstage-showcase" and p == "dependsOn"}
     assert deps == {f"resource:default/{r}" for r in ("pgdb", "argocd", "obc", "keycloak", "github")}
+
+
+def test_kind_missing_from_a_custom_schema_is_reported(tmp_path):
+    schema = tmp_path / "teams.yaml"
+    schema.write_text("name: teams\nnamespace: 'https://example.org/teams#'\n"
+                      "node_types: {Group: {}, User: {}}\n"
+                      "edge_types: {memberOf: {domain: User, range: Group, inverse: hasMember}}\n")
+    result = build_graph([BACKSTAGE / "backstage-create-app-0.9.2"], schema, store=None,
+                         validate=True, timestamp=0)
+    assert ("user:default/guest", "memberOf", "group:default/guests") in result.graph.edges()
+    mismatched = [p for p in result.problems if p.code == "schema-mismatch"]
+    assert mismatched and all(p.line for p in mismatched)
+    assert result.validation.conforms

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from ..errors import InputError
+from ..errors import InputError, KgbuildError
 from ..refs import RefError, is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
 from .base import Context, EdgeRecord, Extraction, NodeRecord, Problem, SourceFile
 from .openapi import read_api_spec
@@ -97,6 +97,9 @@ class BackstageExtractor:
                 _entity(entity, src, ctx, lines, out)
             except Rejected as exc:
                 out.problems.append(Problem("error", "rejected-entity", str(exc), src.doc_id, exc.line))
+            except KgbuildError as exc:  # e.g. a kind the chosen schema has no type for
+                out.problems.append(Problem("error", "schema-mismatch", exc.message, src.doc_id,
+                                            entity.line_of("kind")))
         return out
 
 
