@@ -43,8 +43,10 @@ from .sources.base import Problem
 DEFAULT_STORE = ".kgbuild"
 PROBLEM = f"<{KG.problem}>"
 MANIFEST = f"<{KG.manifest}>"  # one JSON literal: every document's DocumentState
+COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
 MANIFEST_GRAPH = "https://kgbuild.dev/graph/manifest"
-INTERNAL = CLAIMS | {PROBLEM, MANIFEST}
+INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS}
+ASSERTION_TYPE = f"<{KG.Assertion}>"
 
 
 @dataclass
@@ -243,6 +245,14 @@ class GraphStore:
         return int(row["n"].value)
 
     def counts(self) -> dict:
+        """Nodes by type, distinct edges by type and assertions, as kept up to date by every
+        update (see :meth:`recount` for the same figures computed from scratch)."""
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(COUNTS[1:-1]), None,
+                                            ox.NamedNode(MANIFEST_GRAPH)):
+            return json.loads(q.object.value)
+        return self.recount()
+
+    def recount(self) -> dict:
         """Nodes by type, distinct edges by type and assertions (aggregated inside the store)."""
         by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
         by_edge = {e.iri: e.name for e in self.schema.edge_types.values()}
@@ -306,10 +316,11 @@ class GraphStore:
                 states.pop(doc_id, None)
             else:
                 states[doc_id] = upd.state()
+        counts = self._updated_counts(changes, changed_graphs, delete_nodes, insert_nodes)
         parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs | {MANIFEST_GRAPH})]
         if delete_nodes:
             parts.append(f"DELETE DATA {{ GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(delete_nodes) + "\n} }")
-        inserts = [f"GRAPH <{MANIFEST_GRAPH}> {{ {_manifest_triple(states)} }}"]
+        inserts = [f"GRAPH <{MANIFEST_GRAPH}> {{ {_manifest_triple(states)}\n{_counts_triple(counts)} }}"]
         for doc_id, upd in sorted(changes.items()):
             if upd is not None:
                 inserts.append(f"GRAPH <{_source_graph(doc_id)}> {{\n" +
@@ -319,6 +330,45 @@ class GraphStore:
         parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
         self._db.update(" ;\n".join(parts))
         return problems
+
+    def _updated_counts(self, changes: dict[str, DocumentUpdate | None], changed_graphs: set[str],
+                        delete_nodes: list[str], insert_nodes: list[str]) -> dict:
+        """:meth:`counts` after the change, from its delta: an edge or assertion counts while
+        any graph holds it, so only the changed documents' items are looked up elsewhere."""
+        counts = self.counts()
+        by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
+        edge_names = {f"<{e.iri}>": e.name for e in self.schema.edge_types.values()}
+        a = f"{A} <"
+        for line, sign in [(x, -1) for x in delete_nodes] + [(x, 1) for x in insert_nodes]:
+            if a in line:  # "<node> rdf:type <class> ." of the nodes graph
+                name = by_iri.get(line.rsplit(" ", 2)[-2][1:-1])
+                if name:
+                    counts["nodes"][name] = counts["nodes"].get(name, 0) + sign
+        old_items: set[tuple[str, str, str]] = set()
+        for g in changed_graphs:
+            graph = ox.NamedNode(g)
+            for iri in edge_names:
+                for q in self._db.quads_for_pattern(None, ox.NamedNode(iri[1:-1]), None, graph):
+                    old_items.add((_nt(q.subject), iri, _nt(q.object)))
+            for q in self._db.quads_for_pattern(None, ox.NamedNode(A[1:-1]),
+                                                ox.NamedNode(ASSERTION_TYPE[1:-1]), graph):
+                old_items.add((_nt(q.subject), A, ASSERTION_TYPE))
+        new_items = {(s_, p, o) for upd in changes.values() if upd is not None
+                     for s_, p, o in upd.triples if p in edge_names or (p == A and o == ASSERTION_TYPE)}
+        for item in old_items ^ new_items:
+            s_, p, o = item
+            elsewhere = any(q.graph_name.value not in changed_graphs for q in self._db.quads_for_pattern(
+                ox.NamedNode(s_[1:-1]), ox.NamedNode(p[1:-1]), ox.NamedNode(o[1:-1]), None))
+            if elsewhere:
+                continue
+            sign = 1 if item in new_items else -1
+            if p in edge_names:
+                counts["edges"][edge_names[p]] = counts["edges"].get(edge_names[p], 0) + sign
+            else:
+                counts["assertions"] += sign
+        for key in ("nodes", "edges"):
+            counts[key] = {k: v for k, v in sorted(counts[key].items()) if v}
+        return counts
 
     def _resolve(self, node_id: str, claims: list[tuple[str, str, str]],
                  problems: list[Problem]) -> tuple[str, str] | None:
@@ -370,6 +420,15 @@ class GraphStore:
                     claims.setdefault(s, []).append((g, p, o))
         states = {doc_id: upd.state() for doc_id, upd in documents.items()}
         lines.append(f"{_manifest_triple(states)[:-2]} <{MANIFEST_GRAPH}> .")
+        edge_names = {f"<{e.iri}>": e.name for e in self.schema.edge_types.values()}
+        items = {(s, p, o) for upd in documents.values() for s, p, o in upd.triples
+                 if p in edge_names or (p == A and o == ASSERTION_TYPE)}
+        counts: dict = {"nodes": {}, "edges": {}, "assertions": 0}
+        for s, p, o in items:
+            if p in edge_names:
+                counts["edges"][edge_names[p]] = counts["edges"].get(edge_names[p], 0) + 1
+            else:
+                counts["assertions"] += 1
         problems: list[Problem] = []
         for s, node_claims in sorted(claims.items()):
             node_id = _node_id(s)
@@ -377,6 +436,10 @@ class GraphStore:
             if resolved is not None:
                 lines.extend(f"{a} {b} {c} <{NODES_GRAPH}> ." for a, b, c in
                              node_triples(node_id, resolved[0], resolved[1], self.schema))
+                counts["nodes"][resolved[0]] = counts["nodes"].get(resolved[0], 0) + 1
+        for key in ("nodes", "edges"):
+            counts[key] = dict(sorted(counts[key].items()))
+        lines.append(f"{_counts_triple(counts)[:-2]} <{MANIFEST_GRAPH}> .")
         target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
         return problems
 
@@ -394,6 +457,10 @@ def _with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
     yield from upd.triples
     for p in upd.problems:
         yield src, PROBLEM, lit(json.dumps(p.to_dict(), sort_keys=True))
+
+
+def _counts_triple(counts: dict) -> str:
+    return f"<{MANIFEST_GRAPH}> {COUNTS} {lit(json.dumps(counts, sort_keys=True, separators=(',', ':')))} ."
 
 
 def _manifest_triple(states: dict[str, DocumentState]) -> str:

@@ -24,6 +24,7 @@ def rebuild(root, store, **kw):
     edges = set(result.graph.edges())
     nodes = {n.id: n.type for n in result.graph.nodes.values()}
     turtle = to_turtle(result.store.triples(), result.schema)
+    assert result.store.counts() == result.store.recount()  # maintained counts stay exact
     summary = result.summary()
     result.store.close()
     return edges, nodes, turtle, summary
@@ -150,3 +151,31 @@ def test_conflicting_types_for_one_id_are_reported_with_the_documents(tmp_path):
     assert "b.yaml says Website" in p.message and "c.yaml says Library" in p.message
     assert result.graph.nodes["component:default/lib"].type == "Website"
     assert result.validation.conforms
+
+
+def test_random_edits_keep_counts_and_graph_exact(tmp_path):
+    import random
+    import sys
+
+    from conftest import REPO
+    sys.path.insert(0, str(REPO / "bench"))
+    from catalog_gen import component_yaml, write_catalog
+
+    root = tmp_path / "gen"
+    files = write_catalog(root, 60, seed=3)
+    rng = random.Random(11)
+    store = tmp_path / "store"
+    rebuild(root, store)
+    for step in range(8):
+        for _ in range(3):
+            f = rng.choice(files)
+            action = rng.choice(["owner", "delete", "rewrite"])
+            if action == "delete" and f.exists():
+                f.unlink()
+            elif action == "owner" and f.exists():
+                f.write_text(f.read_text().replace("owner: team-", f"owner: step{step}-team-"))
+            else:
+                f.write_text(component_yaml(files.index(f), 60, rng))
+        edges, nodes, turtle, summary = rebuild(root, store)  # asserts counts == recount
+        assert turtle == full(root, tmp_path / f"full-{step}")[2]
+        assert summary["edges"] == len(edges) and summary["entities"] == len(nodes)
