@@ -21,14 +21,14 @@ and parsing/serialising 1M triples was 10-100x faster. rdflib stays where pyshac
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import pickle
 import shutil
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 import pyoxigraph as ox
 
@@ -42,21 +42,23 @@ from .sources.base import Problem
 
 DEFAULT_STORE = ".kgbuild"
 PROBLEM = f"<{KG.problem}>"
-MANIFEST = f"<{KG.manifest}>"  # one JSON literal: every document's DocumentState
+MANIFEST = f"<{KG.manifest}>"  # JSON literals, one per shard: its documents' DocumentState
+SHARDS = 64
+GENERATION = f"<{KG.generation}>"  # a counter bumped by every committed update
 COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
 MANIFEST_GRAPH = "https://kgbuild.dev/graph/manifest"
-INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS}
+INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION}
 ASSERTION_TYPE = f"<{KG.Assertion}>"
 
 
-@dataclass
-class DocumentState:
-    """What the store remembers about a document between builds."""
+class DocumentState(NamedTuple):
+    """What the store remembers about a document between builds (a tuple: 10k of them are
+    read on every rebuild)."""
 
     sha256: str
     stat: str = ""
-    follows: list[str] = field(default_factory=list)
-    depends: dict[str, str] = field(default_factory=dict)
+    follows: list[str] = []
+    depends: dict[str, str] = {}
 
 
 @dataclass
@@ -164,13 +166,14 @@ class GraphStore:
     def document_states(self) -> dict[str, DocumentState]:
         """Hash, file stat, followed files and dependencies of every document.
 
-        Kept as one JSON literal updated in the same transaction as the documents, so that a
-        no-op rebuild of a large tree reads one value instead of scanning every graph."""
+        Kept in a few JSON literals (shards by document ID) updated in the same transaction as
+        the documents, so that a rebuild of a large tree reads 64 values instead of scanning
+        every graph, and rewrites only the shards it touched."""
+        out: dict[str, DocumentState] = {}
         for q in self._db.quads_for_pattern(None, ox.NamedNode(MANIFEST[1:-1]), None,
                                             ox.NamedNode(MANIFEST_GRAPH)):
-            raw = json.loads(q.object.value)
-            return {doc: DocumentState(*state) for doc, state in sorted(raw.items())}
-        return {}
+            out.update((doc, DocumentState(*state)) for doc, state in json.loads(q.object.value).items())
+        return out
 
     def problems(self) -> list[Problem]:
         """Every problem recorded by the documents now in the store."""
@@ -201,10 +204,10 @@ class GraphStore:
                 yield _nt(q.subject), p, _nt(q.object)
 
     def generation(self) -> str:
-        """A fingerprint of the store's content: it changes with every committed update."""
-        for q in self._db.quads_for_pattern(None, ox.NamedNode(MANIFEST[1:-1]), None,
+        """Names the store's content: it changes with every committed update."""
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(GENERATION[1:-1]), None,
                                             ox.NamedNode(MANIFEST_GRAPH)):
-            return hashlib.sha256(q.object.value.encode()).hexdigest()[:20]
+            return q.object.value
         return "empty"
 
     def knowledge_graph(self) -> KnowledgeGraph:
@@ -317,10 +320,16 @@ class GraphStore:
             else:
                 states[doc_id] = upd.state()
         counts = self._updated_counts(changes, changed_graphs, delete_nodes, insert_nodes)
-        parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs | {MANIFEST_GRAPH})]
+        shards = sorted({_shard(d) for d in changes})
+        parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs)]
+        for subject, pred in [(_shard_iri(n), MANIFEST) for n in shards] + [
+                (MANIFEST_GRAPH, COUNTS), (MANIFEST_GRAPH, GENERATION)]:
+            parts.append(f"DELETE WHERE {{ GRAPH <{MANIFEST_GRAPH}> {{ <{subject}> {pred} ?v }} }}")
         if delete_nodes:
             parts.append(f"DELETE DATA {{ GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(delete_nodes) + "\n} }")
-        inserts = [f"GRAPH <{MANIFEST_GRAPH}> {{ {_manifest_triple(states)}\n{_counts_triple(counts)} }}"]
+        meta = [*_manifest_triples(states, set(shards)), _counts_triple(counts),
+                _generation_triple(self.generation())]
+        inserts = [f"GRAPH <{MANIFEST_GRAPH}> {{\n" + "\n".join(meta) + "\n}"]
         for doc_id, upd in sorted(changes.items()):
             if upd is not None:
                 inserts.append(f"GRAPH <{_source_graph(doc_id)}> {{\n" +
@@ -419,7 +428,9 @@ class GraphStore:
                 if p in CLAIMS:
                     claims.setdefault(s, []).append((g, p, o))
         states = {doc_id: upd.state() for doc_id, upd in documents.items()}
-        lines.append(f"{_manifest_triple(states)[:-2]} <{MANIFEST_GRAPH}> .")
+        lines.extend(f"{t[:-2]} <{MANIFEST_GRAPH}> ." for t in
+                     _manifest_triples(states, set(range(SHARDS))))
+        lines.append(f"{_generation_triple(self.generation())[:-2]} <{MANIFEST_GRAPH}> .")
         edge_names = {f"<{e.iri}>": e.name for e in self.schema.edge_types.values()}
         items = {(s, p, o) for upd in documents.values() for s, p, o in upd.triples
                  if p in edge_names or (p == A and o == ASSERTION_TYPE)}
@@ -463,9 +474,28 @@ def _counts_triple(counts: dict) -> str:
     return f"<{MANIFEST_GRAPH}> {COUNTS} {lit(json.dumps(counts, sort_keys=True, separators=(',', ':')))} ."
 
 
-def _manifest_triple(states: dict[str, DocumentState]) -> str:
-    data = {doc: [st.sha256, st.stat, st.follows, st.depends] for doc, st in sorted(states.items())}
-    return f"<{MANIFEST_GRAPH}> {MANIFEST} {lit(json.dumps(data, separators=(',', ':')))} ."
+def _shard(doc_id: str) -> int:
+    return zlib.crc32(doc_id.encode()) % SHARDS
+
+
+def _shard_iri(n: int) -> str:
+    return f"{MANIFEST_GRAPH}/shard-{n:02d}"
+
+
+def _manifest_triples(states: dict[str, DocumentState], shards: set[int]) -> list[str]:
+    """One JSON literal per requested shard (empty shards included, so they get replaced)."""
+    data: dict[int, dict] = {n: {} for n in shards}
+    for doc, st in sorted(states.items()):
+        n = _shard(doc)
+        if n in data:
+            data[n][doc] = [st.sha256, st.stat, st.follows, st.depends]
+    return [f"<{_shard_iri(n)}> {MANIFEST} {lit(json.dumps(d, separators=(',', ':')))} ."
+            for n, d in sorted(data.items())]
+
+
+def _generation_triple(previous: str) -> str:
+    number = int(previous) + 1 if previous.isdigit() else 1
+    return f"<{MANIFEST_GRAPH}> {GENERATION} {lit(str(number))} ."
 
 
 def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:
