@@ -264,10 +264,10 @@ class GraphStore:
             if r["t"].value in by_iri}
         values = " ".join(f"<{iri}>" for iri in by_edge)
         edges = {by_edge[r["p"].value]: int(r["n"].value) for r in self._db.query(
-            f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ VALUES ?p {{ {values} }} ?s ?p ?o }} GROUP BY ?p",
-            use_default_graph_as_union=True)}
-        [row] = list(self._db.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ ?a a <{KG.Assertion}> }}",
-                                    use_default_graph_as_union=True))
+            f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?s ?p ?o WHERE {{ "
+            f"VALUES ?p {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} }} GROUP BY ?p")}
+        [row] = list(self._db.query(f"SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE {{ GRAPH ?g {{ "
+                                    f"?a a <{KG.Assertion}> }} }}"))
         return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
                 "assertions": int(row["n"].value)}
 

@@ -42,6 +42,9 @@ def test_one_edge_several_assertions():
     assert {a.source.rsplit("/", 1)[1] for a in assertions} == {"team-a-group.yaml", "backstage-group.yaml"}
     direct = {t for t in result.store.triples() if t[0].endswith("team-a>") and t[1].endswith("childOf>")}
     assert len(direct) == 1
+    edges = result.graph.edges()
+    assert result.store.counts() == result.store.recount()
+    assert result.store.counts()["edges"]["childOf"] == sum(1 for e in edges if e[1] == "childOf") == 7
 
 
 def test_summary_counts_types_and_problems():
