@@ -23,19 +23,11 @@ def vocabulary(schema: Schema) -> Graph:
     if schema.description:
         g.add((onto, RDFS.comment, Literal(schema.description)))
     for t in schema.node_types.values():
-        c = URIRef(t.iri)
-        g.add((c, RDF.type, OWL.Class))
-        g.add((c, RDFS.label, Literal(t.name)))
-        if t.description:
-            g.add((c, RDFS.comment, Literal(t.description)))
+        c = _term(g, t.iri, OWL.Class, t.name, t.description)
         if t.parent:
             g.add((c, RDFS.subClassOf, URIRef(schema.node_types[t.parent].iri)))
     for e in schema.edge_types.values():
-        p = URIRef(e.iri)
-        g.add((p, RDF.type, OWL.ObjectProperty))
-        g.add((p, RDFS.label, Literal(e.name)))
-        if e.description:
-            g.add((p, RDFS.comment, Literal(e.description)))
+        p = _term(g, e.iri, OWL.ObjectProperty, e.name, e.description)
         if e.transitive:
             g.add((p, RDF.type, OWL.TransitiveProperty))
         _domain_range(g, p, RDFS.domain, e.domain, schema)
@@ -51,16 +43,22 @@ def vocabulary(schema: Schema) -> Graph:
             _domain_range(g, inv, RDFS.domain, e.range, schema)
             _domain_range(g, inv, RDFS.range, e.domain, schema)
     for a in schema.attributes.values():
-        p = URIRef(a.iri)
-        g.add((p, RDF.type, OWL.DatatypeProperty))
-        g.add((p, RDFS.label, Literal(a.name)))
+        p = _term(g, a.iri, OWL.DatatypeProperty, a.name, a.description)
         g.add((p, RDFS.range, _XSD[a.datatype]))
-        if a.description:
-            g.add((p, RDFS.comment, Literal(a.description)))
     g.add((KG.Assertion, RDF.type, OWL.Class))
     g.add((KG.Assertion, RDFS.subClassOf, RDF.Statement))
     g.add((KG.SourceDocument, RDF.type, OWL.Class))
     return g
+
+
+def _term(g: Graph, iri: str, kind: URIRef, label: str, comment: str) -> URIRef:
+    """Declare a class or property with its label and, when there is one, its comment."""
+    term = URIRef(iri)
+    g.add((term, RDF.type, kind))
+    g.add((term, RDFS.label, Literal(label)))
+    if comment:
+        g.add((term, RDFS.comment, Literal(comment)))
+    return term
 
 
 def _domain_range(g: Graph, p: URIRef, rel: URIRef, types: tuple[str, ...], schema: Schema) -> None:
