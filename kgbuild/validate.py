@@ -98,6 +98,11 @@ def validate_graph(data: Graph, schema: Schema) -> ValidationReport:
         abort_on_first=False, allow_warnings=True, advanced=True)
     violations = []
     types = {URIRef(t.iri): t.name for t in schema.node_types.values()}
+    short = {**_SHORT, schema.namespace: f"{schema.prefix}:"}
+
+    def _show(term) -> str:
+        return show(term, short)
+
     for r in results.subjects(RDF.type, SH.ValidationResult):
         focus = results.value(r, SH.focusNode)
         shape = results.value(r, SH.sourceShape)
@@ -111,7 +116,7 @@ def validate_graph(data: Graph, schema: Schema) -> ValidationReport:
             focus=_show(focus),
             rule=_show(shape) if isinstance(shape, URIRef) else _show(comp),
             message=str(msg) if msg is not None else _show(comp),
-            severity=_show(sev).rsplit("#", 1)[-1] if sev is not None else "Violation",
+            severity=str(sev).rsplit("#", 1)[-1] if sev is not None else "Violation",
             path=_show(path) if path is not None else None,
             value=_show(value) if value is not None else None,
             focus_type="/".join(sorted(focus_types)) or None))
@@ -130,7 +135,7 @@ _SHORT = {"http://www.w3.org/ns/shacl#": "sh:", "http://www.w3.org/2001/XMLSchem
           "http://www.w3.org/ns/prov#": "prov:", "http://purl.org/dc/terms/": "dcterms:"}
 
 
-def _show(term) -> str:
+def show(term, short: dict[str, str] = _SHORT) -> str:
     """A readable name: node IDs for kgbuild nodes, local names for shapes, short prefixes."""
     s = str(term)
     if isinstance(term, URIRef):
@@ -139,7 +144,7 @@ def _show(term) -> str:
             return ident
         if "/shapes#" in s:
             return s.rsplit("#", 1)[1]
-        for ns, prefix in _SHORT.items():
+        for ns, prefix in short.items():
             if s.startswith(ns):
                 return prefix + s[len(ns):]
     return s

@@ -45,7 +45,8 @@ def test_deleting_an_assertion_names_the_edge(fixture_graph, schema):
     assert not report.conforms
     [v] = report.violations
     assert v.focus == "component:default/pricing-sdk" and v.rule == "EdgeCoverage"
-    assert "group:default/commerce-platform" in v.message and "no assertion" in v.message
+    assert (v.path, v.value) == ("sw:ownedBy", "group:default/commerce-platform")
+    assert "no assertion" in v.message and v.severity == "Violation"
 
 
 @pytest.mark.parametrize("damage, expected", [
