@@ -248,15 +248,19 @@ def schema():
 
 @schema.command("show")
 @click.argument("name", default="software")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "turtle"]), default="text",
-              show_default=True, help="text summary, json, or the derived RDF vocabulary as Turtle.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "turtle", "json-schema"]),
+              default="text", show_default=True,
+              help="text summary, json, the derived RDF vocabulary as Turtle, or the JSON Schema "
+                   "an LLM's extraction output must follow.")
 def schema_show(name, fmt):
     """Print schema NAME (bundled name or YAML path): types, edges, inverses, attributes."""
     try:
         s = load_schema(name)
     except KgbuildError as exc:
         raise fail(exc) from None
-    if fmt == "turtle":
+    if fmt == "json-schema":
+        click.echo(json.dumps(s.extraction_json_schema(), indent=2, sort_keys=True))
+    elif fmt == "turtle":
         click.echo(to_turtle(((rdflib_term(a), rdflib_term(b), rdflib_term(c))
                               for a, b, c in vocabulary(s)), s), nl=False)
     else:

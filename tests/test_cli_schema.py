@@ -40,3 +40,14 @@ def test_shapes_to_file(tmp_path):
     assert run("schema", "shapes", "software", "-o", out).exit_code == 0
     g = Graph().parse(out, format="turtle")
     assert any("ownedBy-domain" in str(s) for s in g.subjects())
+
+
+def test_extraction_json_schema_is_derived_from_the_schema():
+    d = json.loads(run("schema", "show", "software", "--format", "json-schema").output)
+    entity = d["properties"]["entities"]["items"]["properties"]
+    relation = d["properties"]["relations"]["items"]
+    assert "Service" in entity["type"]["enum"] and "Location" in entity["type"]["enum"]
+    assert {"ownedBy", "ownerOf", "dependsOn", "dependencyOf"} <= set(relation["properties"]["predicate"]["enum"])
+    assert "evidence" in relation["required"]
+    assert "ownedBy: Component|API|Resource|System|Domain|Template -> Group|User|Domain" in \
+        d["properties"]["relations"]["description"]
