@@ -190,16 +190,17 @@ class Normalizer:
         ``PAYMENTSAPI`` has no word boundary to strip ``api`` at; as an API its compact
         variants are ``paymentsapi`` and ``payments`` (3+ letters must remain).
         """
-        compact = key.replace(" ", "")
         if " " in key:
-            return [compact]
+            return [key.replace(" ", "")]
         forms = self._glued.get(type_name)
         if forms is None:
             forms = {"".join(seq) for seq in self.suffixes.get(type_name, ())}
             forms = self._glued[type_name] = tuple(sorted(
                 forms | {a for a, full in self.abbreviations.items() if full in forms}))
-        return [compact] + sorted({compact[:-len(f)] for f in forms
-                                   if compact.endswith(f) and len(compact) - len(f) >= 3})
+        if not key.endswith(forms):
+            return [key]
+        return [key] + sorted({key[:-len(f)] for f in forms
+                               if key.endswith(f) and len(key) - len(f) >= 3})
 
     def key(self, text: str, type_name: str | None = None) -> str:
         """The comparison key of ``text`` as a name of ``type_name``."""

@@ -22,14 +22,19 @@ chain. Results do not depend on the order entities were added.
 
 from __future__ import annotations
 
+import gc
+import os
+import pickle
 import re
 from bisect import bisect_left
-from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
+
+_extract, _ratio, _osa = process.extract, fuzz.ratio, OSA.distance
 
 from .aliases import AliasRegistry
 from .errors import KgbuildError
@@ -133,6 +138,25 @@ class _Entity:
         self.names: list[str] = []  # names as given: labels, aliases, the ID's name part
 
 
+@contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector (resolving and indexing create no cycles; at 50k
+    entities its full passes over the index would take a fifth of the time)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _pack(res: Resolution) -> tuple:
+    """A resolution's fields but the mention, for sending between processes."""
+    return (res.type, res.status, res.id, res.stage, res.score, res.candidates, res.reason,
+            res.searched, res.suggested_id, res.details)
+
+
 def _put(table: dict, key, value) -> None:
     """Add ``value`` under ``key`` in a multimap storing one value bare, several as a tuple."""
     old = table.get(key)
@@ -159,12 +183,14 @@ class _TypeIndex:
     def __init__(self) -> None:
         self.keys: list[str] = []  # slot -> key
         self.compacts: list[str] = []  # slot -> key without spaces
-        self.owners: dict[int, int | tuple] = {}  # slot -> entity numbers
+        self.sorted_keys: list[str] = []  # slot -> key with its words sorted
+        self.owners: dict[int, tuple[int, ...]] = {}  # slot -> entity numbers
         self.by_key: dict[str, int] = {}
-        self.by_compact: dict[str, int | tuple] = {}
+        self.by_compact: dict[str, tuple[int, ...]] = {}
         self.by_word: dict[str, list[int]] = {}
         self.by_acronym: dict[str, int | tuple] = {}
-        self._views: tuple[list[str], ...] | None = None
+        self._views: tuple[list, ...] | None = None
+        self._common: dict[str, set[int]] = {}  # word -> its postings as a set (cache)
 
     def add(self, key: str, ent: int, acronyms: Iterable[str] = ()) -> None:
         """Index ``ent`` under ``key``; ``acronyms`` (2+ letters) lead to it too."""
@@ -172,21 +198,40 @@ class _TypeIndex:
         if slot is None:
             slot = self.by_key[key] = len(self.keys)
             self.keys.append(key)
-            self.compacts.append(key.replace(" ", ""))
-            _put(self.by_compact, self.compacts[-1], slot)
-            for w in set(key.split()):
-                self.by_word.setdefault(w, []).append(slot)
+            compact = key.replace(" ", "")
+            self.compacts.append(compact)
+            same = self.by_compact.get(compact)
+            self.by_compact[compact] = (slot,) if same is None else same + (slot,)
+            by_word, common = self.by_word, self._common
+            split = key.split()
+            self.sorted_keys.append(key if len(split) == 1 else " ".join(sorted(split)))
+            for w in (split if len(split) == 1 else set(split)):
+                postings = by_word.get(w)
+                if postings is None:
+                    by_word[w] = [slot]
+                else:
+                    postings.append(slot)
+                    if common:
+                        common.pop(w, None)
             self._views = None
-        _put(self.owners, slot, ent)
+            self.owners[slot] = (ent,)
+        else:
+            _put(self.owners, slot, ent)
         for acr in acronyms:
             if len(acr) >= 2:
                 _put(self.by_acronym, acr, slot)
 
     def exact(self, key: str, compacts: Iterable[str] = ()) -> set[int]:
         """Slots whose key equals ``key`` or whose compact key is one of ``compacts``."""
-        out = {slot for c in compacts for slot in _get(self.by_compact, c)}
-        if key in self.by_key:
-            out.add(self.by_key[key])
+        out: set[int] = set()
+        get = self.by_compact.get
+        for c in compacts:
+            found = get(c)
+            if found is not None:
+                out.update(found)
+        slot = self.by_key.get(key)
+        if slot is not None:
+            out.add(slot)
         return out
 
     def block(self, key: str, th: Thresholds) -> list[int]:
@@ -197,36 +242,52 @@ class _TypeIndex:
         word; when all words are common, names sharing the two rarest; and the sorted
         neighbourhoods of the compact key, forwards and backwards.
         """
-        compacts, rcompacts, vocab, rvocab = self._views or self.views()
-        by_word, by_compact = self.by_word, self.by_compact
+        compacts, rcompacts, vocab, rvocab, cslots, rcslots = self._views or self.views()
+        by_word = self.by_word
         out: set[int] = set()
         ranked: list[tuple[int, str]] = []
         split = key.split()
-        for w in set(split):
+        for w in (split if len(split) == 1 else set(split)):
             postings = by_word.get(w)
             if postings is not None:
                 ranked.append((len(postings), w))
             elif len(w) >= 4:
-                near = _around(vocab, w, 2) + [x[::-1] for x in _around(rvocab, w[::-1], 2)]
+                i = bisect_left(vocab, w)
+                near = vocab[max(0, i - 2):i + 2]
+                rw = w[::-1]
+                i = bisect_left(rvocab, rw)
+                near += [x[::-1] for x in rvocab[max(0, i - 2):i + 2]]
                 for n in near:
-                    if OSA.distance(w, n, score_cutoff=2) <= 2:
+                    if _osa(w, n, score_cutoff=2) <= 2:
                         ranked.append((len(by_word[n]), n))
                         slot = self.by_key.get(" ".join(n if x == w else x for x in split))
                         if slot is not None:
                             out.add(slot)
-        ranked.sort()
+        max_df = th.max_df
+        if len(ranked) > 1:
+            ranked.sort()
         for df, w in ranked:
-            if df > th.max_df:
+            if df > max_df:
                 break
             out.update(by_word[w])
-        if len(ranked) >= 2 and ranked[1][0] > th.max_df:
-            out.update(set(by_word[ranked[0][1]]).intersection(by_word[ranked[1][1]]))
+        if len(ranked) >= 2 and ranked[0][0] > max_df:  # (a rare first word is in already)
+            out.update(self._common_set(ranked[0][1]) & self._common_set(ranked[1][1]))
         compact = key.replace(" ", "")
-        for c in _around(compacts, compact, th.window):
-            out.update(_get(by_compact, c))
-        for rc in _around(rcompacts, compact[::-1], th.window):
-            out.update(_get(by_compact, rc[::-1]))
+        width = th.window
+        i = bisect_left(compacts, compact)
+        for found in cslots[max(0, i - width):i + width]:
+            out.update(found)
+        i = bisect_left(rcompacts, compact[::-1])
+        for found in rcslots[max(0, i - width):i + width]:
+            out.update(found)
         return list(out)
+
+    def _common_set(self, word: str) -> set[int]:
+        """The postings of ``word`` as a set (cached; a new slot with the word drops it)."""
+        found = self._common.get(word)
+        if found is None:
+            found = self._common[word] = set(self.by_word[word])
+        return found
 
     def scores(self, key: str, slots: list[int], cutoff: float) -> dict[int, float]:
         """Similarity of ``key`` to each slot's key, where at least ``cutoff``.
@@ -235,15 +296,17 @@ class _TypeIndex:
         free ratio of the keys.
         """
         out: dict[int, float] = {}
-        compacts = [self.compacts[s] for s in slots]
-        for _, sc, i in process.extract(key.replace(" ", ""), compacts, scorer=fuzz.ratio,
-                                        limit=None, score_cutoff=cutoff):
+        for _, sc, i in _extract(key.replace(" ", ""), list(map(self.compacts.__getitem__, slots)),
+                                 scorer=_ratio, limit=None, score_cutoff=cutoff):
             out[slots[i]] = sc
-        if " " in key:
-            for _, sc, i in process.extract(key, [self.keys[s] for s in slots],
-                                            scorer=fuzz.token_sort_ratio, limit=None,
-                                            score_cutoff=cutoff):
-                out[slots[i]] = max(sc, out.get(slots[i], 0.0))
+        if " " in key:  # token_sort_ratio, the slots' sorted keys made once
+            get = out.get
+            for _, sc, i in _extract(" ".join(sorted(key.split())),
+                                     list(map(self.sorted_keys.__getitem__, slots)),
+                                     scorer=_ratio, limit=None, score_cutoff=cutoff):
+                slot = slots[i]
+                old = get(slot)
+                out[slot] = sc if old is None or sc > old else old
         return out
 
     def containing(self, key: str) -> list[int]:
@@ -257,23 +320,19 @@ class _TypeIndex:
         return sorted((s for s in found if self.keys[s] != key and padded in f" {self.keys[s]} "),
                       key=self.keys.__getitem__)
 
-    def views(self) -> tuple[list[str], ...]:
-        """Sorted compact keys, reversed compact keys, words and reversed words (cached)."""
+    def views(self) -> tuple[list, ...]:
+        """Sorted compact keys, reversed compact keys, words and reversed words, and the slots
+        of each sorted (reversed) compact key (cached)."""
         if self._views is None:
-            compacts = sorted(self.by_compact)
-            self._views = (compacts, sorted(c[::-1] for c in compacts), sorted(self.by_word),
-                           sorted(w[::-1] for w in self.by_word))
+            by_compact = self.by_compact
+            compacts = sorted(by_compact)
+            by_reversed = {c[::-1]: slots for c, slots in by_compact.items()}
+            rcompacts = sorted(by_reversed)
+            self._views = (compacts, rcompacts, sorted(self.by_word),
+                           sorted(w[::-1] for w in self.by_word),
+                           list(map(by_compact.__getitem__, compacts)),
+                           list(map(by_reversed.__getitem__, rcompacts)))
         return self._views
-
-
-def _negated(scored: tuple[float, str] | None) -> tuple[float, str]:
-    """Sort key of a (score, key) pair: higher score first, then the smaller key."""
-    return (1.0, "") if scored is None else (-scored[0], scored[1])
-
-
-def _around(sorted_list: list[str], x: str, width: int) -> list[str]:
-    i = bisect_left(sorted_list, x)
-    return sorted_list[max(0, i - width):i + width]
 
 
 def _typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
@@ -284,11 +343,18 @@ def _typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
     misspelt word must not be a word of the type's vocabulary (``router`` is no typo of
     ``route``).
     """
-    a, b = Counter(mention_key.split()), Counter(key.split())
-    extra, missing = list((a - b).elements()), list((b - a).elements())
-    if not extra and not missing:
+    a, missing = mention_key.split(), key.split()
+    if len(a) != len(missing):  # one extra and one missing word keep the count
+        return False
+    extra = []
+    for w in a:  # the multiset differences, both ways
+        if w in missing:
+            missing.remove(w)
+        else:
+            extra.append(w)
+    if not extra:
         return True
-    if len(extra) != 1 or len(missing) != 1:
+    if len(extra) != 1:
         return False
     word, target = extra[0], missing[0]
     short, long = sorted((word, target), key=len)
@@ -315,6 +381,13 @@ class Resolver:
         self._aliases: dict[tuple[str, str], str | tuple] = {}  # (type, folded alias) -> IDs
         self._registry_types: dict[str, str] = {}  # canonical ID -> type, from the registry
         self._rejected: dict[str, set[str]] = {}  # folded mention -> IDs it must not resolve to
+        self._alias_folds: dict[str, list[tuple[str, str]]] = {}  # folded alias -> (type, ID)s
+        self._type_names: dict[str, str] = {}  # type as given -> schema type name
+        self._live: dict[tuple[str, ...], tuple[str, ...]] = {}  # gate -> its types with keys
+        # Last words of any type suffix: a mention ending otherwise has one key for every type.
+        self._suffix_last = frozenset(seq[-1] for seqs in self.normalizer.suffixes.values()
+                                      for seq in seqs)
+        self._near_suffix: dict[str, bool] = {}  # word -> one edit from a 5+ letter suffix word
         for mention, rid in self.registry.rejected():
             self._rejected.setdefault(mention, set()).add(rid)
         for type_name, ids in self.registry.aliases.items():
@@ -331,9 +404,9 @@ class Resolver:
                    **options) -> "Resolver":
         """A resolver knowing every node of ``kg``: label, aliases and ``title`` attributes."""
         r = cls(kg.schema, registry, **options)
-        for node in kg.nodes.values():
-            r.add_entity(node.id, node.type, node.label,
-                         sorted({*node.aliases, *node.attributes.get("title", ())}))
+        r.add_entities((node.id, node.type, node.label,
+                        sorted({*node.aliases, *node.attributes.get("title", ())}))
+                       for node in kg.nodes.values())
         return r
 
     # -- building -------------------------------------------------------------------
@@ -362,6 +435,13 @@ class Resolver:
                 self._index_ref(name, id)
             self._index_name(n, name)
 
+    def add_entities(self, entities: Iterable[tuple]) -> None:
+        """:meth:`add_entity` for each ``(id, type, label)`` or ``(id, type, label, aliases)``,
+        with the cyclic garbage collector paused (indexing creates no cycles)."""
+        with _gc_paused():
+            for args in entities:
+                self.add_entity(*args)
+
     def _index_name(self, n: int, name: str | None) -> None:
         ent = self._entities[n]
         if name and name not in ent.names:
@@ -369,8 +449,16 @@ class Resolver:
             words = self.normalizer.words(name)
             stripped = self.normalizer.strip_suffix(words, ent.type)
             if stripped:
-                acronyms = (acronym(words), acronym(stripped)) if stripped is not words else (acronym(words),)
-                self._index[ent.type].add(" ".join(stripped), n, acronyms)
+                idx = self._index[ent.type]
+                if not idx.keys:
+                    self._live.clear()
+                if len(words) < 2:
+                    acronyms = ()
+                elif stripped is words:
+                    acronyms = ("".join([w[0] for w in words]),)
+                else:
+                    acronyms = ("".join([w[0] for w in words]), acronym(stripped))
+                idx.add(" ".join(stripped), n, acronyms)
 
     def _reindex(self, n: int) -> None:
         """Index an entity whose type narrowed under its new type (lookups skip stale keys)."""
@@ -389,7 +477,11 @@ class Resolver:
         return canon
 
     def _add_alias(self, type_name: str, cid: str, alias: str) -> None:
-        _put(self._aliases, (type_name, fold(alias)), cid)
+        folded = fold(alias)
+        _put(self._aliases, (type_name, folded), cid)
+        pairs = self._alias_folds.setdefault(folded, [])
+        if (type_name, cid) not in pairs:
+            pairs.append((type_name, cid))
         self._registry_types.setdefault(cid, type_name)
 
     def _owners(self, type_name: str, slot: int) -> list[int]:
@@ -398,7 +490,10 @@ class Resolver:
                 if self._entities[n].type == type_name]
 
     def _type(self, type_name: str) -> str:
-        return self.schema.node_type(type_name).name
+        name = self._type_names.get(type_name)
+        if name is None:
+            name = self._type_names[type_name] = self.schema.node_type(type_name).name
+        return name
 
     def type_of(self, id: str) -> str | None:
         """The type of a known entity or registry ID."""
@@ -418,10 +513,80 @@ class Resolver:
         """
         type_name = self._type(type) if type else None
         folded = fold(mention)
-        banned = set(self._rejected.get(folded, ()))
+        rejected = self._rejected.get(folded)
+        banned = set(rejected) if rejected else set()
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
         return self._resolve(mention, folded, type_name, self._gates[type_name], banned)
+
+    def resolve_many(self, mentions: Iterable[str | tuple], *, workers: int = 1) -> list[Resolution]:
+        """Resolve a batch: each item a mention, ``(mention, type)`` or ``(mention, type, own_id)``.
+
+        The results equal ``[resolve(...) for ...]``, in order. With ``workers`` > 1 (and
+        ``os.fork`` available) the batch is split round-robin over that many processes: this
+        one and ``workers - 1`` forked children that share the index copy-on-write and send
+        their results back pickled. Worth it from a few thousand mentions up.
+        """
+        items = [(m, None, None) if isinstance(m, str) else (tuple(m) + (None, None))[:3]
+                 for m in mentions]
+        workers = max(1, min(workers, len(items) // 500 or 1))
+        if workers == 1 or not hasattr(os, "fork"):
+            with _gc_paused():
+                return [self.resolve(m, t, own_id=o) for m, t, o in items]
+        for idx in self._index.values():  # built once here, not in every child
+            idx.views()
+        with _gc_paused():
+            return self._resolve_forked(items, workers)
+
+    def _resolve_forked(self, items: list[tuple], workers: int) -> list[Resolution]:
+        children = []
+        frozen = gc.get_freeze_count() == 0
+        if frozen:
+            gc.freeze()  # keep the children's collector off the shared pages
+        try:
+            for k in range(1, workers):
+                read, write = os.pipe()
+                pid = os.fork()
+                if pid == 0:  # child: resolve every workers-th item from k, send them back
+                    code = 0
+                    try:
+                        os.close(read)
+                        try:
+                            out = (True, [_pack(self.resolve(m, t, own_id=o))
+                                          for m, t, o in items[k::workers]])
+                        except BaseException as exc:  # re-raised in the parent
+                            out = (False, exc)
+                        data = pickle.dumps(out, pickle.HIGHEST_PROTOCOL)
+                        with os.fdopen(write, "wb") as fh:
+                            fh.write(data)
+                    except BaseException:
+                        code = 1
+                    finally:
+                        os._exit(code)
+                os.close(write)
+                children.append((k, pid, read))
+        finally:
+            if frozen:
+                gc.unfreeze()
+        results: list = [None] * len(items)
+        try:
+            results[0::workers] = [self.resolve(m, t, own_id=o) for m, t, o in items[0::workers]]
+        finally:
+            packed = []
+            for k, pid, read in children:
+                with os.fdopen(read, "rb") as fh:
+                    data = fh.read()
+                os.waitpid(pid, 0)
+                packed.append((k, data))
+        for k, data in packed:
+            try:
+                ok, out = pickle.loads(data)
+            except Exception:  # the child died: do its share here
+                ok, out = True, [_pack(self.resolve(m, t, own_id=o)) for m, t, o in items[k::workers]]
+            if not ok:
+                raise out
+            results[k::workers] = [Resolution(m, *rest) for (m, _, _), rest in zip(items[k::workers], out)]
+        return results
 
     def _resolve(self, mention: str, folded: str, type_name: str | None, gate: tuple[str, ...],
                  banned: set[str]) -> Resolution:
@@ -432,13 +597,17 @@ class Resolver:
         hits = self._id_hits(mention, gate, banned)
         if hits:
             return self._decide(res, "id", {i: mention for i in hits})
-        hits = self._aliases and {i for t in gate for i in _get(self._aliases, (t, folded))
-                                  if i not in banned and self.type_of(i) in gate}
+        found = self._alias_folds.get(folded)
+        hits = found and {i for t, i in found
+                          if t in gate and i not in banned and self.type_of(i) in gate}
         if hits:
             return self._decide(res, "alias", {i: mention for i in hits})
         words = self.normalizer.words(mention)
-        gate = tuple(t for t in gate if self._index[t].keys)  # types with no entities: no keys
-        keys = {t: " ".join(self.normalizer.strip_suffix(words, t)) for t in gate}
+        live = self._live.get(gate)
+        if live is None:  # types with no entities: no keys
+            live = self._live[gate] = tuple(t for t in gate if self._index[t].keys)
+        gate = live
+        keys = self._keys(words, gate)
         matched = self._normalized_hits(keys, folded, banned)
         if len(matched) == 1:
             ((only, key),) = matched.items()
@@ -455,11 +624,27 @@ class Resolver:
                                      f"the words of {len(inside)} longer name(s)")
         if matched:
             return self._decide(res, "normalized", matched)
-        self._fuzzy(res, {t: " ".join(self.normalizer.strip_suffix(words, t, misspelt=True))
-                          for t in gate}, banned)
+        self._fuzzy(res, self._keys(words, gate, misspelt=True), banned)
         if res.status == "new" and type_name:
             res.suggested_id = f"{type_name.lower()}:default/{slug(mention)}"
         return res
+
+    def _keys(self, words: list[str], gate: tuple[str, ...], misspelt: bool = False) -> dict[str, str]:
+        """The mention's key per type of ``gate`` (its type suffix stripped)."""
+        if not words or (words[-1] not in self._suffix_last
+                         and not (misspelt and len(words) > 1 and self._misspelt_suffix(words[-1]))):
+            return dict.fromkeys(gate, " ".join(words))  # no type strips a word
+        strip = self.normalizer.strip_suffix
+        return {t: " ".join(strip(words, t, misspelt)) for t in gate}
+
+    def _misspelt_suffix(self, word: str) -> bool:
+        """Whether ``word`` may be a misspelt one-word suffix of some type (cached)."""
+        near = self._near_suffix.get(word)
+        if near is None:
+            near = self._near_suffix[word] = any(
+                len(seq) == 1 and len(seq[0]) >= 5 and OSA.distance(word, seq[0]) == 1
+                for seqs in self.normalizer.suffixes.values() for seq in seqs)
+        return near
 
     def _id_hits(self, mention: str, gate: tuple[str, ...], banned: set[str]) -> set[str]:
         ids = set(_get(self._refs, mention.strip()))
@@ -477,14 +662,18 @@ class Resolver:
     def _normalized_hits(self, keys: dict[str, str], folded: str, banned: set[str]) -> dict[str, str]:
         """IDs whose key equals the mention's, narrowed to exact name matches on one branch."""
         matched: dict[str, str] = {}
+        entities, variants = self._entities, self.normalizer.compact_variants
         for t, key in keys.items():
             if key:
                 idx = self._index[t]
-                for slot in idx.exact(key, self.normalizer.compact_variants(key, t)):
-                    for n in self._owners(t, slot):
-                        i = self._entities[n].id
-                        if i not in banned and idx.keys[slot] < matched.get(i, "\uffff"):
-                            matched[i] = idx.keys[slot]
+                for slot in idx.exact(key, variants(key, t)):
+                    skey = idx.keys[slot]
+                    for n in idx.owners[slot]:
+                        ent = entities[n]
+                        if ent.type == t:
+                            i = ent.id
+                            if i not in banned and skey < matched.get(i, "\uffff"):
+                                matched[i] = skey
         if len(matched) > 1 and self._compatible(matched):
             exact = {i: k for i, k in matched.items()
                      if any(fold(x) == folded for x in self._entities[self._number[i]].names)}
@@ -496,15 +685,21 @@ class Resolver:
         th = self.thresholds
         best: dict[str, tuple[float, str]] = {}
         acronym_hits: dict[str, str] = {}
+        entities = self._entities
         for t, key in keys.items():
             idx = self._index[t]
-            if not idx.keys or len(key.replace(" ", "")) < 3:
+            if not idx.keys or len(key) - key.count(" ") < 3:
                 continue
             for slot, s in idx.scores(key, idx.block(key, th), th.review).items():
-                for n in self._owners(t, slot):
-                    i = self._entities[n].id
-                    if i not in banned and (-s, idx.keys[slot]) < _negated(best.get(i)):
-                        best[i] = (s, idx.keys[slot])
+                skey = idx.keys[slot]
+                for n in idx.owners[slot]:
+                    ent = entities[n]
+                    if ent.type == t:
+                        i = ent.id
+                        if i not in banned:
+                            old = best.get(i)
+                            if old is None or s > old[0] or (s == old[0] and skey < old[1]):
+                                best[i] = (s, skey)
             if " " not in key and 2 <= len(key) <= 8:
                 for slot in _get(idx.by_acronym, key):
                     for n in self._owners(t, slot):
