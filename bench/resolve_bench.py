@@ -244,8 +244,8 @@ def make_mentions(entities: list[dict], n: int, rng: random.Random) -> list[dict
 # -- the two methods ---------------------------------------------------------------------
 def run_staged(entities: list[dict], mentions: list[dict],
                workers: int = 1) -> list[tuple[str | None, str]]:
-    """Index every entity, then resolve every mention with ``workers`` processes
-    (:meth:`Resolver.resolve_many`; 1: all in this process)."""
+    """Index every entity, then resolve every mention: one at a time with ``resolve`` in this
+    process (``workers=1``), or as a batch with ``resolve_many`` over ``workers`` processes."""
     schema = load_schema()
     registry = AliasRegistry()
     for e in entities:
@@ -253,6 +253,12 @@ def run_staged(entities: list[dict], mentions: list[dict],
             registry.add_alias(e["type"], e["id"], e["nickname"])
     r = Resolver(schema, registry)
     r.add_entities((e["id"], e["type"], e["label"]) for e in entities)
+    if workers == 1:  # one mention at a time, as before resolve_many existed
+        out = []
+        for m in mentions:
+            res = r.resolve(m["text"], m["type"])
+            out.append((res.id, res.status))
+        return out
     results = r.resolve_many([(m["text"], m["type"]) for m in mentions], workers=workers)
     return [(res.id, res.status) for res in results]
 
