@@ -32,6 +32,7 @@ _HUMP = re.compile(r"(?<=[A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])|(?<=[a-z])(?=[A-Z])"
                    r"|(?<=\d)(?=[A-Z][a-z])|(?<=[a-z]{2})(?=\d+(?:[A-Z]|$|[^A-Za-z0-9]))"
                    r"|(?<=[A-Z]{2})(?=\d+(?:$|[^A-Za-z0-9]))")
 _DIGIT = re.compile(r"\d")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _PURL = re.compile(r"^pkg:([A-Za-z.+-]+)/([^@?#]+)")
 
 # Extra words that name a type without being its schema name ("Payments Team" is a Group).
@@ -96,7 +97,7 @@ def acronym(words: list[str]) -> str:
 
 def slug(text: str) -> str:
     """Lowercase, ``-``-joined words of ``text``: a stable name part for a new ID."""
-    return "-".join(w for w in (re.sub(r"[^a-z0-9]+", "", x) for x in split_words(text)) if w)
+    return "-".join(w for w in (_NOT_SLUG.sub("", x) for x in split_words(text)) if w)
 
 
 def canonical_ref(text: str) -> str | None:

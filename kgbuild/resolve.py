@@ -647,7 +647,8 @@ class Resolver:
         return near
 
     def _id_hits(self, mention: str, gate: tuple[str, ...], banned: set[str]) -> set[str]:
-        ids = set(_get(self._refs, mention.strip()))
+        found = self._refs.get(mention.strip())
+        ids = set() if found is None else set(found) if type(found) is tuple else {found}
         canon = canonical_ref(mention) if not ids else None
         if canon:
             ids = set(_get(self._refs, canon))
@@ -750,10 +751,14 @@ class Resolver:
               scores: dict[str, float] | None = None) -> None:
         res.stage = stage
         scores = scores or dict.fromkeys(matched, 100.0)
-        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CANDIDATES]
+        if len(scores) == 1:
+            ranked = list(scores.items())
+        else:
+            ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CANDIDATES]
         res.score = ranked[0][1]
-        res.candidates = [(i, self.type_of(i) or "", s) for i, s in ranked]
-        res.details = [(i, t, self.label_of(i), s, matched[i]) for i, t, s in res.candidates]
+        type_of, label_of = self.type_of, self.label_of
+        res.candidates = candidates = [(i, type_of(i) or "", s) for i, s in ranked]
+        res.details = [(i, t, label_of(i), s, matched[i]) for i, t, s in candidates]
 
     @staticmethod
     def _set(res: Resolution, status: str, id: str | None, reason: str) -> Resolution:
@@ -765,6 +770,8 @@ class Resolver:
 
     def _compatible(self, ids: Iterable[str]) -> bool:
         types = self._types(ids)
+        if len(types) == 1:
+            return types[0] in self._gates.get(types[0], ())
         return all(b in self._gates.get(a, ()) for a in types for b in types)
 
     # -- questions and duplicates ---------------------------------------------------
