@@ -110,10 +110,11 @@ class AccessRules:
     rules: list[tuple[str, re.Pattern, frozenset[str]]]
     default: frozenset[str] = frozenset()
 
-    def labels_for(self, doc_path: str) -> frozenset[str]:
-        """Union of the labels of all rules matching ``doc_path`` (POSIX, relative), else default."""
-        path = doc_path.replace("\\", "/").lstrip("/")
-        hits = [labels for _, rx, labels in self.rules if rx.match(path)]
+    def labels_for(self, *doc_paths: str) -> frozenset[str]:
+        """Union of the labels of all rules matching any of ``doc_paths`` (POSIX, relative:
+        a build passes the document ID and the path below the scanned folder), else default."""
+        paths = [p.replace("\\", "/").lstrip("/") for p in doc_paths]
+        hits = [labels for _, rx, labels in self.rules if any(rx.match(p) for p in paths)]
         return frozenset().union(*hits) if hits else self.default
 
 

@@ -267,7 +267,8 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             changes["changed" if doc_id in before else "added"].append(doc_id)
             name, extraction = extracted
             names[doc_id] = name
-            labels = access.labels_for(doc_id) if access is not None else frozenset()
+            labels = (access.labels_for(doc_id, doc_id.partition("/")[2] or doc_id)
+                      if access is not None else frozenset())
             doc = SourceDocument(doc_id, doc_id, digest, labels)
             when = _timestamp(src.path, timestamp)
             triples, problems = document_triples(doc, extraction, name, schema, when, store.node_type,
