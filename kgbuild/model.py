@@ -449,6 +449,79 @@ def from_triples(triples: Iterable[Triple], schema: Schema) -> KnowledgeGraph:
     return kg
 
 
+def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -> KnowledgeGraph:
+    """Build a model from a store's quads as plain values ``(subject, predicate, object,
+    graph)``: IRIs without brackets, literals as their lexical form (the predicate says which).
+
+    The fast path for a kgbuild store: no term parsing, each quad looked at once, and
+    ``defined_in`` filled from the documents' label claims.
+    """
+    types = {t.iri: t.name for t in schema.node_types.values()}
+    preds = {e.iri: e.name for e in schema.edge_types.values()}
+    attrs = {a.iri: a.name for a in schema.attributes.values()}
+    rdf_type, label, ident, alt, access = (str(RDF.type), str(RDFS.label), str(DCTERMS.identifier),
+                                           str(SKOS.altLabel), str(KG.accessLabel))
+    declared = str(KG.declaredLabel)
+    node_rows: dict[str, dict] = {}
+    assertion_rows: dict[str, dict] = {}
+    doc_rows: dict[str, dict] = {}
+    for s, p, o, g in rows:
+        if s.startswith(ID_BASE):
+            rec = node_rows.setdefault(s, {})
+            if p == rdf_type:
+                rec["type"] = types.get(o)
+            elif p == label:
+                rec["label"] = o
+            elif p == ident:
+                rec["id"] = o
+            elif p in attrs:
+                rec.setdefault("attrs", {}).setdefault(attrs[p], set()).add(o)
+            elif p == alt:
+                rec.setdefault("aliases", set()).add(o)
+            elif p == access:
+                rec.setdefault("access", set()).add(o)
+            elif p == declared:
+                rec.setdefault("defined_in", set()).add(doc_from_iri(g))
+        elif s.startswith(ASSERTION_BASE):
+            rec = assertion_rows.setdefault(s, {})
+            if p == access:
+                rec.setdefault("access", set()).add(o)
+            else:
+                rec[p] = o
+        elif s.startswith(SOURCE_BASE):
+            rec = doc_rows.setdefault(s, {})
+            if p == access:
+                rec.setdefault("access", set()).add(o)
+            else:
+                rec[p] = o
+    kg = KnowledgeGraph(schema)
+    for iri, rec in node_rows.items():
+        if rec.get("type") is None:
+            continue
+        nid = rec.get("id") or id_from_iri(iri)
+        kg.nodes[nid] = Node(nid, rec["type"], rec.get("label", nid), rec.get("attrs", {}),
+                             rec.get("access", set()), rec.get("defined_in", set()),
+                             rec.get("aliases", set()))
+    for iri, rec in doc_rows.items():
+        if rec.get(rdf_type) == str(KG.SourceDocument):
+            kg.add_document(SourceDocument(doc_from_iri(iri), rec.get(str(KG.path), ""),
+                                           rec.get(str(KG.sha256), ""), frozenset(rec.get("access", ()))))
+    for rec in assertion_rows.values():
+        pred = preds.get(rec.get(str(RDF.predicate), ""))
+        if pred is None:
+            continue
+        line, start, end = rec.get(str(KG.line)), rec.get(str(KG.spanStart)), rec.get(str(KG.spanEnd))
+        a = Assertion(id_from_iri(rec[str(RDF.subject)]), pred, id_from_iri(rec[str(RDF.object)]),
+                      doc_from_iri(rec.get(str(PROV.wasDerivedFrom), "")), rec.get(str(KG.extractor), ""),
+                      rec.get(str(PROV.generatedAtTime), ""), float(rec.get(str(KG.confidence), 1.0)),
+                      int(line) if line is not None else None, rec.get(str(KG.jsonPointer)),
+                      rec.get(str(KG.evidence)),
+                      (int(start), int(end)) if start is not None and end is not None else None,
+                      frozenset(rec.get("access", ())))
+        kg.assertions[a.key] = a
+    return kg
+
+
 def _first(props: dict[str, list[str]], pred: str) -> str | None:
     vals = props.get(pred)
     return parse_literal(vals[0])[0] if vals else None

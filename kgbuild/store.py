@@ -34,8 +34,8 @@ import pyoxigraph as ox
 
 from .errors import KgbuildError
 from .fileio import atomic_write
-from .model import (A, CLAIMS, DECLARED_LABEL, KG, NODES_GRAPH, KnowledgeGraph, Triple,
-                    doc_from_iri, from_triples, id_from_iri, iri_value, lit, node_iri,
+from .model import (A, CLAIMS, KG, NODES_GRAPH, KnowledgeGraph, Triple,
+                    doc_from_iri, from_store_rows, id_from_iri, iri_value, lit, node_iri,
                     node_triples, resolve_node, source_iri)
 from .schema import Schema
 from .sources.base import Problem
@@ -232,14 +232,10 @@ class GraphStore:
         return kg
 
     def _materialise(self) -> KnowledgeGraph:
-        kg = from_triples(set(self.triples()), self.schema)
-        for node in kg.nodes.values():
-            node.defined_in.clear()
-        for q in self._db.quads_for_pattern(None, ox.NamedNode(DECLARED_LABEL[1:-1]), None, None):
-            node = kg.nodes.get(_node_id(str(q.subject)))
-            if node is not None:
-                node.defined_in.add(doc_from_iri(q.graph_name.value))
-        return kg
+        return from_store_rows(((q.subject.value, q.predicate.value, q.object.value,
+                                 q.graph_name.value)
+                                for q in self._db.quads_for_pattern(None, None, None, None)),
+                               self.schema)
 
     def node_count(self) -> int:
         """How many nodes the graph has (cheap: one aggregate over the nodes graph)."""
