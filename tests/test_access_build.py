@@ -52,3 +52,15 @@ def test_cli_access_option(tmp_path):
     r = CliRunner().invoke(main, ["traverse", "--store", str(tmp_path / "s"), "--seed",
                                   "component:default/checkout-service", "--follow", "dependsOn"])
     assert r.exit_code == 1 and "ABSTAIN" in r.output  # a hidden seed is as good as absent
+
+
+def test_cli_principal_sees_labelled_items(tmp_path):
+    root = catalog(tmp_path)
+    store = str(tmp_path / "s")
+    assert CliRunner().invoke(main, ["build", str(root), "--store", store, "--access",
+                                     str(tmp_path / "access.yaml")]).exit_code == 0
+    for flag in ("--principal", "--as"):
+        r = CliRunner().invoke(main, ["traverse", "--store", store, "--seed",
+                                      "component:default/checkout-service", "--follow", "dependsOn",
+                                      flag, "storefront"])
+        assert r.exit_code == 0 and "Pricing SDK" in r.output
