@@ -300,9 +300,9 @@ def schema_shapes(name, output):
 # -- traverse / eval retrieval (numpy and the resolver load only when these run) -------------
 GRAPH = click.option("--graph", "graph_file", type=click.Path(dir_okay=False, exists=True),
                      help="Read this graph file (Turtle, N-Triples, ...) instead of the store.")
-PRINCIPAL = click.option("--as", "labels", multiple=True, metavar="LABEL[,LABEL]",
-                         help="Access labels the caller holds; without --as/--all-access only "
-                              "unlabelled (public) items are visible.")
+PRINCIPAL = click.option("--principal", "--as", "labels", multiple=True, metavar="LABEL[,LABEL]",
+                         help="Access labels the caller holds; without --principal/--all-access "
+                              "only unlabelled (public) items are visible.")
 ALL_ACCESS = click.option("--all-access", is_flag=True, help="See every item (trusted local use).")
 
 
@@ -340,9 +340,9 @@ def _principal(labels, all_access):
               help="Edge type and direction to walk (repeatable); inverse names work.")
 @click.option("--hops", type=click.IntRange(min=1), default=2, show_default=True)
 @click.option("--path", metavar="P:DIR/P:DIR/...", help="Exact typed path instead of --follow.")
-@click.option("--cap", type=click.IntRange(min=0), default=50, show_default=True,
+@click.option("--hub-cap", "--cap", "cap", type=click.IntRange(min=0), default=50, show_default=True,
               help="At most this many edges from any node per hop (0: no cap).")
-@click.option("--no-cap", is_flag=True, help="Walk every matching edge (same as --cap 0).")
+@click.option("--no-cap", is_flag=True, help="Walk every matching edge (same as --hub-cap 0).")
 @click.option("--include-seeds", is_flag=True,
               help="Path mode: keep a seed among the answers when a walk returns to it.")
 @click.option("--type", "types", multiple=True, help="Only enter nodes of this type (follow) / "
