@@ -112,7 +112,8 @@ def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, 
         return Problem("error", "bad-confidence", f"confidence {rec.confidence} outside [0, 1]",
                        doc.id, rec.line)
     assertion = Assertion(s, et.name, o, rec.source or doc.id, extractor, when, rec.confidence, rec.line,
-                          rec.pointer, rec.evidence, rec.span, frozenset(rec.access | doc.access))
+                          rec.pointer, rec.evidence, rec.span, frozenset(rec.access | doc.access),
+                          frozenset(rec.qualifiers))
     mentions = {(n, t, lbl) for n, t, lbl in typed if n not in defined}
     return assertion, mentions
 

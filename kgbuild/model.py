@@ -8,7 +8,8 @@ This is the only module that knows how the graph looks in RDF:
 * assertion ``<base>assertion/{hash}`` (``kg:Assertion``): ``rdf:subject/predicate/object``,
   ``prov:wasDerivedFrom`` (the source document), ``kg:line`` or ``kg:jsonPointer``,
   ``kg:extractor``, ``kg:confidence``, ``prov:generatedAtTime``, optional ``kg:evidence``
-  and character span ``kg:spanStart``/``kg:spanEnd``, ``kg:accessLabel``;
+  and character span ``kg:spanStart``/``kg:spanEnd``, ``kg:accessLabel``, ``kg:qualifier``
+  (how the source qualifies the relation: ``dev``, ``optional:docs``, ``build``, ``indirect``);
 * source document ``<base>source/{path}`` (``kg:SourceDocument``): ``kg:path``, ``kg:sha256``.
 
 Triples are produced as N-Triples term strings (``<iri>``, ``"literal"^^<datatype>``): they feed
@@ -65,6 +66,7 @@ _DERIVED, _EXTRACTOR, _CONFIDENCE, _GENERATED = (_i(str(PROV.wasDerivedFrom)), _
                                                  _i(str(KG.confidence)), _i(str(PROV.generatedAtTime)))
 _LINE, _POINTER, _EVIDENCE = _i(str(KG.line)), _i(str(KG.jsonPointer)), _i(str(KG.evidence))
 _SPAN_START, _SPAN_END = _i(str(KG.spanStart)), _i(str(KG.spanEnd))
+_QUALIFIER = _i(str(KG.qualifier))
 _DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
 _XSD = {"string": None, "integer": str(XSD.integer), "decimal": str(XSD.decimal),
         "boolean": str(XSD.boolean), "date": str(XSD.date), "dateTime": str(XSD.dateTime),
@@ -150,6 +152,7 @@ class Assertion:
     evidence: str | None = None
     span: tuple[int, int] | None = None
     access: frozenset[str] = frozenset()
+    qualifiers: frozenset[str] = frozenset()
 
     @property
     def edge(self) -> tuple[str, str, str]:
@@ -245,6 +248,8 @@ def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:
         yield s, _SPAN_END, lit(a.span[1], _INTEGER)
     for label in sorted(a.access):
         yield s, ACCESS, lit(label)
+    for qualifier in sorted(a.qualifiers):
+        yield s, _QUALIFIER, lit(qualifier)
 
 
 def resolve_node(node_id: str, claims: Iterable[tuple[str, str, str]], schema: Schema
@@ -461,7 +466,7 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
     attrs = {a.iri: a.name for a in schema.attributes.values()}
     rdf_type, label, ident, alt, access = (str(RDF.type), str(RDFS.label), str(DCTERMS.identifier),
                                            str(SKOS.altLabel), str(KG.accessLabel))
-    declared = str(KG.declaredLabel)
+    declared, qualifier = str(KG.declaredLabel), str(KG.qualifier)
     node_rows: dict[str, dict] = {}
     assertion_rows: dict[str, dict] = {}
     doc_rows: dict[str, dict] = {}
@@ -484,8 +489,8 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
                 rec.setdefault("defined_in", set()).add(doc_from_iri(g))
         elif s.startswith(ASSERTION_BASE):
             rec = assertion_rows.setdefault(s, {})
-            if p == access:
-                rec.setdefault("access", set()).add(o)
+            if p in (access, qualifier):
+                rec.setdefault(p, set()).add(o)
             else:
                 rec[p] = o
         elif s.startswith(SOURCE_BASE):
@@ -517,7 +522,7 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
                       int(line) if line is not None else None, rec.get(str(KG.jsonPointer)),
                       rec.get(str(KG.evidence)),
                       (int(start), int(end)) if start is not None and end is not None else None,
-                      frozenset(rec.get("access", ())))
+                      frozenset(rec.get(access, ())), frozenset(rec.get(qualifier, ())))
         kg.assertions[a.key] = a
     return kg
 
@@ -542,4 +547,5 @@ def _assertion(props: dict[str, list[str]], preds: dict[str, str]) -> Assertion 
         int(line) if line is not None else None, _first(props, _i(str(KG.jsonPointer))),
         _first(props, _i(str(KG.evidence))),
         (int(start), int(end)) if start is not None and end is not None else None,
-        frozenset(parse_literal(o)[0] for o in props.get(ACCESS, [])))
+        frozenset(parse_literal(o)[0] for o in props.get(ACCESS, [])),
+        frozenset(parse_literal(o)[0] for o in props.get(_QUALIFIER, [])))

@@ -458,7 +458,8 @@ def _no_truncation() -> dict:
 
 def _assertion(a) -> dict:
     return {"source": a.source, "location": a.location, "evidence": a.evidence,
-            "extractor": a.extractor, "confidence": a.confidence, "generated_at": a.generated_at}
+            "extractor": a.extractor, "confidence": a.confidence, "generated_at": a.generated_at,
+            "qualifiers": sorted(a.qualifiers)}
 
 
 def traverse(kg: KnowledgeGraph, spec: TraversalSpec, principal: Principal | None = None,

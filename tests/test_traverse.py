@@ -69,7 +69,7 @@ def test_classic_path_answer_evidence_and_directions(schema):
     assert stored[(SDK, "ownedBy", CP)]["walks"] == [{"hop": 2, "direction": "in"}]
     assert stored[(CHK, "dependsOn", SDK)]["assertions"][0] == {
         "source": "cat.yaml", "location": "line 20", "evidence": "dependsOn: [component:pricing-sdk]",
-        "extractor": "test", "confidence": 1.0, "generated_at": "2024-01-01T00:00:00Z"}
+        "extractor": "test", "confidence": 1.0, "generated_at": "2024-01-01T00:00:00Z", "qualifiers": []}
     kinds = [i["kind"] for i in r.context["items"]]
     assert kinds == ["seed"] + ["evidence"] * 3 + ["relation"] * 3
     assert "Checkout Service depends on Pricing SDK." in [i["text"] for i in r.context["items"]]

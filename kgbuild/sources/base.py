@@ -70,6 +70,7 @@ class EdgeRecord:
     span: tuple[int, int] | None = None
     access: frozenset[str] = frozenset()
     source: str | None = None  # document ID of another file that asserted this (e.g. CODEOWNERS)
+    qualifiers: tuple[str, ...] = ()  # e.g. "dev", "optional:docs", "build", "indirect"
 
 
 @dataclass

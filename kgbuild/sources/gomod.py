@@ -48,7 +48,8 @@ class GoModExtractor:
             try:
                 if len(args) != 2:
                     raise ValueError(f"expected 'path version', got {len(args)} fields")
-                out.edges.append(depends_on(me, golang_purl(args[0]), args[0], raw, line=line))
+                out.edges.append(depends_on(me, golang_purl(args[0]), args[0], raw, line=line,
+                                            qualifiers=("indirect",) if "// indirect" in raw else ()))
             except ValueError as exc:
                 out.problems.append(Problem("warning", "bad-require", f"require: {exc}; skipped",
                                             src.doc_id, line))

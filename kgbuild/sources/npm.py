@@ -22,6 +22,8 @@ from .registry import register
 from .textfile import read_text
 
 SECTIONS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
+QUALIFIERS = {"devDependencies": ("dev",), "peerDependencies": ("peer",),
+              "optionalDependencies": ("optional",)}
 
 
 class NpmExtractor:
@@ -66,7 +68,8 @@ class NpmExtractor:
                     continue
                 out.edges.append(depends_on(me.id, lib, target.strip(),
                                             f"{section}: {json.dumps(name)}: {json.dumps(spec)}",
-                                            line=lines.get(ptr), pointer=ptr))
+                                            line=lines.get(ptr), pointer=ptr,
+                                            qualifiers=QUALIFIERS.get(section, ())))
         return out
 
 

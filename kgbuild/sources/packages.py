@@ -92,8 +92,10 @@ def _join(pointer: str, part: object) -> str:
 
 
 def depends_on(subject: str, library: str, label: str, evidence: str, *,
-               line: int | None = None, pointer: str | None = None) -> EdgeRecord:
-    """A ``dependsOn`` edge from a manifest's Component to a Library it names."""
+               line: int | None = None, pointer: str | None = None,
+               qualifiers: tuple[str, ...] = ()) -> EdgeRecord:
+    """A ``dependsOn`` edge from a manifest's Component to a Library it names; ``qualifiers``
+    say how the manifest qualifies it (``dev``, ``peer``, ``optional:<group>``, ``build``, ...)."""
     return EdgeRecord(subject, "dependsOn", library, line=line, pointer=pointer,
                       evidence=evidence, subject_type="Component", object_type="Library",
-                      object_label=label)
+                      object_label=label, qualifiers=qualifiers)

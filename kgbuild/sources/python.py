@@ -65,7 +65,8 @@ class PyprojectExtractor:
                 try:
                     name = Requirement(item).name if pep508 else item
                     out.edges.append(depends_on(me.id, pypi_purl(name), name,
-                                                f"{scope}: {where.text(line)}", line=line))
+                                                f"{scope}: {where.text(line)}", line=line,
+                                                qualifiers=scope_qualifiers(scope)))
                 except (InvalidRequirement, ValueError) as exc:
                     out.problems.append(Problem("warning", "bad-requirement",
                                                 f"{scope}: not a valid requirement {item!r}: "
@@ -133,6 +134,22 @@ def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where:
         if isinstance(deps, dict):
             names = [n for n in deps if n.lower() != "python"]
             yield ".".join(path), False, [(n, where.line((*path, n))) for n in names]
+
+
+def scope_qualifiers(scope: str) -> tuple[str, ...]:
+    """How a pyproject section qualifies its dependencies: none for the runtime ones."""
+    parts = scope.split(".")
+    if scope == "build-system.requires":
+        return ("build",)
+    if parts[:2] == ["project", "optional-dependencies"]:
+        return (f"optional:{parts[2]}",)
+    if parts[0] == "dependency-groups":
+        return (f"group:{parts[1]}",)
+    if parts[:3] == ["tool", "poetry", "dev-dependencies"]:
+        return ("dev",)
+    if parts[:3] == ["tool", "poetry", "group"]:
+        return (f"group:{parts[3]}",)
+    return ()
 
 
 def _get(data: object, path: tuple) -> object:
