@@ -9,6 +9,7 @@ schema's domain or range are reported instead of written.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
 from .errors import KgbuildError
@@ -30,7 +31,7 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
     it (the alias registry's curated aliases and accepted decisions).
     """
     problems = list(extraction.problems)
-    triples: list[Triple] = list(source_triples(doc))
+    triples: list[Triple] = []
     defined: dict[str, Node] = {}
     for rec in extraction.nodes:
         try:
@@ -57,6 +58,7 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
         triples.extend(claim_triples(node.id, node.type, node.label, True, schema))
         triples.extend(node_fact_triples(node, schema))
     mentioned: set[tuple[str, str, str | None]] = set()
+    own: set[str] = set()
     for rec in extraction.edges:
         out = _edge(rec, doc, extractor, schema, generated_at, defined, known_type, canonical)
         if isinstance(out, Problem):
@@ -65,6 +67,9 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
         assertion, mentions = out
         triples.extend(assertion_triples(assertion, schema))
         mentioned.update(mentions)
+        if assertion.source == doc.id:
+            own.add(assertion.key)
+    triples[:0] = source_triples(replace(doc, assertions=len(own) if extraction.exhaustive else None))
     for node_id, type_name, label in sorted(mentioned, key=lambda m: (m[0], m[1], m[2] or "")):
         triples.extend(claim_triples(node_id, type_name, label, False, schema))
     return triples, problems

@@ -177,10 +177,14 @@ class Assertion:
 
 @dataclass(frozen=True)
 class SourceDocument:
+    """A file a graph was built from; ``assertions`` counts the assertions it is the source of
+    (so that losing any of them is detectable), when known."""
+
     id: str
     path: str
     sha256: str
     access: frozenset[str] = frozenset()
+    assertions: int | None = None
 
 
 # -- triples ------------------------------------------------------------------------------------
@@ -189,6 +193,8 @@ def source_triples(doc: SourceDocument) -> Iterator[Triple]:
     yield s, A, _i(str(KG.SourceDocument))
     yield s, _i(str(KG.path)), lit(doc.path)
     yield s, _i(str(KG.sha256)), lit(doc.sha256)
+    if doc.assertions is not None:
+        yield s, _i(str(KG.assertionCount)), lit(doc.assertions, _INTEGER)
     for label in sorted(doc.access):
         yield s, ACCESS, lit(label)
 
@@ -438,10 +444,12 @@ def from_triples(triples: Iterable[Triple], schema: Schema) -> KnowledgeGraph:
                 elif p in preds:
                     edges.extend((nid, preds[p], o) for o in objs)
         if kg_doc in classes:
+            count = _first(props, _i(str(KG.assertionCount)))
             kg.add_document(SourceDocument(
                 doc_from_iri(iri_value(s)), _first(props, _i(str(KG.path))) or "",
                 _first(props, _i(str(KG.sha256))) or "",
-                frozenset(parse_literal(o)[0] for o in props.get(ACCESS, []))))
+                frozenset(parse_literal(o)[0] for o in props.get(ACCESS, [])),
+                int(count) if count is not None else None))
         if kg_assertion in classes:
             a = _assertion(props, preds)
             if a is not None:
@@ -509,8 +517,10 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
                              rec.get("aliases", set()))
     for iri, rec in doc_rows.items():
         if rec.get(rdf_type) == str(KG.SourceDocument):
+            count = rec.get(str(KG.assertionCount))
             kg.add_document(SourceDocument(doc_from_iri(iri), rec.get(str(KG.path), ""),
-                                           rec.get(str(KG.sha256), ""), frozenset(rec.get("access", ()))))
+                                           rec.get(str(KG.sha256), ""), frozenset(rec.get("access", ())),
+                                           int(count) if count is not None else None))
     for rec in assertion_rows.values():
         pred = preds.get(rec.get(str(RDF.predicate), ""))
         if pred is None:

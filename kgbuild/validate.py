@@ -10,7 +10,7 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDF, SH
 
 from .errors import InputError
-from .model import id_from_iri
+from .model import SOURCE_BASE, doc_from_iri, id_from_iri
 from .schema import Schema
 from .shapes import all_shapes
 from .vocab import vocabulary
@@ -142,6 +142,8 @@ def show(term, short: dict[str, str] = _SHORT) -> str:
         ident = id_from_iri(s)
         if ident != s:
             return ident
+        if s.startswith(SOURCE_BASE):
+            return doc_from_iri(s)
         if "/shapes#" in s:
             return s.rsplit("#", 1)[1]
         for ns, prefix in short.items():

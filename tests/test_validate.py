@@ -43,10 +43,26 @@ def test_deleting_an_assertion_names_the_edge(fixture_graph, schema):
     g.remove((a, None, None))
     report = validate_graph(g, schema)
     assert not report.conforms
-    [v] = report.violations
+    [v, doc] = sorted(report.violations, key=lambda v: v.rule != "EdgeCoverage")
     assert v.focus == "component:default/pricing-sdk" and v.rule == "EdgeCoverage"
     assert (v.path, v.value) == ("sw:ownedBy", "group:default/commerce-platform")
     assert "no assertion" in v.message and v.severity == "Violation"
+    assert doc.rule == "DocumentCompleteness" and doc.value == "1"  # it declares 2
+    assert doc.focus == "catalog/components/pricing-sdk.yaml"
+
+
+def test_deleting_one_of_two_assertions_of_an_edge_is_caught(schema):
+    # team-a's own file says "parent: backstage", backstage's file says "children: [team-a, ...]"
+    kg = build_graph([BACKSTAGE / "backstage-upstream-2020-11"], validate=False, timestamp=0).graph
+    g = fresh(kg)
+    pred = URIRef(schema.namespace + "childOf")
+    both = [a for a in g.subjects(RDF.subject, node_iri("group:default/team-a"))
+            if g.value(a, RDF.predicate) == pred]
+    assert len(both) == 2
+    g.remove((both[0], None, None))
+    report = validate_graph(g, schema)
+    [v] = report.violations  # the edge is still covered, but its source lost an assertion
+    assert v.rule == "DocumentCompleteness" and v.focus.endswith("-group.yaml")
 
 
 @pytest.mark.parametrize("damage, expected", [

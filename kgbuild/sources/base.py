@@ -95,6 +95,9 @@ class Extraction:
     problems: list[Problem] = field(default_factory=list)
     follow: list[Path] = field(default_factory=list)  # further files to read (e.g. Location targets)
     depends: list[Path] = field(default_factory=list)  # other files whose content shaped this result
+    # False when other documents also record assertions derived from this file (CODEOWNERS):
+    # then the file cannot declare how many assertions it is the source of
+    exhaustive: bool = True
 
 
 @dataclass

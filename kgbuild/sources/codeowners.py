@@ -234,7 +234,8 @@ class CodeownersExtractor:
         return path.name == "CODEOWNERS"
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        return Extraction(problems=read_codeowners(src.path, ctx.max_file_bytes, src.doc_id).problems)
+        return Extraction(problems=read_codeowners(src.path, ctx.max_file_bytes, src.doc_id).problems,
+                          exhaustive=False)
 
 
 register(CodeownersExtractor())
