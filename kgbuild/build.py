@@ -322,6 +322,18 @@ def _canonical(registry: AliasRegistry, schema: Schema):
 DEFAULT_REGISTRY = "aliases.yaml"  # in the project folder, beside the default store
 
 
+def default_registry(paths: Sequence[str | Path]) -> Path:
+    """``./aliases.yaml``; or, when there is none, an ``aliases.yaml`` in the first source
+    folder (beside the sources) if one exists there."""
+    here = Path(DEFAULT_REGISTRY).resolve()
+    if not here.is_file() and paths:
+        first = Path(paths[0]).resolve()
+        beside = (first if first.is_dir() else first.parent) / DEFAULT_REGISTRY
+        if beside.is_file():
+            return beside
+    return here
+
+
 RESOLVE_AUTO_LIMIT = 5_000
 
 
@@ -401,7 +413,7 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
     otherwise ``SOURCE_DATE_EPOCH`` or each file's modification time is used, so the same
     inputs give the same graph. ``validate``: True always, False never, None when small.
     ``access`` maps source paths to access labels (an ``access.yaml`` path or an AccessRules).
-    ``registry`` is the alias registry (default ``./aliases.yaml``); ``resolve`` runs
+    ``registry`` is the alias registry (default :func:`default_registry`); ``resolve`` runs
     the resolution report: True always, False never, None for graphs up to 5,000 entities
     (its review queue is written to ``<store>/review-queue.json``).
     """
@@ -410,7 +422,7 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
         access = load_access(access)
     graph_store = GraphStore(store, schema)
     try:
-        registry = Path(registry or DEFAULT_REGISTRY).resolve()
+        registry = Path(registry).resolve() if registry else default_registry(paths)
         result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
                               progress=progress, max_file_bytes=max_file_bytes, access=access,
                               registry=registry)

@@ -75,3 +75,14 @@ def test_report_is_independent_of_source_order(tmp_path):
     one = build_graph(SOURCES, store=None, timestamp=0, validate=False, registry=tmp_path / "x.yaml")
     two = build_graph(SOURCES[::-1], store=None, timestamp=0, validate=False, registry=tmp_path / "x.yaml")
     assert one.resolution == two.resolution
+
+
+def test_registry_beside_the_sources_is_used_when_the_project_has_none(tmp_path, monkeypatch):
+    import shutil
+    src = tmp_path / "catalog"
+    shutil.copytree(BACKSTAGE / "backstage-upstream-2020-11", src / "a")
+    shutil.copytree(BACKSTAGE / "backstage-create-app-0.9.2", src / "b")
+    accept(src / "aliases.yaml", "guest", "Group", GUESTS)
+    monkeypatch.chdir(tmp_path)  # no ./aliases.yaml here
+    result = build_graph([src], store=None, timestamp=0, validate=False)
+    assert GUEST not in owners(result) and GUESTS in owners(result)
