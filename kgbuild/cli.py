@@ -91,8 +91,8 @@ STORE = click.option("--store", "store_path", default=DEFAULT_STORE, show_defaul
 @click.option("--validate/--no-validate", default=None,
               help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
 @click.option("--aliases", "registry_path", type=click.Path(dir_okay=False),
-              help="Alias registry (default: ./aliases.yaml); its aliases and accepted decisions "
-                   "rename mentioned entities.")
+              help="Alias registry (default: ./aliases.yaml, else aliases.yaml in the first "
+                   "source folder); its aliases and accepted decisions rename mentioned entities.")
 @click.option("--resolve/--no-resolve", "resolve", default=None,
               help="Force or skip the resolution report (default: up to 5,000 entities).")
 @click.option("--timestamp", type=int, metavar="EPOCH",
