@@ -5,7 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import os
+
 import pytest
+from hypothesis import settings
+
+# CI runs property tests on a fixed seed so that a red build always means a change broke
+# something; local runs keep exploring new examples.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "corpora"
