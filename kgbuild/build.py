@@ -202,11 +202,6 @@ def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
     return True
 
 
-def _doc_id_for(target: Path, src: SourceFile) -> str:
-    rel = target.relative_to(src.root).as_posix()
-    return f"{src.doc_id.split('/')[0]}/{rel}" if "/" in src.doc_id else rel
-
-
 def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool = False,
                  timestamp: float | None = None, progress: Progress | None = None,
                  max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None,
@@ -279,7 +274,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                                              {str(p): fingerprint(p) for p in depends},
                                              src.stat, digest)
         for target in followed:
-            target_id = _doc_id_for(target, src) if target.is_relative_to(src.root) else None
+            target_id = src.doc_id_of(target) if target.is_relative_to(src.root) else None
             if target_id and target_id not in files and target_id not in found and target.is_file():
                 files[target_id] = SourceFile(target, target_id, src.root, _stat(target))
                 queue.append(target_id)
@@ -294,9 +289,10 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
         problems = store.apply(changed, states)
+    taken = {path for path, _, _ in found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
                        Path(p).name) for p in paths if Path(p).is_file()
-               and not any(Path(path) == Path(p).resolve() for path, _, _ in found.values())]
+               and str(Path(p).resolve()) not in taken]
     result = BuildResult(store, schema, ignored + store.problems() + problems, names,
                          {k: sorted(v) for k, v in changes.items()})
     return result
@@ -393,12 +389,13 @@ def check(result: BuildResult, validate: bool | None = None) -> None:
     """SHACL-check the built graph: always (True), never (False), or when it is small (None)."""
     if validate is False:
         return
-    g = triples_to_rdflib(set(result.store.triples()), result.schema)
-    if validate is None and len(g) > SHACL_AUTO_LIMIT:
-        result.validation_note = (f"SHACL skipped: {len(g):,} triples is over the automatic limit of "
-                                  f"{SHACL_AUTO_LIMIT:,}; run `kgbuild validate` or pass --validate")
+    triples = set(result.store.triples())
+    if validate is None and len(triples) > SHACL_AUTO_LIMIT:  # decided before any rdflib parsing
+        result.validation_note = (f"SHACL skipped: {len(triples):,} triples is over the automatic "
+                                  f"limit of {SHACL_AUTO_LIMIT:,}; run `kgbuild validate` or pass "
+                                  f"--validate")
         return
-    result.validation = validate_graph(g, result.schema)
+    result.validation = validate_graph(triples_to_rdflib(triples, result.schema), result.schema)
 
 
 def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None = None, *,

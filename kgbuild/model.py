@@ -269,10 +269,9 @@ def resolve_node(node_id: str, claims: Iterable[tuple[str, str, str]], schema: S
     types: set[str] = set()
     defined: list[tuple[str, str]] = []
     mentioned: list[tuple[str, str]] = []
-    by_iri = {t.iri: t.name for t in schema.node_types.values()}
     for graph, pred, obj in claims:
         if pred == DECLARED_TYPE:
-            types.add(by_iri[iri_value(obj)])
+            types.add(schema.type_by_iri[iri_value(obj)])
         elif pred == DECLARED_LABEL:
             defined.append((graph, parse_literal(obj)[0]))
         elif pred == MENTION_LABEL:
@@ -418,8 +417,8 @@ def from_triples(triples: Iterable[Triple], schema: Schema) -> KnowledgeGraph:
     can be walked but carry no evidence.
     """
     kg = KnowledgeGraph(schema)
-    types = {_i(t.iri): t.name for t in schema.node_types.values()}
-    preds = {_i(e.iri): e.name for e in schema.edge_types.values()}
+    types = {_i(iri): name for iri, name in schema.type_by_iri.items()}
+    preds = {_i(iri): name for iri, name in schema.edge_by_iri.items()}
     attrs = {_i(a.iri): a.name for a in schema.attributes.values()}
     by_subject: dict[str, dict[str, list[str]]] = {}
     for s, p, o in triples:
@@ -469,8 +468,7 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
     The fast path for a kgbuild store: no term parsing, each quad looked at once, and
     ``defined_in`` filled from the documents' label claims.
     """
-    types = {t.iri: t.name for t in schema.node_types.values()}
-    preds = {e.iri: e.name for e in schema.edge_types.values()}
+    types, preds = schema.type_by_iri, schema.edge_by_iri
     attrs = {a.iri: a.name for a in schema.attributes.values()}
     rdf_type, label, ident, alt, access = (str(RDF.type), str(RDFS.label), str(DCTERMS.identifier),
                                            str(SKOS.altLabel), str(KG.accessLabel))

@@ -64,8 +64,12 @@ class Schema:
     version: int = 1
     source: str = ""
     _predicates: dict[str, tuple[EdgeType, bool]] = field(default_factory=dict, repr=False)
+    type_by_iri: dict[str, str] = field(default_factory=dict, repr=False, init=False)
+    edge_by_iri: dict[str, str] = field(default_factory=dict, repr=False, init=False)
 
     def __post_init__(self) -> None:
+        self.type_by_iri = {t.iri: t.name for t in self.node_types.values()}
+        self.edge_by_iri = {e.iri: e.name for e in self.edge_types.values()}
         for et in self.edge_types.values():
             self._predicates[et.name] = (et, False)
             if et.inverse:

@@ -41,6 +41,7 @@ from .schema import Schema
 from .sources.base import Problem
 
 DEFAULT_STORE = ".kgbuild"
+CACHE_FORMAT = 2  # bump when the pickled KnowledgeGraph/Schema classes change shape
 PROBLEM = f"<{KG.problem}>"
 MANIFEST = f"<{KG.manifest}>"  # JSON literals, one per shard: its documents' DocumentState
 SHARDS = 64
@@ -133,11 +134,7 @@ class GraphStore:
         return name if name and (self.path / name).is_dir() else None
 
     def _set_current(self, name: str) -> None:
-        tmp = self.path / "CURRENT.tmp"
-        tmp.write_text(name + "\n")
-        with open(tmp) as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path / "CURRENT")
+        atomic_write(self.path / "CURRENT", name + "\n")
 
     def _collect_garbage(self) -> None:
         current = self._current()
@@ -184,10 +181,9 @@ class GraphStore:
 
     def node_type(self, node_id: str) -> str | None:
         """Resolved schema type of a node, or None."""
-        by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
         for q in self._db.quads_for_pattern(ox.NamedNode(node_iri(node_id)), ox.NamedNode(A[1:-1]),
                                             None, ox.NamedNode(NODES_GRAPH)):
-            return by_iri.get(q.object.value)
+            return self.schema.type_by_iri.get(q.object.value)
         return None
 
     def quads(self) -> Iterator[ox.Quad]:
@@ -198,10 +194,8 @@ class GraphStore:
 
     def triples(self) -> Iterator[Triple]:
         """The exported graph: every graph's triples minus store-internal ones (may repeat)."""
-        for q in self._db.quads_for_pattern(None, None, None, None):
-            p = _nt(q.predicate)
-            if p not in INTERNAL:
-                yield _nt(q.subject), p, _nt(q.object)
+        for q in self.quads():
+            yield _nt(q.subject), _nt(q.predicate), _nt(q.object)
 
     def generation(self) -> str:
         """Names the store's content: it changes with every committed update."""
@@ -219,14 +213,14 @@ class GraphStore:
         changes. The cache is as trusted as the store folder itself."""
         if self.path is None:
             return self._materialise()
-        cache = self.path / "cache" / f"kg-{self.schema.name}-{self.generation()}.pickle"
+        cache = self.path / "cache" / f"kg{CACHE_FORMAT}-{self.schema.name}-{self.generation()}.pickle"
         try:
             with cache.open("rb") as fh:
                 return pickle.load(fh)
         except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
             pass
         kg = self._materialise()
-        for old in cache.parent.glob("kg-*.pickle"):
+        for old in cache.parent.glob("kg*.pickle"):
             old.unlink(missing_ok=True)
         atomic_write(cache, pickle.dumps(kg, protocol=pickle.HIGHEST_PROTOCOL))
         return kg
@@ -253,8 +247,7 @@ class GraphStore:
 
     def recount(self) -> dict:
         """Nodes by type, distinct edges by type and assertions (aggregated inside the store)."""
-        by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
-        by_edge = {e.iri: e.name for e in self.schema.edge_types.values()}
+        by_iri, by_edge = self.schema.type_by_iri, self.schema.edge_by_iri
         nodes = {by_iri[r["t"].value]: int(r["n"].value) for r in self._db.query(
             f"SELECT ?t (COUNT(*) AS ?n) WHERE {{ GRAPH <{NODES_GRAPH}> {{ ?s a ?t }} }} GROUP BY ?t")
             if r["t"].value in by_iri}
@@ -341,8 +334,8 @@ class GraphStore:
         """:meth:`counts` after the change, from its delta: an edge or assertion counts while
         any graph holds it, so only the changed documents' items are looked up elsewhere."""
         counts = self.counts()
-        by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
-        edge_names = {f"<{e.iri}>": e.name for e in self.schema.edge_types.values()}
+        by_iri = self.schema.type_by_iri
+        edge_names = _edge_terms(self.schema)
         a = f"{A} <"
         for line, sign in [(x, -1) for x in delete_nodes] + [(x, 1) for x in insert_nodes]:
             if a in line:  # "<node> rdf:type <class> ." of the nodes graph
@@ -381,7 +374,7 @@ class GraphStore:
         try:
             return resolve_node(node_id, claims, self.schema)
         except KgbuildError as exc:
-            by_iri = {t.iri: t.name for t in self.schema.node_types.values()}
+            by_iri = self.schema.type_by_iri
             typed = sorted({(doc_from_iri(g), by_iri[iri_value(o)]) for g, p, o in claims if p in CLAIMS
                             and o.startswith("<")})
             where = "; ".join(f"{doc} says {t}" for doc, t in typed)
@@ -427,7 +420,7 @@ class GraphStore:
         lines.extend(f"{t[:-2]} <{MANIFEST_GRAPH}> ." for t in
                      _manifest_triples(states, set(range(SHARDS))))
         lines.append(f"{_generation_triple(self.generation())[:-2]} <{MANIFEST_GRAPH}> .")
-        edge_names = {f"<{e.iri}>": e.name for e in self.schema.edge_types.values()}
+        edge_names = _edge_terms(self.schema)
         items = {(s, p, o) for upd in documents.values() for s, p, o in upd.triples
                  if p in edge_names or (p == A and o == ASSERTION_TYPE)}
         counts: dict = {"nodes": {}, "edges": {}, "assertions": 0}
@@ -449,6 +442,11 @@ class GraphStore:
         lines.append(f"{_counts_triple(counts)[:-2]} <{MANIFEST_GRAPH}> .")
         target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
         return problems
+
+
+def _edge_terms(schema: Schema) -> dict[str, str]:
+    """``<edge IRI>`` (N-Triples form) -> edge name."""
+    return {f"<{iri}>": name for iri, name in schema.edge_by_iri.items()}
 
 
 def _source_graph(doc_id: str) -> str:
@@ -497,7 +495,7 @@ def _generation_triple(previous: str) -> str:
 def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:
     """Fallback typing for a conflicted node: of the most specific claimed types, the one the
     first document (by ID) claims; the label as :func:`resolve_node` picks it."""
-    by_iri = {t.iri: t.name for t in schema.node_types.values()}
+    by_iri = schema.type_by_iri
     typed = sorted((g, by_iri[iri_value(o)]) for g, p, o in claims if o.startswith("<"))
     if not typed:
         return None

@@ -97,7 +97,7 @@ def validate_graph(data: Graph, schema: Schema) -> ValidationReport:
         data, shacl_graph=all_shapes(schema), ont_graph=vocab, inference="none",
         abort_on_first=False, allow_warnings=True, advanced=True)
     violations = []
-    types = {URIRef(t.iri): t.name for t in schema.node_types.values()}
+    types = {URIRef(iri): name for iri, name in schema.type_by_iri.items()}
     short = {**_SHORT, schema.namespace: f"{schema.prefix}:"}
 
     def _show(term) -> str:

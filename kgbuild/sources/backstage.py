@@ -243,8 +243,7 @@ def _access_labels(meta: YMap) -> frozenset[str]:
 def _spec_attributes(path: Path, src: SourceFile, ctx: Context, out: Extraction) -> dict:
     """Title, version and definition source of a local spec an API's definition points at."""
     out.depends.append(path)
-    rel = path.relative_to(src.root.resolve()).as_posix()
-    attrs = {"definitionSource": f"{src.doc_id.split('/')[0]}/{rel}" if "/" in src.doc_id else rel}
+    attrs = {"definitionSource": src.doc_id_of(path)}
     try:
         spec = read_api_spec(path, ctx.max_file_bytes)
     except InputError:

@@ -85,6 +85,11 @@ class SourceFile:
     def read_bytes(self) -> bytes:
         return self.path.read_bytes()
 
+    def doc_id_of(self, path: Path) -> str:
+        """The document ID another file under this file's root gets (same root label)."""
+        rel = path.resolve().relative_to(self.root.resolve()).as_posix()
+        return f"{self.doc_id.split('/')[0]}/{rel}" if "/" in self.doc_id else rel
+
 
 @dataclass
 class Extraction:

@@ -208,7 +208,7 @@ def add_fallback_owners(src: SourceFile, extraction: Extraction, extractor: str,
     co_path = governing_codeowners(src.path, src.root)
     if co_path is None:
         return
-    doc_id = _doc_id(co_path, src)
+    doc_id = src.doc_id_of(co_path)
     rules = read_codeowners(co_path, ctx.max_file_bytes, doc_id)
     owned = {e.subject if e.predicate == "ownedBy" else e.object
              for e in extraction.edges if e.predicate in ("ownedBy", "ownerOf")}
@@ -217,11 +217,6 @@ def add_fallback_owners(src: SourceFile, extraction: Extraction, extractor: str,
     for edge in codeowners_edges(rules, components, owned):
         edge.source = doc_id
         extraction.edges.append(edge)
-
-
-def _doc_id(path: Path, src: SourceFile) -> str:
-    rel = path.relative_to(src.root).as_posix()
-    return f"{src.doc_id.split('/')[0]}/{rel}" if "/" in src.doc_id else rel
 
 
 class CodeownersExtractor:
