@@ -395,7 +395,7 @@ def bind_prefixes(g: Graph, schema: Schema) -> None:
 
 def from_rdf(g: Graph, schema: Schema) -> KnowledgeGraph:
     """Read an rdflib graph written in this layout (e.g. a Turtle export) into a model."""
-    return from_triples(((rdflib_term(s), rdflib_term(p), rdflib_term(o)) for s, p, o in g), schema)
+    return from_quads(((str(s), str(p), str(o), "") for s, p, o in g), schema)
 
 
 def rdflib_term(term) -> str:
@@ -410,63 +410,14 @@ def rdflib_term(term) -> str:
     return term.n3()
 
 
-def from_triples(triples: Iterable[Triple], schema: Schema) -> KnowledgeGraph:
-    """Build a model from N-Triples term tuples (a store export, a parsed file, ...).
+def from_quads(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -> KnowledgeGraph:
+    """Build a model from quads as plain values ``(subject, predicate, object, graph)``: IRIs
+    without brackets, literals as their lexical form (the predicate says which). Each quad is
+    looked at once, with no term parsing.
 
-    Edges between typed nodes that have no assertion are kept in ``untyped_edges``: they
-    can be walked but carry no evidence.
-    """
-    kg = KnowledgeGraph(schema)
-    types = {_i(iri): name for iri, name in schema.type_by_iri.items()}
-    preds = {_i(iri): name for iri, name in schema.edge_by_iri.items()}
-    attrs = {_i(a.iri): a.name for a in schema.attributes.values()}
-    by_subject: dict[str, dict[str, list[str]]] = {}
-    for s, p, o in triples:
-        by_subject.setdefault(s, {}).setdefault(p, []).append(o)
-    edges = []
-    kg_doc, kg_assertion = _i(str(KG.SourceDocument)), _i(str(KG.Assertion))
-    for s, props in by_subject.items():
-        classes = props.get(A, [])
-        typed = [types[c] for c in classes if c in types]
-        if typed:
-            nid = parse_literal(props[IDENT][0])[0] if IDENT in props else id_from_iri(iri_value(s))
-            label = parse_literal(props[LABEL][0])[0] if LABEL in props else nid
-            node = kg.add_node(nid, typed[0], label)
-            node.defined_in.add("rdf")
-            for p, objs in props.items():
-                if p in attrs:
-                    node.attributes.setdefault(attrs[p], set()).update(parse_literal(o)[0] for o in objs)
-                elif p == ACCESS:
-                    node.access.update(parse_literal(o)[0] for o in objs)
-                elif p == ALT:
-                    node.aliases.update(parse_literal(o)[0] for o in objs)
-                elif p in preds:
-                    edges.extend((nid, preds[p], o) for o in objs)
-        if kg_doc in classes:
-            count = _first(props, _i(str(KG.assertionCount)))
-            kg.add_document(SourceDocument(
-                doc_from_iri(iri_value(s)), _first(props, _i(str(KG.path))) or "",
-                _first(props, _i(str(KG.sha256))) or "",
-                frozenset(parse_literal(o)[0] for o in props.get(ACCESS, [])),
-                int(count) if count is not None else None))
-        if kg_assertion in classes:
-            a = _assertion(props, preds)
-            if a is not None:
-                kg.assertions[a.key] = a
-    covered = {a.edge for a in kg.assertions.values()}
-    for nid, pred, obj in edges:
-        edge = (nid, pred, id_from_iri(iri_value(obj)))
-        if edge not in covered and edge[2] in kg.nodes:
-            kg.untyped_edges.add(edge)
-    return kg
-
-
-def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -> KnowledgeGraph:
-    """Build a model from a store's quads as plain values ``(subject, predicate, object,
-    graph)``: IRIs without brackets, literals as their lexical form (the predicate says which).
-
-    The fast path for a kgbuild store: no term parsing, each quad looked at once, and
-    ``defined_in`` filled from the documents' label claims.
+    ``defined_in`` comes from the documents' label claims (a store's graphs; a file has none).
+    Edges between typed nodes that have no assertion are kept in ``untyped_edges``: they can
+    be walked but carry no evidence.
     """
     types, preds = schema.type_by_iri, schema.edge_by_iri
     attrs = {a.iri: a.name for a in schema.attributes.values()}
@@ -477,10 +428,23 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
     assertion_rows: dict[str, dict] = {}
     doc_rows: dict[str, dict] = {}
     for s, p, o, g in rows:
-        if s.startswith(ID_BASE):
+        if s.startswith(ASSERTION_BASE):
+            rec = assertion_rows.setdefault(s, {})
+            if p in (access, qualifier):
+                rec.setdefault(p, set()).add(o)
+            else:
+                rec[p] = o
+        elif s.startswith(SOURCE_BASE):
+            rec = doc_rows.setdefault(s, {})
+            if p == access:
+                rec.setdefault("access", set()).add(o)
+            else:
+                rec[p] = o
+        else:  # a node (any IRI typed with a schema type counts, foreign ones included)
             rec = node_rows.setdefault(s, {})
             if p == rdf_type:
-                rec["type"] = types.get(o)
+                if o in types:
+                    rec.setdefault("type", types[o])
             elif p == label:
                 rec["label"] = o
             elif p == ident:
@@ -493,18 +457,8 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
                 rec.setdefault("access", set()).add(o)
             elif p == declared:
                 rec.setdefault("defined_in", set()).add(doc_from_iri(g))
-        elif s.startswith(ASSERTION_BASE):
-            rec = assertion_rows.setdefault(s, {})
-            if p in (access, qualifier):
-                rec.setdefault(p, set()).add(o)
-            else:
-                rec[p] = o
-        elif s.startswith(SOURCE_BASE):
-            rec = doc_rows.setdefault(s, {})
-            if p == access:
-                rec.setdefault("access", set()).add(o)
-            else:
-                rec[p] = o
+            elif p in preds:
+                rec.setdefault("edges", []).append((preds[p], o))
     kg = KnowledgeGraph(schema)
     for iri, rec in node_rows.items():
         if rec.get("type") is None:
@@ -532,28 +486,11 @@ def from_store_rows(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -
                       (int(start), int(end)) if start is not None and end is not None else None,
                       frozenset(rec.get(access, ())), frozenset(rec.get(qualifier, ())))
         kg.assertions[a.key] = a
+    covered = {a.edge for a in kg.assertions.values()}
+    for iri, rec in node_rows.items():
+        nid = rec.get("id") or id_from_iri(iri)
+        for pred, obj in rec.get("edges", ()):
+            edge = (nid, pred, id_from_iri(obj))
+            if nid in kg.nodes and edge[2] in kg.nodes and edge not in covered:
+                kg.untyped_edges.add(edge)
     return kg
-
-
-def _first(props: dict[str, list[str]], pred: str) -> str | None:
-    vals = props.get(pred)
-    return parse_literal(vals[0])[0] if vals else None
-
-
-def _assertion(props: dict[str, list[str]], preds: dict[str, str]) -> Assertion | None:
-    p = props.get(_i(str(RDF.predicate)), [None])[0]
-    if p not in preds:
-        return None
-    one = lambda name: props.get(_i(name), [None])[0]  # noqa: E731
-    line, start, end = _first(props, _i(str(KG.line))), _first(props, _i(str(KG.spanStart))), \
-        _first(props, _i(str(KG.spanEnd)))
-    return Assertion(
-        id_from_iri(iri_value(one(str(RDF.subject)))), preds[p], id_from_iri(iri_value(one(str(RDF.object)))),
-        doc_from_iri(iri_value(one(str(PROV.wasDerivedFrom)) or "<>")),
-        _first(props, _i(str(KG.extractor))) or "", _first(props, _i(str(PROV.generatedAtTime))) or "",
-        float(_first(props, _i(str(KG.confidence))) or 1.0),
-        int(line) if line is not None else None, _first(props, _i(str(KG.jsonPointer))),
-        _first(props, _i(str(KG.evidence))),
-        (int(start), int(end)) if start is not None and end is not None else None,
-        frozenset(parse_literal(o)[0] for o in props.get(ACCESS, [])),
-        frozenset(parse_literal(o)[0] for o in props.get(_QUALIFIER, [])))

@@ -35,7 +35,7 @@ import pyoxigraph as ox
 from .errors import KgbuildError
 from .fileio import atomic_write
 from .model import (A, CLAIMS, KG, NODES_GRAPH, KnowledgeGraph, Triple,
-                    doc_from_iri, from_store_rows, id_from_iri, iri_value, lit, node_iri,
+                    doc_from_iri, from_quads, id_from_iri, iri_value, lit, node_iri,
                     node_triples, resolve_node, source_iri)
 from .schema import Schema
 from .sources.base import Problem
@@ -226,7 +226,7 @@ class GraphStore:
         return kg
 
     def _materialise(self) -> KnowledgeGraph:
-        return from_store_rows(((q.subject.value, q.predicate.value, q.object.value,
+        return from_quads(((q.subject.value, q.predicate.value, q.object.value,
                                  q.graph_name.value)
                                 for q in self._db.quads_for_pattern(None, None, None, None)),
                                self.schema)
