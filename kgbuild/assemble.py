@@ -13,8 +13,8 @@ from dataclasses import replace
 from typing import Callable
 
 from .errors import KgbuildError
-from .model import (Assertion, Node, SourceDocument, Triple, assertion_triples, claim_triples,
-                    node_fact_triples, source_triples)
+from .model import (Assertion, KnowledgeGraph, Node, SourceDocument, Triple, assertion_triples,
+                    claim_triples, node_fact_triples, source_triples)
 from .schema import Schema
 from .sources.base import EdgeRecord, Extraction, Problem
 
@@ -32,28 +32,16 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
     """
     problems = list(extraction.problems)
     triples: list[Triple] = []
-    defined: dict[str, Node] = {}
+    local = KnowledgeGraph(schema)  # merges this document's records: types, attributes
     for rec in extraction.nodes:
         try:
-            type_name = schema.node_type(rec.type).name
-            node = defined.get(rec.id)
-            if node is None:
-                node = defined[rec.id] = Node(rec.id, type_name, rec.label)
-            else:
-                merged = schema.more_specific(node.type, type_name)
-                if merged is None:
-                    raise KgbuildError(f"{rec.id} is defined both as {node.type} and {type_name}")
-                node.type = merged
-            for name, values in rec.attributes.items():
-                if name not in schema.attributes:
-                    raise KgbuildError(f"unknown attribute {name!r} for schema {schema.name!r}")
-                vals = [values] if isinstance(values, str) else values
-                node.attributes.setdefault(name, set()).update(str(v) for v in vals if v is not None)
+            node = local.add_node(rec.id, rec.type, rec.label, source=doc.id, **rec.attributes)
         except KgbuildError as exc:
             problems.append(Problem("error", "node-conflict", exc.message, doc.id, rec.line))
             continue
         node.aliases.update(a for a in rec.aliases if a and a != rec.label)
         node.access.update(rec.access | doc.access)
+    defined = local.nodes
     for node in sorted(defined.values(), key=lambda n: n.id):
         triples.extend(claim_triples(node.id, node.type, node.label, True, schema))
         triples.extend(node_fact_triples(node, schema))
