@@ -12,10 +12,9 @@ import re
 from typing import Iterable
 
 import pyoxigraph as ox
-from rdflib import Graph
 from rdflib.namespace import XSD
 
-from .model import (A, ASSERTION_BASE, ID_BASE, SOURCE_BASE, Triple, bind_prefixes,
+from .model import (A, ASSERTION_BASE, ID_BASE, SOURCE_BASE, Triple, prefixes,
                     triples_to_rdflib)
 from .schema import Schema
 from .store import GraphStore
@@ -63,9 +62,7 @@ def _subject_key(s: str) -> tuple[int, str]:
 
 def to_turtle(triples: Iterable[Triple], schema: Schema) -> str:
     """Deterministic Turtle for N-Triples term tuples (duplicates are dropped)."""
-    g = Graph()
-    bind_prefixes(g, schema)
-    terms = _Terms([(p, str(ns)) for p, ns in g.namespaces() if p != "id"])
+    terms = _Terms([(p, ns) for p, ns in prefixes(schema).items() if p != "id"])
     by_subject: dict[str, dict[str, set[str]]] = {}
     for s, p, o in triples:
         preds = by_subject.setdefault(s, {})
@@ -108,13 +105,8 @@ def export_store(store: GraphStore, fmt: str = "turtle") -> str:
         quads = sorted(store.quads(), key=lambda q: (str(q.graph_name), str(q.subject),
                                                      str(q.predicate), str(q.object)))
         rdf_format = ox.RdfFormat.TRIG if fmt == "trig" else ox.RdfFormat.N_QUADS
-        prefixes = dict(sorted(_prefixes(store.schema))) if fmt == "trig" else None
-        return ox.serialize(quads, format=rdf_format, prefixes=prefixes).decode("utf-8")
+        names = {p: ns for p, ns in sorted(prefixes(store.schema).items())
+                 if p not in ("id", "owl")}  # data graphs use neither
+        return ox.serialize(quads, format=rdf_format,
+                            prefixes=names if fmt == "trig" else None).decode("utf-8")
     return serialize(store.triples(), store.schema, fmt)
-
-
-def _prefixes(schema: Schema) -> list[tuple[str, str]]:
-    g = Graph()
-    bind_prefixes(g, schema)
-    return [(p, str(ns)) for p, ns in g.namespaces() if p in
-            {schema.prefix, "kg", "prov", "dcterms", "rdfs", "rdf", "skos", "xsd", "src", "assertion"}]

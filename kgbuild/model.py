@@ -384,13 +384,18 @@ def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
     return g
 
 
+def prefixes(schema: Schema) -> dict[str, str]:
+    """The fixed prefix set of every serialisation: prefix -> namespace."""
+    return {schema.prefix: schema.namespace, "kg": str(KG), "prov": str(PROV),
+            "dcterms": str(DCTERMS), "rdf": str(RDF), "rdfs": str(RDFS), "owl": str(OWL),
+            "skos": str(SKOS), "xsd": str(XSD), "id": ID_BASE, "assertion": ASSERTION_BASE,
+            "src": SOURCE_BASE}
+
+
 def bind_prefixes(g: Graph, schema: Schema) -> None:
-    """Bind the fixed prefix set used by every serialisation."""
-    g.bind(schema.prefix, Namespace(schema.namespace), override=True, replace=True)
-    for prefix, ns in (("kg", KG), ("prov", PROV), ("dcterms", DCTERMS), ("rdfs", RDFS),
-                       ("owl", OWL), ("skos", SKOS), ("xsd", XSD), ("id", Namespace(ID_BASE)),
-                       ("assertion", Namespace(ASSERTION_BASE)), ("src", Namespace(SOURCE_BASE))):
-        g.bind(prefix, ns, override=True, replace=True)
+    """Bind :func:`prefixes` on an rdflib graph."""
+    for prefix, ns in prefixes(schema).items():
+        g.bind(prefix, Namespace(ns), override=True, replace=True)
 
 
 def from_rdf(g: Graph, schema: Schema) -> KnowledgeGraph:
