@@ -348,14 +348,8 @@ def report_resolution(result: BuildResult, registry: Path | None, queue: Path | 
         return
     reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
     kg = result.graph
-    resolver = Resolver(kg.schema, reg)
-    stubs = []
-    for node in kg.nodes.values():
-        if node.defined_in:
-            resolver.add_entity(node.id, node.type, node.label,
-                                sorted({*node.aliases, *node.attributes.get("title", ())}))
-        else:
-            stubs.append(node)
+    resolver = Resolver.from_graph(kg, reg, nodes=[n for n in kg.nodes.values() if n.defined_in])
+    stubs = [n for n in kg.nodes.values() if not n.defined_in]
     stats = ResolutionStats()
     outcomes = []
     for (s, _, o), assertions in kg.edges().items():

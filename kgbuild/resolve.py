@@ -38,7 +38,7 @@ _extract, _ratio, _osa = process.extract, fuzz.ratio, OSA.distance
 
 from .aliases import AliasRegistry
 from .errors import KgbuildError
-from .model import KnowledgeGraph
+from .model import KnowledgeGraph, Node
 from .normalize import EXTRA_SUFFIXES, Normalizer, acronym, canonical_ref, fold, slug
 from .schema import Schema
 
@@ -399,12 +399,13 @@ class Resolver:
 
     @classmethod
     def from_graph(cls, kg: KnowledgeGraph, registry: AliasRegistry | None = None,
-                   **options) -> "Resolver":
-        """A resolver knowing every node of ``kg``: label, aliases and ``title`` attributes."""
+                   nodes: Iterable[Node] | None = None, **options) -> "Resolver":
+        """A resolver knowing the nodes of ``kg`` (or just ``nodes``): label, aliases and
+        ``title`` attributes."""
         r = cls(kg.schema, registry, **options)
         r.add_entities((node.id, node.type, node.label,
                         sorted({*node.aliases, *node.attributes.get("title", ())}))
-                       for node in kg.nodes.values())
+                       for node in (kg.nodes.values() if nodes is None else nodes))
         return r
 
     # -- building -------------------------------------------------------------------
