@@ -24,7 +24,7 @@ from .normalize import fold
 from .resolve import Resolver
 from .review import ResolutionStats, review_queue, save_review_queue
 from .schema import Schema, load_schema
-from .sources.base import Context, Extraction, Problem, SourceFile
+from .sources.base import Context, Extraction, Extractor, Problem, SourceFile
 from .sources.codeowners import add_fallback_owners
 from .sources.registry import EXTRACTORS
 from .store import DocumentUpdate, GraphStore
@@ -96,13 +96,17 @@ def discover(paths: Sequence[str | Path], known: dict[str, str] | None = None) -
     is unchanged is taken without being opened.
     """
     return [SourceFile(Path(path), doc_id, root, stat)
-            for doc_id, (path, root, stat) in _candidates(paths, known or {}).items()]
+            for doc_id, (path, root, stat, _) in _candidates(paths, known or {}).items()]
 
 
-def _candidates(paths: Sequence[str | Path], known: dict[str, str]) -> dict[str, tuple[str, Path, str]]:
-    """:func:`discover` as ``doc_id -> (path, root, stat)``, without building Path objects
-    for files known unchanged (a no-op rebuild of a large tree is dominated by this)."""
-    found: dict[str, tuple[str, Path, str]] = {}
+Candidate = tuple[str, Path, str, Extractor | None]  # path, root, stat, claiming extractor
+
+
+def _candidates(paths: Sequence[str | Path], known: dict[str, str]) -> dict[str, Candidate]:
+    """:func:`discover` as ``doc_id -> (path, root, stat, extractor)``, without building Path
+    objects or reading files known unchanged (a no-op rebuild of a large tree is dominated by
+    this); the extractor is None for those, and found when one of them must be read."""
+    found: dict[str, Candidate] = {}
     for arg in paths:
         p = Path(arg)
         if not p.exists():
@@ -117,8 +121,10 @@ def _candidates(paths: Sequence[str | Path], known: dict[str, str]) -> dict[str,
         for doc_id, path, stat in candidates:
             if doc_id in found and found[doc_id][0] != path:
                 doc_id = f"{doc_id}~{hashlib.sha256(path.encode()).hexdigest()[:8]}"
-            if (stat and known.get(doc_id) == stat) or _extractor_for(Path(path)) is not None:
-                found[doc_id] = (path, root, stat)
+            if stat and known.get(doc_id) == stat:
+                found[doc_id] = (path, root, stat, None)
+            elif (ex := _extractor_for(Path(path))) is not None:
+                found[doc_id] = (path, root, stat, ex)
     return dict(sorted(found.items()))
 
 
@@ -165,8 +171,10 @@ def _timestamp(path: Path, fixed: float | None) -> str:
     return utc_timestamp(path.stat().st_mtime)
 
 
-def _extract(src: SourceFile, ctx: Context) -> tuple[str, Extraction] | None:
-    ex = _extractor_for(src.path)
+def _extract(src: SourceFile, ctx: Context, ex: Extractor | None = None
+             ) -> tuple[str, Extraction] | None:
+    """Run the extractor (``ex``, or the one claiming the file now) and CODEOWNERS fallback."""
+    ex = ex or _extractor_for(src.path)
     if ex is None:
         return None
     extraction = ex.extract(src, ctx)
@@ -220,7 +228,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     states = {} if full else store.document_states()
     before = {doc: state.sha256 for doc, state in states.items()}
     found = _candidates(paths, {d: s.stat for d, s in states.items()})
-    roots = sorted({root for _, root, _ in found.values()})
+    roots = sorted({root for _, root, _, _ in found.values()})
     ctx = Context(schema, roots, max_file_bytes)
     updates: dict[str, DocumentUpdate] = {}
     names: dict[str, str] = {}
@@ -232,8 +240,9 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     while queue:
         doc_id = queue.pop()
         state = states.get(doc_id)
+        claimed = None
         if doc_id in found:
-            path, root, stat = found[doc_id]
+            path, root, stat, claimed = found[doc_id]
             if state is not None and stat and state.stat == stat and not state.follows \
                     and _deps_unchanged(state.depends, seen):  # the common case, kept cheap
                 changes["unchanged"].append(doc_id)
@@ -255,7 +264,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             changes["unchanged"].append(doc_id)
             followed = [Path(p) for p in state.follows]
         else:
-            extracted = _extract(src, ctx)
+            extracted = _extract(src, ctx, claimed)
             if extracted is None:  # no longer a source (e.g. rewritten into something else)
                 del files[doc_id]
                 continue
@@ -289,7 +298,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
         problems = store.apply(changed, states)
-    taken = {path for path, _, _ in found.values()}
+    taken = {path for path, _, _, _ in found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
                        Path(p).name) for p in paths if Path(p).is_file()
                and str(Path(p).resolve()) not in taken]
