@@ -68,9 +68,6 @@ _LINE, _POINTER, _EVIDENCE = _i(str(KG.line)), _i(str(KG.jsonPointer)), _i(str(K
 _SPAN_START, _SPAN_END = _i(str(KG.spanStart)), _i(str(KG.spanEnd))
 _QUALIFIER = _i(str(KG.qualifier))
 _DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
-_XSD = {"string": None, "integer": str(XSD.integer), "decimal": str(XSD.decimal),
-        "boolean": str(XSD.boolean), "date": str(XSD.date), "dateTime": str(XSD.dateTime),
-        "anyURI": str(XSD.anyURI)}
 _LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$', re.S)
 _UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}
 
@@ -212,8 +209,9 @@ def node_fact_triples(node: Node, schema: Schema) -> Iterator[Triple]:
     s = _i(node_iri(node.id))
     for name in sorted(node.attributes):
         attr = schema.attributes[name]
+        dt = None if attr.datatype == "string" else str(XSD[attr.datatype])  # XSD local names
         for v in sorted(node.attributes[name]):
-            yield s, _i(attr.iri), lit(v, _XSD[attr.datatype])
+            yield s, _i(attr.iri), lit(v, dt)
     for alias in sorted(node.aliases):
         yield s, ALT, lit(alias)
     for label in sorted(node.access):

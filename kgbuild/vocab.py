@@ -8,9 +8,6 @@ from rdflib.namespace import OWL, RDF, RDFS, XSD
 from .model import KG, bind_prefixes
 from .schema import Schema
 
-_XSD = {"string": XSD.string, "integer": XSD.integer, "decimal": XSD.decimal,
-        "boolean": XSD.boolean, "date": XSD.date, "dateTime": XSD.dateTime, "anyURI": XSD.anyURI}
-
 
 def vocabulary(schema: Schema) -> Graph:
     """Classes (``rdfs:subClassOf`` from parents), object properties with domain, range,
@@ -44,7 +41,7 @@ def vocabulary(schema: Schema) -> Graph:
             _domain_range(g, inv, RDFS.range, e.domain, schema)
     for a in schema.attributes.values():
         p = _term(g, a.iri, OWL.DatatypeProperty, a.name, a.description)
-        g.add((p, RDFS.range, _XSD[a.datatype]))
+        g.add((p, RDFS.range, XSD[a.datatype]))  # schema datatypes are XSD local names
     g.add((KG.Assertion, RDF.type, OWL.Class))
     g.add((KG.Assertion, RDFS.subClassOf, RDF.Statement))
     g.add((KG.SourceDocument, RDF.type, OWL.Class))
