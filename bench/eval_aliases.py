@@ -27,10 +27,10 @@ from pathlib import Path
 
 import yaml
 
-from kgbuild.aliases import AliasRegistry
-from kgbuild.normalize import fold
-from kgbuild.resolve import Resolver
-from kgbuild.schema import parse_schema
+from kgbuild.resolve.aliases import AliasRegistry
+from kgbuild.resolve.normalize import fold
+from kgbuild.resolve.resolver import Resolver
+from kgbuild.schema.loader import parse_schema
 
 SCHEMA = parse_schema({
     "name": "aliaseval", "namespace": "https://kgbuild.dev/alias-eval#",

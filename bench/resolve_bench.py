@@ -34,9 +34,9 @@ import time
 import numpy as np
 from rapidfuzz import fuzz, process, utils
 
-from kgbuild.aliases import AliasRegistry
-from kgbuild.resolve import Resolver
-from kgbuild.schema import load_schema
+from kgbuild.resolve.aliases import AliasRegistry
+from kgbuild.resolve.resolver import Resolver
+from kgbuild.schema.loader import load_schema
 
 WORDS = """payment billing ledger checkout cart order inventory catalog search recommendation user
 profile identity auth notification email sms shipping fulfillment warehouse pricing discount

@@ -19,7 +19,7 @@ import time
 import numpy as np
 from rdflib import Graph, URIRef
 
-from kgbuild.adjacency import AdjacencyIndex, follow_walk
+from kgbuild.retrieve.adjacency import AdjacencyIndex, follow_walk
 
 EDGE_TYPES = [f"e{i}" for i in range(6)]
 FOLLOW = [(0, 0), (0, 1), (1, 1)]  # e0 both ways, e1 inward

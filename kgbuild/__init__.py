@@ -1,11 +1,42 @@
-"""kgbuild: build, validate and serve typed, provenance-carrying knowledge graphs for retrieval."""
+"""kgbuild: build, validate and serve typed, provenance-carrying knowledge graphs for retrieval.
 
-from .errors import InputError, KgbuildError, SchemaError
-from .model import Assertion, KnowledgeGraph, Node, SourceDocument, from_rdf
-from .schema import Schema, load_schema
+The verbs a Python user needs are exported here; every CLI command is a thin layer over one
+of them. The parts live in one folder each: ``schema``, ``graph``, ``store``, ``extract``,
+``resolve``, ``validate``, ``retrieve``, ``build``, ``evaluate`` and ``cli``.
+"""
+
+from .build.pipeline import BuildResult, build, build_graph
+from .errors import InputError, KgbuildError, Problem, SchemaError
+from .evaluate.retrieval import eval_retrieval
+from .graph.access import AccessRules, Principal, load_access
+from .graph.model import Assertion, KnowledgeGraph, Node, SourceDocument
+from .graph.rdf import from_rdf, to_rdflib
+from .resolve.aliases import AliasRegistry
+from .resolve.resolver import Resolution, Resolver
+from .retrieve.traverse import TraversalResult, TraversalSpec, Traverser, traverse
+from .schema.loader import load_schema, parse_schema
+from .schema.model import Schema
+from .schema.shapes import all_shapes
+from .schema.vocabulary import vocabulary
+from .store.export import export_store
+from .store.graphstore import GraphStore
+from .validate.validator import ValidationReport, load_graph, validate_file, validate_graph
 
 __all__ = [
-    "Assertion", "InputError", "KgbuildError", "KnowledgeGraph", "Node", "Schema",
-    "SchemaError", "SourceDocument", "from_rdf", "load_schema",
+    # schema
+    "Schema", "load_schema", "parse_schema", "vocabulary", "all_shapes",
+    # graph
+    "KnowledgeGraph", "Node", "Assertion", "SourceDocument", "from_rdf", "to_rdflib",
+    "Principal", "AccessRules", "load_access",
+    # build and store
+    "build_graph", "build", "BuildResult", "GraphStore", "export_store",
+    # validate
+    "validate_graph", "validate_file", "load_graph", "ValidationReport",
+    # resolve
+    "Resolver", "Resolution", "AliasRegistry",
+    # retrieve and evaluate
+    "Traverser", "TraversalSpec", "TraversalResult", "traverse", "eval_retrieval",
+    # errors
+    "KgbuildError", "SchemaError", "InputError", "Problem",
 ]
 __version__ = "0.1.0"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class KgbuildError(Exception):
     """Base error: a one-line message, optionally located at ``file:line``."""
@@ -25,3 +27,22 @@ class SchemaError(KgbuildError):
 
 class InputError(KgbuildError):
     """A source or graph file cannot be read or parsed."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something a user must know about an input: a located, one-line message."""
+
+    severity: str  # "error" (input skipped) or "warning" (input kept)
+    code: str  # short machine code, e.g. "yaml-syntax", "rejected-entity"
+    message: str
+    file: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.severity}: {self.message} [{self.code}]"
+
+    def to_dict(self) -> dict:
+        return {"severity": self.severity, "code": self.code, "message": self.message,
+                "file": self.file, "line": self.line}

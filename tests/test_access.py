@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kgbuild import Assertion, InputError, KnowledgeGraph, SourceDocument
-from kgbuild.access import Principal, load_access, parse_access, parse_labels, visible_graph
-from kgbuild.traverse import TraversalSpec, traverse
+from kgbuild.graph.access import Principal, load_access, parse_access, parse_labels, visible_graph
+from kgbuild.retrieve.traverse import TraversalSpec, traverse
 
 
 def test_rules_union_of_matching_globs_and_default(tmp_path):

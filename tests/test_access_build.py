@@ -3,12 +3,12 @@
 import shutil
 
 from click.testing import CliRunner
-
-from kgbuild.access import Principal
-from kgbuild.build import build_graph
-from kgbuild.cli import main
-from kgbuild.traverse import TraversalSpec, Traverser
 from conftest import FIXTURE_CATALOG
+
+from kgbuild.build.pipeline import build_graph
+from kgbuild.cli.main import main
+from kgbuild.graph.access import Principal
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser
 
 
 def catalog(tmp_path):

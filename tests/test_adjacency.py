@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgbuild import Assertion, KnowledgeGraph
-from kgbuild.adjacency import AdjacencyIndex, cached_index
+from kgbuild.retrieve.adjacency import AdjacencyIndex, cached_index
 
 
 def small_index(edges, n, conf=None, rec=None):

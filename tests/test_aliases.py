@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.aliases import AliasRegistry, accept, reject
 from kgbuild.errors import InputError, SchemaError
-from kgbuild.schema import load_schema
+from kgbuild.resolve.aliases import AliasRegistry, accept, reject
+from kgbuild.schema.loader import load_schema
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "aliases" / "aliases.yaml"
 

@@ -1,9 +1,10 @@
 """The Backstage extractor on real catalogs: Backstage's own relation semantics."""
 
 import pytest
-
-from kgbuild.build import build_graph
 from conftest import BACKSTAGE, both_directions, expected_relations
+
+from kgbuild.build.pipeline import build_graph
+from kgbuild.graph.rdf import to_rdflib
 
 UPSTREAM = BACKSTAGE / "backstage-upstream-2020-11"
 
@@ -26,7 +27,7 @@ def test_stable_ids_are_lowercase_refs_with_identifier():
     for node in result.graph.nodes.values():
         kind, rest = node.id.split(":", 1)
         assert node.id == node.id.lower() and "/" in rest
-    g = result.graph.to_rdf()
+    g = to_rdflib(result.graph)
     idents = {str(o) for o in g.objects(None, __import__("rdflib").namespace.DCTERMS.identifier)}
     assert "component:default/artist-lookup" in idents
 

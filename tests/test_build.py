@@ -4,11 +4,12 @@ import os
 import shutil
 
 import pytest
-
-from kgbuild.build import build, build_graph, discover
-from kgbuild.errors import InputError
-from kgbuild.fileio import atomic_write
 from conftest import BACKSTAGE, FIXTURE_CATALOG
+
+from kgbuild.build.pipeline import build, build_graph
+from kgbuild.errors import InputError
+from kgbuild.extract.discover import discover
+from kgbuild.io.atomic import atomic_write
 
 
 def test_same_input_gives_byte_identical_turtle(tmp_path):

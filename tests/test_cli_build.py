@@ -3,9 +3,9 @@
 import json
 
 from click.testing import CliRunner
-
-from kgbuild.cli import main
 from conftest import BACKSTAGE, FIXTURE_CATALOG
+
+from kgbuild.cli.main import main
 
 
 def run(*args):

@@ -3,10 +3,10 @@
 import json
 
 from click.testing import CliRunner
+from conftest import FIXTURE_CATALOG
 from rdflib import Dataset, Graph
 
-from kgbuild.cli import main
-from conftest import FIXTURE_CATALOG
+from kgbuild.cli.main import main
 
 
 def run(*args):

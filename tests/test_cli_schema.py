@@ -5,7 +5,7 @@ import json
 from click.testing import CliRunner
 from rdflib import Graph
 
-from kgbuild.cli import main
+from kgbuild.cli.main import main
 
 
 def run(*args):

@@ -2,8 +2,9 @@
 
 import shutil
 
-from kgbuild.build import build_graph
 from conftest import CATALOGS
+
+from kgbuild.build.pipeline import build_graph
 
 
 def repo_with(tmp_path, codeowners_from, manifests):

@@ -9,14 +9,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
-from kgbuild.access import Principal
-from kgbuild.build import build
-from kgbuild.cli import main
-from kgbuild.embeddings import EmbeddingMatcher
-from kgbuild.errors import KgbuildError
-from kgbuild.traverse import TraversalSpec, Traverser
 from conftest import FIXTURE_CATALOG
+
+from kgbuild.build.pipeline import build
+from kgbuild.cli.main import main
+from kgbuild.errors import KgbuildError
+from kgbuild.graph.access import Principal
+from kgbuild.retrieve.embeddings import EmbeddingMatcher
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser
 
 DIM = 64
 STOP = {"a", "an", "the", "who", "can", "and", "of", "to", "which", "what", "is", "it", "by"}

@@ -3,13 +3,13 @@
 import shutil
 
 import pytest
-
-from kgbuild.build import build, build_graph
-from kgbuild.errors import KgbuildError
-from kgbuild.export import to_turtle
-from kgbuild.schema import load_schema
-from kgbuild.store import GraphStore
 from conftest import FIXTURE_CATALOG
+
+from kgbuild.build.pipeline import build, build_graph
+from kgbuild.errors import KgbuildError
+from kgbuild.graph.turtle import to_turtle
+from kgbuild.schema.loader import load_schema
+from kgbuild.store.graphstore import GraphStore
 
 
 @pytest.fixture

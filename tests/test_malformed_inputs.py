@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.build import build_graph
-from kgbuild.sources.codeowners import read_codeowners
+from kgbuild.build.pipeline import build_graph
+from kgbuild.extract.manifests.codeowners import read_codeowners
 
 MALFORMED = Path(__file__).resolve().parents[1] / "fixtures" / "malformed"
 

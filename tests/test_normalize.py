@@ -1,10 +1,19 @@
 """Key normalisation: folding, word splitting, suffixes, plurals, abbreviations, references."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kgbuild.normalize import Normalizer, acronym, canonical_ref, fold, singular, slug, split_words
-from kgbuild.schema import load_schema
+from kgbuild.resolve.normalize import (
+    Normalizer,
+    acronym,
+    canonical_ref,
+    fold,
+    singular,
+    slug,
+    split_words,
+)
+from kgbuild.schema.loader import load_schema
 
 
 @pytest.fixture(scope="module")

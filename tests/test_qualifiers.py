@@ -3,10 +3,11 @@
 import json
 import tomllib
 
-from kgbuild.build import build
-from kgbuild.model import from_rdf
-from kgbuild.validate import load_graph
 from conftest import CATALOGS
+
+from kgbuild.build.pipeline import build
+from kgbuild.graph.rdf import from_rdf
+from kgbuild.validate.validator import load_graph
 
 MANIFESTS = CATALOGS / "manifests"
 

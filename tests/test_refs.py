@@ -2,8 +2,15 @@
 
 import pytest
 
-from kgbuild.refs import (EntityRef, RefError, is_valid_kind, is_valid_name, is_valid_namespace,
-                          parse_ref, split_ref)
+from kgbuild.graph.refs import (
+    EntityRef,
+    RefError,
+    is_valid_kind,
+    is_valid_name,
+    is_valid_namespace,
+    parse_ref,
+    split_ref,
+)
 
 
 @pytest.mark.parametrize("ref, expected", [

@@ -2,9 +2,10 @@
 
 import json
 
-from kgbuild.aliases import AliasRegistry, accept, reject
-from kgbuild.build import build_graph
 from conftest import BACKSTAGE
+
+from kgbuild.build.pipeline import build_graph
+from kgbuild.resolve.aliases import AliasRegistry, accept, reject
 
 # 'owner: guest' in the 2020-11 examples names group:default/guest, which nothing defines;
 # the create-app examples define group:default/guests.

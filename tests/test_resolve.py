@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kgbuild.aliases import AliasRegistry, accept, reject
 from kgbuild.errors import SchemaError
-from kgbuild.model import KnowledgeGraph
-from kgbuild.resolve import Resolver
-from kgbuild.review import ResolutionStats, explain, review, review_queue, save_review_queue
-from kgbuild.schema import load_schema
+from kgbuild.graph.model import KnowledgeGraph
+from kgbuild.resolve.aliases import AliasRegistry, accept, reject
+from kgbuild.resolve.resolver import Resolver
+from kgbuild.resolve.review import ResolutionStats, explain, review, review_queue, save_review_queue
+from kgbuild.schema.loader import load_schema
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aliases"
 CATALOG = yaml.safe_load((FIXTURES / "catalog.yaml").read_text())
@@ -307,7 +308,7 @@ def test_review_queue_stats_and_cli_helpers(r, tmp_path):
 
 def test_a_lone_type_word_is_not_a_mention():
     from kgbuild import load_schema
-    from kgbuild.resolve import Resolver
+    from kgbuild.resolve.resolver import Resolver
     r = Resolver(load_schema())
     r.add_entity("location:default/apis", "Location", "apis")
     r.add_entity("group:default/teams", "Group", "teams")

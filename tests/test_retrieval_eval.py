@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from kgbuild import InputError, KgbuildError
-from kgbuild.build import build
-from kgbuild.retrieval_eval import eval_retrieval, render_report
+from kgbuild.build.pipeline import build
+from kgbuild.evaluate.retrieval import eval_retrieval, render_report
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = REPO / "fixtures" / "retrieval" / "cases.yaml"

@@ -7,9 +7,9 @@ from rdflib import URIRef
 from rdflib.namespace import OWL, RDF, RDFS
 
 from kgbuild import SchemaError, load_schema
-from kgbuild.schema import parse_schema
-from kgbuild.shapes import schema_shapes
-from kgbuild.vocab import vocabulary
+from kgbuild.schema.loader import parse_schema
+from kgbuild.schema.shapes import schema_shapes
+from kgbuild.schema.vocabulary import vocabulary
 
 GOOD = """
 name: tiny

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kgbuild.build import build_graph
+from kgbuild.build.pipeline import build_graph
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 FOLDERS = ("cyclonedx", "compose", "manifests", "openapi")

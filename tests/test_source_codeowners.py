@@ -5,9 +5,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kgbuild.sources.codeowners import (codeowners_edges, compile_pattern, find_codeowners,
-                                        governing_codeowners, parse_codeowners, read_codeowners,
-                                        repo_root_of)
+from kgbuild.extract.manifests.codeowners import (
+    codeowners_edges,
+    compile_pattern,
+    find_codeowners,
+    governing_codeowners,
+    parse_codeowners,
+    read_codeowners,
+    repo_root_of,
+)
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 FILES = sorted((CATALOGS / "codeowners").glob("*/.github/CODEOWNERS"))

@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kgbuild.schema import load_schema
-from kgbuild.sources.base import Context, SourceFile
-from kgbuild.sources.compose import ComposeExtractor
+from kgbuild.extract.manifests.compose import ComposeExtractor
+from kgbuild.extract.records import Context, SourceFile
+from kgbuild.schema.loader import load_schema
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 FILES = sorted(p for p in (CATALOGS / "compose").rglob("*") if p.suffix in (".yml", ".yaml"))

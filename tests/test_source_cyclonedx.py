@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.schema import load_schema
-from kgbuild.sources.base import Context, SourceFile
-from kgbuild.sources.cyclonedx import CycloneDxExtractor
+from kgbuild.extract.manifests.cyclonedx import CycloneDxExtractor
+from kgbuild.extract.records import Context, SourceFile
+from kgbuild.schema.loader import load_schema
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 BOMS = sorted((CATALOGS / "cyclonedx").rglob("*.json"))

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.schema import load_schema
-from kgbuild.sources.base import Context, SourceFile
-from kgbuild.sources.gomod import GoModExtractor
+from kgbuild.extract.manifests.gomod import GoModExtractor
+from kgbuild.extract.records import Context, SourceFile
+from kgbuild.schema.loader import load_schema
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 FILES = sorted(CATALOGS.glob("manifests/**/go.mod"))

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.schema import load_schema
-from kgbuild.sources.base import Context, SourceFile
-from kgbuild.sources.npm import NpmExtractor
+from kgbuild.extract.manifests.npm import NpmExtractor
+from kgbuild.extract.records import Context, SourceFile
+from kgbuild.schema.loader import load_schema
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 FILES = sorted(CATALOGS.glob("**/package.json"))

@@ -7,9 +7,14 @@ import pytest
 import yaml
 
 from kgbuild.errors import InputError
-from kgbuild.schema import load_schema
-from kgbuild.sources.base import Context, SourceFile
-from kgbuild.sources.openapi import ApiSpecExtractor, parse_api_spec, read_api_spec, spec_api_id
+from kgbuild.extract.manifests.openapi import (
+    ApiSpecExtractor,
+    parse_api_spec,
+    read_api_spec,
+    spec_api_id,
+)
+from kgbuild.extract.records import Context, SourceFile
+from kgbuild.schema.loader import load_schema
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 NEXUS = CATALOGS / "openapi/janus-idp-backstage-showcase/catalog-entities/apis/nexus-swagger.json"

@@ -5,7 +5,13 @@ import json
 import pytest
 
 from kgbuild.errors import InputError
-from kgbuild.sources.packages import json_lines, json_pointer, parse_json, python_dir_id, scoped_id
+from kgbuild.extract.manifests.packages import (
+    json_lines,
+    json_pointer,
+    parse_json,
+    python_dir_id,
+    scoped_id,
+)
 
 
 def test_json_pointer_escapes():

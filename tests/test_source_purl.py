@@ -5,8 +5,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from packaging.utils import canonicalize_name
 
-from kgbuild.sources.purl import (go_module, golang_purl, is_purl, npm_name, npm_purl, pypi_name,
-                                  pypi_purl)
+from kgbuild.extract.manifests.purl import (
+    go_module,
+    golang_purl,
+    is_purl,
+    npm_name,
+    npm_purl,
+    pypi_name,
+    pypi_purl,
+)
 
 
 @pytest.mark.parametrize("name, normal", [

@@ -7,9 +7,9 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from kgbuild.schema import load_schema
-from kgbuild.sources.base import Context, SourceFile
-from kgbuild.sources.python import PyprojectExtractor, RequirementsExtractor
+from kgbuild.extract.manifests.python import PyprojectExtractor, RequirementsExtractor
+from kgbuild.extract.records import Context, SourceFile
+from kgbuild.schema.loader import load_schema
 
 CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
 FLASK = CATALOGS / "manifests" / "pallets-flask" / "pyproject.toml"

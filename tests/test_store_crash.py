@@ -9,12 +9,12 @@ import sys
 import time
 
 import pytest
-
-from kgbuild.build import build_graph
-from kgbuild.export import to_turtle
-from kgbuild.schema import load_schema
-from kgbuild.store import GraphStore
 from conftest import REPO
+
+from kgbuild.build.pipeline import build_graph
+from kgbuild.graph.turtle import to_turtle
+from kgbuild.schema.loader import load_schema
+from kgbuild.store.graphstore import GraphStore
 
 sys.path.insert(0, str(REPO / "bench"))
 from catalog_gen import write_catalog  # noqa: E402
@@ -80,7 +80,7 @@ def test_sigkill_leaves_old_or_new_state(states, tmp_path, mode):
 
 def test_killed_writer_releases_the_lock(tmp_path):
     store = tmp_path / "store"
-    code = ("import sys, time; from kgbuild.store import GraphStore; from kgbuild.schema import load_schema;"
+    code = ("import sys, time; from kgbuild.store.graphstore import GraphStore; from kgbuild.schema.loader import load_schema;"
             f"s = GraphStore({str(store)!r}, load_schema()); print('locked', flush=True); time.sleep(60)")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "locked"

@@ -8,8 +8,8 @@ import pytest
 from rdflib import Graph
 
 from kgbuild import Assertion, KgbuildError, KnowledgeGraph, from_rdf
-from kgbuild.access import Principal
-from kgbuild.traverse import TraversalSpec, Traverser, parse_path, parse_step, traverse
+from kgbuild.graph.access import Principal
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser, parse_path, parse_step, traverse
 
 ALL = Principal.all_access()
 PA, CP, SDK, CHK = ("api:default/payments-api", "group:default/commerce-platform",

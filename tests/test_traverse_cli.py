@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kgbuild.build import build
-from kgbuild.cli import main
+from kgbuild.build.pipeline import build
+from kgbuild.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "retrieval"
 PATH = "ownedBy:out/ownerOf:out/dependsOn:in"

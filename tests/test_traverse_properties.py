@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgbuild import Assertion, KnowledgeGraph, SourceDocument, load_schema
-from kgbuild.access import Principal
-from kgbuild.traverse import TraversalSpec, traverse
+from kgbuild.graph.access import Principal
+from kgbuild.retrieve.traverse import TraversalSpec, traverse
 
 SCHEMA = load_schema()
 TYPES = ["Service", "Library", "Group", "API"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.access import Principal
-from kgbuild.build import build_graph
-from kgbuild.traverse import TraversalSpec, Traverser
+from kgbuild.build.pipeline import build_graph
+from kgbuild.graph.access import Principal
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser
 
 CATALOG = Path(__file__).resolve().parents[1] / "fixtures" / "retrieval" / "catalog"
 QUESTION = "Which service depends on the library maintained by the team that owns Payments API?"

@@ -1,14 +1,16 @@
 """SHACL validation: built graphs conform; each kind of damage is caught and named."""
 
 import pytest
+from conftest import BACKSTAGE, FIXTURE_CATALOG
 from rdflib import Literal, URIRef
 from rdflib.namespace import PROV, RDF, XSD
 
-from kgbuild.build import build_graph
-from kgbuild.model import KG, node_iri as _node_iri
-from kgbuild.validate import load_graph, validate_graph
+from kgbuild.build.pipeline import build_graph
 from kgbuild.errors import InputError
-from conftest import BACKSTAGE, FIXTURE_CATALOG
+from kgbuild.graph.model import node_iri as _node_iri
+from kgbuild.graph.rdf import to_rdflib
+from kgbuild.schema.namespaces import KG
+from kgbuild.validate.validator import load_graph, validate_graph
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +23,7 @@ def node_iri(node_id):
 
 
 def fresh(kg):
-    return kg.to_rdf()
+    return to_rdflib(kg)
 
 
 def test_real_catalogs_conform(schema):

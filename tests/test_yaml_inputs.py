@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.build import build_graph
+from kgbuild.build.pipeline import build_graph
 from kgbuild.errors import InputError
-from kgbuild.sources.textfile import decode_text, load_yaml
+from kgbuild.io.text import decode_text
+from kgbuild.io.yamlfile import load_yaml
 
 GROUP = ("apiVersion: backstage.io/v1alpha1\nkind: Group\nmetadata: {name: ok}\n"
          "spec: {type: team, children: []}\n")

@@ -1,0 +1,349 @@
+"""The build pipeline: discover sources, extract, assemble a typed graph, validate, write.
+
+``build_graph`` is the library call behind ``kgbuild build``; each step reports problems with
+file and line instead of stopping, so one bad file never costs the rest of the catalog.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import Problem
+from ..extract import manifests as sources  # noqa: F401  (registers the extractors)
+from ..extract.assemble import document_triples
+from ..extract.discover import candidates, extractor_for, file_stat, fingerprint, sha256_file
+from ..extract.manifests.codeowners import add_fallback_owners
+from ..extract.records import Context, Extraction, Extractor, SourceFile
+from ..graph.access import AccessRules, load_access
+from ..graph.model import KnowledgeGraph, SourceDocument, utc_timestamp
+from ..graph.rdf import triples_to_rdflib
+from ..graph.turtle import to_turtle
+from ..io.atomic import atomic_write
+from ..resolve.aliases import AliasRegistry
+from ..resolve.normalize import fold
+from ..resolve.resolver import Resolver
+from ..resolve.review import ResolutionStats, review_queue, save_review_queue
+from ..schema.loader import load_schema
+from ..schema.model import Schema
+from ..store.graphstore import DocumentUpdate, GraphStore
+from ..validate.validator import ValidationReport, validate_graph
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class BuildResult:
+    """What a build did: the store it updated, document changes, problems, validation."""
+
+    store: GraphStore
+    schema: Schema
+    problems: list[Problem] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)  # doc_id -> extractor name (this run)
+    changes: dict[str, list[str]] = field(default_factory=dict)
+    validation: ValidationReport | None = None
+    validation_note: str | None = None
+    resolution: dict | None = None
+    resolution_note: str | None = None
+    output: str | None = None
+    _graph: KnowledgeGraph | None = field(default=None, repr=False)
+
+    @property
+    def graph(self) -> KnowledgeGraph:
+        """The built graph in memory (materialised from the store on first use)."""
+        if self._graph is None:
+            self._graph = self.store.knowledge_graph()
+        return self._graph
+
+    def summary(self) -> dict:
+        """Entities by type, edges by type, document changes and problems: JSON-ready."""
+        counts = self.store.counts()
+        by_code: dict[str, int] = {}
+        for p in self.problems:
+            by_code[p.code] = by_code.get(p.code, 0) + 1
+        return {
+            "output": self.output,
+            "store": str(self.store.path) if self.store.path else None,
+            "schema": self.schema.name,
+            "documents": sum(len(v) for k, v in self.changes.items() if k != "deleted"),
+            "documents_changed": {k: len(v) for k, v in self.changes.items()},
+            "entities": sum(counts["nodes"].values()),
+            "entities_by_type": counts["nodes"],
+            "edges": sum(counts["edges"].values()),
+            "edges_by_type": counts["edges"],
+            "assertions": counts["assertions"],
+            "problems": len(self.problems),
+            "problems_by_code": dict(sorted(by_code.items())),
+            "problem_list": [p.to_dict() for p in self.problems],
+            "conforms": None if self.validation is None else self.validation.conforms,
+            "violations": None if self.validation is None else len(self.validation.violations),
+            "validation_note": self.validation_note,
+            "resolution": self.resolution,
+            "resolution_note": self.resolution_note,
+        }
+
+
+def _timestamp(path: Path, fixed: float | None) -> str:
+    if fixed is not None:
+        return utc_timestamp(fixed)
+    env = os.environ.get("SOURCE_DATE_EPOCH")
+    if env and env.strip().isdigit():
+        return utc_timestamp(int(env))
+    return utc_timestamp(path.stat().st_mtime)
+
+
+def _extract(src: SourceFile, ctx: Context, ex: Extractor | None = None
+             ) -> tuple[str, Extraction] | None:
+    """Run the extractor (``ex``, or the one claiming the file now) and CODEOWNERS fallback."""
+    ex = ex or extractor_for(src.path)
+    if ex is None:
+        return None
+    extraction = ex.extract(src, ctx)
+    add_fallback_owners(src, extraction, ex.name, ctx)
+    return ex.name, extraction
+
+
+def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
+    """Whether every dependency still has its fingerprint (``seen`` memoises this build's)."""
+    for p, digest in deps.items():
+        if p not in seen:
+            seen[p] = fingerprint(Path(p))
+        if seen[p] != digest:
+            return False
+    return True
+
+
+def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool = False,
+                 timestamp: float | None = None, progress: Progress | None = None,
+                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None,
+                 registry: Path | None = None) -> BuildResult:
+    """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
+
+    A document whose content hash is unchanged is not read again; a changed or new one is
+    extracted and its named graph replaced; a document no longer found is removed with
+    everything only it asserted. ``full`` re-extracts everything into a fresh database.
+    ``registry`` (an ``aliases.yaml``, which need not exist yet) renames mentioned entities
+    to their canonical IDs; every document depends on it.
+    """
+    schema = store.schema
+    seen: dict[str, str] = {}
+    canonical = _canonical(AliasRegistry.load(registry, missing_ok=True), schema) if registry else None
+    states = {} if full else store.document_states()
+    before = {doc: state.sha256 for doc, state in states.items()}
+    found = candidates(paths, {d: s.stat for d, s in states.items()})
+    roots = sorted({root for _, root, _, _ in found.values()})
+    ctx = Context(schema, roots, max_file_bytes)
+    updates: dict[str, DocumentUpdate] = {}
+    names: dict[str, str] = {}
+    changes: dict[str, list[str]] = {"unchanged": [], "changed": [], "added": [], "deleted": []}
+    files: dict[str, SourceFile | None] = {}
+    queue = list(found)
+    total = len(queue)
+    done = 0
+    while queue:
+        doc_id = queue.pop()
+        state = states.get(doc_id)
+        claimed = None
+        if doc_id in found:
+            path, root, stat, claimed = found[doc_id]
+            if state is not None and stat and state.stat == stat and not state.follows \
+                    and _deps_unchanged(state.depends, seen):  # the common case, kept cheap
+                changes["unchanged"].append(doc_id)
+                files[doc_id] = None
+                done += 1
+                if progress:
+                    progress(doc_id, done, total)
+                continue
+            files[doc_id] = SourceFile(Path(path), doc_id, root, stat)
+        src = files[doc_id]
+        same_stat = state is not None and src.stat and state.stat == src.stat
+        try:
+            digest = state.sha256 if same_stat else sha256_file(src.path)
+        except OSError as exc:
+            problem = Problem("error", "bad-input", f"cannot read: {exc.strerror or exc}", doc_id)
+            updates[doc_id] = DocumentUpdate([], [problem], sha256="unreadable")
+            continue
+        if state is not None and state.sha256 == digest and _deps_unchanged(state.depends, seen):
+            changes["unchanged"].append(doc_id)
+            followed = [Path(p) for p in state.follows]
+        else:
+            extracted = _extract(src, ctx, claimed)
+            if extracted is None:  # no longer a source (e.g. rewritten into something else)
+                del files[doc_id]
+                continue
+            changes["changed" if doc_id in before else "added"].append(doc_id)
+            name, extraction = extracted
+            names[doc_id] = name
+            labels = (access.labels_for(doc_id, doc_id.partition("/")[2] or doc_id)
+                      if access is not None else frozenset())
+            doc = SourceDocument(doc_id, doc_id, digest, labels)
+            when = _timestamp(src.path, timestamp)
+            triples, problems = document_triples(doc, extraction, name, schema, when, store.node_type,
+                                                 canonical)
+            followed = extraction.follow
+            depends = extraction.depends + ([registry] if registry else [])
+            updates[doc_id] = DocumentUpdate(triples, problems, [str(p) for p in followed],
+                                             {str(p): fingerprint(p) for p in depends},
+                                             src.stat, digest)
+        for target in followed:
+            target_id = src.doc_id_of(target) if target.is_relative_to(src.root) else None
+            if target_id and target_id not in files and target_id not in found and target.is_file():
+                files[target_id] = SourceFile(target, target_id, src.root, file_stat(target))
+                queue.append(target_id)
+                total += 1
+        done += 1
+        if progress:
+            progress(doc_id, done, total)
+    changes["deleted"] = sorted(set(before) - set(files))
+    if full or not before:
+        problems = store.replace_all(updates)
+    else:
+        changed: dict[str, DocumentUpdate | None] = dict(updates)
+        changed.update({d: None for d in changes["deleted"]})
+        problems = store.apply(changed, states)
+    taken = {path for path, _, _, _ in found.values()}
+    ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
+                       Path(p).name) for p in paths if Path(p).is_file()
+               and str(Path(p).resolve()) not in taken]
+    result = BuildResult(store, schema, ignored + store.problems() + problems, names,
+                         {k: sorted(v) for k, v in changes.items()})
+    return result
+
+
+def _canonical(registry: AliasRegistry, schema: Schema):
+    """``(id, type, label) -> canonical ID`` from curated aliases and accepted decisions."""
+    table = registry.canonical_ids()
+    if not table:
+        return None
+
+    def canonical(node_id: str, type_name: str, label: str | None) -> str | None:
+        types = [type_name, *sorted(schema.compatible_types(type_name) - {type_name})]
+        for t in types:
+            for mention in (label, node_id):
+                found = table.get((fold(mention), t)) if mention else None
+                if found and not registry.is_distinct(node_id, found):
+                    return found
+        return None
+    return canonical
+
+
+DEFAULT_REGISTRY = "aliases.yaml"  # in the project folder, beside the default store
+
+
+def default_registry(paths: Sequence[str | Path]) -> Path:
+    """``./aliases.yaml``; or, when there is none, an ``aliases.yaml`` in the first source
+    folder (beside the sources) if one exists there."""
+    here = Path(DEFAULT_REGISTRY).resolve()
+    if not here.is_file() and paths:
+        first = Path(paths[0]).resolve()
+        beside = (first if first.is_dir() else first.parent) / DEFAULT_REGISTRY
+        if beside.is_file():
+            return beside
+    return here
+
+
+RESOLVE_AUTO_LIMIT = 5_000
+
+
+def report_resolution(result: BuildResult, registry: Path | None, queue: Path | None,
+                      enabled: bool | None = None) -> None:
+    """Resolve every mentioned-but-undefined entity against the defined ones; count outcomes
+    by stage, queue what needs a person, list possible duplicates among defined entities.
+    ``enabled``: True always, False never, None when the graph has at most 5,000 entities."""
+    if enabled is False:
+        return
+    total = result.store.node_count()
+    if enabled is None and total > RESOLVE_AUTO_LIMIT:
+        result.resolution_note = (f"resolution report skipped: {total:,} entities is over the "
+                                  f"automatic limit of {RESOLVE_AUTO_LIMIT:,}; run `kgbuild resolve "
+                                  f"review` or pass --resolve")
+        return
+    reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
+    kg = result.graph
+    resolver = Resolver.from_graph(kg, reg, nodes=[n for n in kg.nodes.values() if n.defined_in])
+    stubs = [n for n in kg.nodes.values() if not n.defined_in]
+    stats = ResolutionStats()
+    outcomes = []
+    for (s, _, o), assertions in kg.edges().items():
+        for end in (s, o):
+            node = kg.nodes.get(end)
+            if node is not None and node.defined_in:
+                stats.by_status["resolved"] += len(assertions) or 1
+                stats.by_stage["id"] += len(assertions) or 1
+    for node in sorted(stubs, key=lambda n: n.id):
+        res = resolver.resolve(node.label, node.type, own_id=node.id)
+        if res.status == "resolved":  # an explicit ID is never silently rewritten: ask a person
+            res.status, res.reason = "review", (
+                f"{node.id} is mentioned but defined nowhere; it looks like {res.id} "
+                f"({res.stage} match): accept to merge, reject to keep apart")
+        stats.add(res)
+        outcomes.append(res)
+    duplicates = resolver.possible_duplicates()
+    stats.possible_duplicates = len(duplicates)
+    items = review_queue(outcomes, reg)
+    if queue is not None:
+        save_review_queue(queue, items)
+    result.resolution = {**stats.to_dict(), "queue_file": str(queue) if queue else None,
+                         "review": items[:20],
+                         "duplicates": [d.to_dict() for d in duplicates[:20]]}
+
+
+SHACL_AUTO_LIMIT = 200_000
+
+
+def check(result: BuildResult, validate: bool | None = None) -> None:
+    """SHACL-check the built graph: always (True), never (False), or when it is small (None)."""
+    if validate is False:
+        return
+    triples = set(result.store.triples())
+    if validate is None and len(triples) > SHACL_AUTO_LIMIT:  # decided before any rdflib parsing
+        result.validation_note = (f"SHACL skipped: {len(triples):,} triples is over the automatic "
+                                  f"limit of {SHACL_AUTO_LIMIT:,}; run `kgbuild validate` or pass "
+                                  f"--validate")
+        return
+    result.validation = validate_graph(triples_to_rdflib(triples, result.schema), result.schema)
+
+
+def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None = None, *,
+                store: str | Path | None = None, full: bool = False, timestamp: float | None = None,
+                validate: bool | None = None, progress: Progress | None = None,
+                max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | str | Path | None = None,
+                registry: str | Path | None = None, resolve: bool | None = None) -> BuildResult:
+    """Discover, extract and store a graph from files and folders; SHACL-check it.
+
+    ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
+    an in-memory store. ``timestamp`` fixes ``prov:generatedAtTime`` (seconds since the epoch);
+    otherwise ``SOURCE_DATE_EPOCH`` or each file's modification time is used, so the same
+    inputs give the same graph. ``validate``: True always, False never, None when small.
+    ``access`` maps source paths to access labels (an ``access.yaml`` path or an AccessRules).
+    ``registry`` is the alias registry (default :func:`default_registry`); ``resolve`` runs
+    the resolution report: True always, False never, None for graphs up to 5,000 entities
+    (its review queue is written to ``<store>/review-queue.json``).
+    """
+    schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
+    if access is not None and not isinstance(access, AccessRules):
+        access = load_access(access)
+    graph_store = GraphStore(store, schema)
+    try:
+        registry = Path(registry).resolve() if registry else default_registry(paths)
+        result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
+                              progress=progress, max_file_bytes=max_file_bytes, access=access,
+                              registry=registry)
+        queue = Path(store) / "review-queue.json" if store is not None else None
+        report_resolution(result, registry, queue, resolve)
+        check(result, validate)
+    except BaseException:
+        graph_store.close()
+        raise
+    return result
+
+
+def build(paths: Sequence[str | Path], output: str | Path, schema: Schema | str | Path | None = None,
+          **kwargs) -> BuildResult:
+    """:func:`build_graph`, then write deterministic Turtle to ``output`` atomically."""
+    result = build_graph(paths, schema, **kwargs)
+    atomic_write(output, to_turtle(result.store.triples(), result.schema))
+    result.output = str(output)
+    return result

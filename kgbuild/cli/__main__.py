@@ -1,0 +1,5 @@
+"""``python -m kgbuild.cli``."""
+
+from . import main
+
+main()

@@ -1,0 +1,89 @@
+"""``kgbuild resolve``: explain, review, accept, reject."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..schema.loader import load_schema
+from .build import STORE
+from .main import FORMAT, SCHEMA, emit, main
+from .traverse import GRAPH, graph_and_cache
+
+REGISTRY = click.option("--registry", "registry_path", default="aliases.yaml", show_default=True,
+                        type=click.Path(dir_okay=False),
+                        help="The alias registry (default: aliases.yaml in the project folder).")
+
+
+@main.group("resolve")
+def resolve_group():
+    """Entity resolution: explain a mention, review the queue, accept or reject a match.
+
+    \b
+    Examples:
+      kgbuild resolve explain "payments api" --type API
+      kgbuild resolve review                 # the last build's queue in the store
+      kgbuild resolve accept "Paymnts" api:default/payments --type API
+      kgbuild resolve reject "Payouts" api:default/payments --type API
+    """
+
+
+@resolve_group.command("explain")
+@click.argument("mention")
+@click.option("--type", "type_name", help="The mention's type (default: any type).")
+@GRAPH
+@STORE
+@SCHEMA
+@REGISTRY
+@FORMAT
+def resolve_explain(mention, type_name, graph_file, store_path, schema_name, registry_path, fmt):
+    """Show how MENTION resolves: stage, reason and every candidate with its score."""
+    from ..resolve.review import explain, render_explain
+
+    kg = graph_and_cache(graph_file, store_path, schema_name)[0]
+    result = explain(kg, mention, type_name, registry_path)
+    emit(result, fmt, render_explain(result))
+
+
+@resolve_group.command("review")
+@click.option("--queue", "queue_path", type=click.Path(dir_okay=False, exists=True),
+              help="Review queue written by a build (default: the store's review-queue.json).")
+@click.option("--type", "type_name", help="Only this type.")
+@GRAPH
+@STORE
+@SCHEMA
+@REGISTRY
+@FORMAT
+def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, registry_path, fmt):
+    """List undecided queued mentions and possible duplicate entities of the graph."""
+    from ..resolve.review import render_review, review
+
+    if queue_path is None and not graph_file and (Path(store_path) / "review-queue.json").is_file():
+        queue_path = Path(store_path) / "review-queue.json"  # written by the last build
+    kg = graph_and_cache(graph_file, store_path, schema_name)[0]
+    report = review(kg, registry_path, queue_path, type_name)
+    emit(report, fmt, render_review(report))
+
+
+def _decide_command(decision: str):
+    @click.argument("mention")
+    @click.argument("entity_id", metavar="ID")
+    @click.option("--type", "type_name", required=True, help="The mention's type.")
+    @SCHEMA
+    @REGISTRY
+    @FORMAT
+    def command(mention, entity_id, type_name, schema_name, registry_path, fmt):
+        from ..resolve import aliases
+
+        made = getattr(aliases, decision)(registry_path, mention, type_name, entity_id,
+                                          load_schema(schema_name))
+        emit(made.to_dict(), fmt, f"{made.decision}: {made.mention!r} as {made.type} -> "
+                                  f"{made.id} (in {registry_path})")
+    return command
+
+
+resolve_group.command("accept", help="Record that MENTION (a --type) is the entity ID.")(
+    _decide_command("accept"))
+resolve_group.command("reject", help="Record that MENTION (a --type) is never the entity ID.")(
+    _decide_command("reject"))

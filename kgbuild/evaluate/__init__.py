@@ -1,0 +1,1 @@
+"""Evaluation: retrieval cases scored by the evidence their context packs hold."""

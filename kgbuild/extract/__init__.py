@@ -1,0 +1,1 @@
+"""Extraction: discovering sources, one extractor per format, assembling per-document graphs."""

@@ -1,0 +1,333 @@
+"""Backstage catalog descriptor files (``catalog-info.yaml`` and friends).
+
+Same relation semantics as Backstage's ``BuiltinKindsEntityProcessor`` and the scaffolder's
+Template processor: the field → relation table below, refs parsed by :mod:`kgbuild.refs` with
+the field's default kind and the referencing entity's namespace. An entity Backstage would
+reject (invalid envelope, unknown kind, missing required spec field, a ref without kind where
+the field has no default) is reported with its file and line and yields nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+
+from ...errors import InputError, KgbuildError, Problem
+from ...graph.refs import RefError, is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
+from ...io.text import read_text
+from ...io.yamlfile import YList, YMap, load_yaml
+from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
+from ..registry import register
+from .openapi import read_api_spec
+
+CORE_API = ("backstage.io/v1alpha1", "backstage.io/v1beta1")
+API_VERSIONS = {
+    "Component": CORE_API, "API": CORE_API, "Resource": CORE_API, "System": CORE_API,
+    "Domain": CORE_API, "Group": CORE_API, "User": CORE_API, "Location": CORE_API,
+    "Template": ("scaffolder.backstage.io/v1beta3",),
+}
+REQUIRED = {  # spec fields Backstage's JSON schemas require, with their JSON type
+    "Component": {"type": str, "lifecycle": str, "owner": str},
+    "API": {"type": str, "lifecycle": str, "owner": str, "definition": str},
+    "Resource": {"type": str, "owner": str},
+    "System": {"owner": str},
+    "Domain": {"owner": str},
+    "Group": {"type": str, "children": list},
+    "User": {"memberOf": list},
+    "Template": {"type": str, "steps": list},
+    "Location": {},
+}
+# kind -> (spec field, default kind of the ref or None, relation as written, many?)
+RELATIONS = {
+    "Component": [("owner", "Group", "ownedBy", False), ("subcomponentOf", "Component", "partOf", False),
+                  ("providesApis", "API", "providesApi", True), ("consumesApis", "API", "consumesApi", True),
+                  ("dependsOn", None, "dependsOn", True), ("dependencyOf", None, "dependencyOf", True),
+                  ("system", "System", "partOf", False)],
+    "API": [("owner", "Group", "ownedBy", False), ("system", "System", "partOf", False)],
+    "Resource": [("owner", "Group", "ownedBy", False), ("dependsOn", None, "dependsOn", True),
+                 ("dependencyOf", None, "dependencyOf", True), ("system", "System", "partOf", False)],
+    "User": [("memberOf", "Group", "memberOf", True)],
+    "Group": [("parent", "Group", "childOf", False), ("children", "Group", "parentOf", True),
+              ("members", "User", "hasMember", True)],
+    "System": [("owner", "Group", "ownedBy", False), ("domain", "Domain", "partOf", False)],
+    "Domain": [("owner", "Group", "ownedBy", False), ("subdomainOf", "Domain", "partOf", False)],
+    "Template": [("owner", "Group", "ownedBy", False)],
+    "Location": [],
+}
+COMPONENT_SUBTYPES = {"service": "Service", "library": "Library", "website": "Website"}
+STRING_PLACEHOLDERS = {"$text", "$openapi", "$asyncapi"}
+OBJECT_PLACEHOLDERS = {"$json", "$yaml"}
+ACCESS_KEY = "kgbuild.dev/access"
+_API_VERSION = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[a-z0-9]+$")
+_TAG = re.compile(r"^[a-z0-9:+#]+(-[a-z0-9:+#]+)*$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+
+
+class Rejected(Exception):
+    """Raised inside entity processing when Backstage would refuse the entity."""
+
+    def __init__(self, message: str, line: int):
+        super().__init__(message)
+        self.line = line
+
+
+class BackstageExtractor:
+    name = "backstage"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return path.suffix in (".yaml", ".yml") and b"backstage.io/" in head and b"kind" in head
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        out = Extraction()
+        try:
+            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
+            docs = load_yaml(text, src.doc_id)
+        except InputError as exc:
+            out.problems.append(Problem("error", "bad-input", exc.message, src.doc_id, exc.line))
+            return out
+        lines = text.splitlines()
+        for doc in docs:
+            entity = doc.data
+            if not isinstance(entity, YMap):
+                out.problems.append(Problem("error", "rejected-entity",
+                                            "YAML document is not a mapping; not a catalog entity",
+                                            src.doc_id, doc.line))
+                continue
+            try:
+                _entity(entity, src, ctx, lines, out)
+            except Rejected as exc:
+                out.problems.append(Problem("error", "rejected-entity", str(exc), src.doc_id, exc.line))
+            except KgbuildError as exc:  # e.g. a kind the chosen schema has no type for
+                out.problems.append(Problem("error", "schema-mismatch", exc.message, src.doc_id,
+                                            entity.line_of("kind")))
+        return out
+
+
+def _entity(e: YMap, src: SourceFile, ctx: Context, lines: list[str], out: Extraction) -> None:
+    kind, api_version = e.get("kind"), e.get("apiVersion")
+    meta = e.get("metadata")
+    if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
+        raise Rejected(f"apiVersion {api_version!r} is not of the form group/version", e.line_of("apiVersion"))
+    if not is_valid_kind(kind):
+        raise Rejected(f"invalid kind {kind!r}", e.line_of("kind"))
+    if kind not in API_VERSIONS:
+        raise Rejected(f"unknown kind {kind!r}: no Backstage processor accepts it", e.line_of("kind"))
+    if api_version not in API_VERSIONS[kind]:
+        raise Rejected(f"kind {kind} does not support apiVersion {api_version!r} "
+                       f"(expected {' or '.join(API_VERSIONS[kind])})", e.line_of("apiVersion"))
+    if not isinstance(meta, YMap):
+        raise Rejected("metadata is missing or not a mapping", e.line_of("metadata") if "metadata" in e else e.line)
+    name, namespace = meta.get("name"), meta.get("namespace", "default")
+    if not is_valid_name(name):
+        raise Rejected(f"invalid metadata.name {name!r}: 1-63 characters of [a-zA-Z0-9] "
+                       f"separated by [-_.]", meta.line_of("name"))
+    if not is_valid_namespace(namespace):
+        raise Rejected(f"invalid metadata.namespace {namespace!r}", meta.line_of("namespace"))
+    _check_metadata(meta)
+    spec = e.get("spec", YMap())
+    if kind != "Location" and "spec" not in e:
+        raise Rejected(f"{kind} {name!r} has no spec", e.line)
+    if not isinstance(spec, YMap):
+        raise Rejected("spec is not a mapping", e.line_of("spec"))
+    local_specs = _resolve_placeholders(spec, src, ctx, out)
+    for field, typ in REQUIRED[kind].items():
+        if field not in spec:
+            raise Rejected(f"{kind} {name!r} is missing required spec.{field}", spec.line_of(field) if spec else e.line)
+        if not isinstance(spec[field], typ) or (typ is str and not spec[field]):
+            what = "a non-empty string" if typ is str else "a list"
+            raise Rejected(f"spec.{field} of {kind} {name!r} must be {what}", spec.line_of(field))
+    if kind == "Location":
+        _location(spec, src, ctx, out, name)
+
+    self_ref = parse_ref(f"{kind}:{namespace}/{name}")
+    self_id = str(self_ref)
+    edges = []
+    for field, default_kind, relation, many in RELATIONS[kind]:
+        if field not in spec or spec[field] is None:
+            continue
+        values = spec[field]
+        if many and not isinstance(values, YList):
+            raise Rejected(f"spec.{field} must be a list of entity references", spec.line_of(field))
+        items = list(enumerate(values)) if many else [(None, values)]
+        for index, value in items:
+            line = values.line_of(index) if many else spec.line_of(field)
+            try:
+                target = parse_ref(value, default_kind, namespace)
+            except RefError as exc:
+                raise Rejected(f"spec.{field}: {exc}", line) from None
+            edges.append((relation, target, line))
+
+    access = _access_labels(meta)
+    node_type = _node_type(kind, spec.get("type"), ctx)
+    attrs = {"namespace": namespace, "description": meta.get("description"),
+             "title": meta.get("title"), "lifecycle": spec.get("lifecycle"),
+             "specType": spec.get("type") if isinstance(spec.get("type"), str) else None,
+             "tag": [t for t in meta.get("tags") or [] if isinstance(t, str)]}
+    profile = spec.get("profile")
+    if isinstance(profile, dict) and isinstance(profile.get("email"), str):
+        attrs["email"] = profile["email"]
+    if kind == "API" and "definition" in local_specs:
+        attrs.update(_spec_attributes(local_specs["definition"], src, ctx, out))
+    attrs = {k: v for k, v in attrs.items() if v and k in ctx.schema.attributes}
+    label = meta.get("title") if isinstance(meta.get("title"), str) and meta.get("title") else name
+    if isinstance(profile, dict) and isinstance(profile.get("displayName"), str) and not meta.get("title"):
+        label = profile["displayName"]
+    out.nodes.append(NodeRecord(self_id, node_type, label, meta.line_of("name"), attributes=attrs,
+                                aliases=tuple(sorted({name, label} - {self_id})), access=access))
+    for relation, target, line in edges:
+        try:
+            target_type = ctx.schema.node_type(target.kind).name
+        except Exception:
+            out.problems.append(Problem("warning", "unknown-kind",
+                                        f"{self_id}: relation {relation} to {target} skipped: kind "
+                                        f"{target.kind!r} is not a type of schema {ctx.schema.name!r}",
+                                        src.doc_id, line))
+            continue
+        evidence = lines[line - 1].strip() if 0 < line <= len(lines) else None
+        out.edges.append(EdgeRecord(self_id, relation, str(target), line=line, evidence=evidence,
+                                    subject_type=node_type, object_type=target_type,
+                                    object_label=target.name.lower(), access=access))
+
+
+def _node_type(kind: str, spec_type: object, ctx: Context) -> str:
+    if kind == "Component" and isinstance(spec_type, str):
+        sub = COMPONENT_SUBTYPES.get(spec_type.lower())
+        if sub and sub in ctx.schema.node_types:
+            return sub
+    return ctx.schema.node_type(kind).name
+
+
+def _check_metadata(meta: YMap) -> None:
+    for key in ("title", "description"):
+        if key in meta and not isinstance(meta[key], str):
+            raise Rejected(f"metadata.{key} must be a string", meta.line_of(key))
+    tags = meta.get("tags", [])
+    if not isinstance(tags, list):
+        raise Rejected("metadata.tags must be a list", meta.line_of("tags"))
+    for i, tag in enumerate(tags):
+        if not (isinstance(tag, str) and 1 <= len(tag) <= 63 and _TAG.match(tag)):
+            raise Rejected(f"invalid tag {tag!r}: lowercase [a-z0-9:+#] words joined by '-'",
+                           tags.line_of(i) if isinstance(tags, YList) else meta.line_of("tags"))
+    for field in ("labels", "annotations"):
+        values = meta.get(field, {})
+        if not isinstance(values, dict):
+            raise Rejected(f"metadata.{field} must be a mapping", meta.line_of(field))
+        for key, value in values.items():
+            line = values.line_of(key) if isinstance(values, YMap) else meta.line_of(field)
+            if not _valid_key(key):
+                raise Rejected(f"invalid metadata.{field} key {key!r}", line)
+            if not isinstance(value, str):
+                raise Rejected(f"metadata.{field}.{key} must be a string", line)
+            if field == "labels" and value and not is_valid_name(value):
+                raise Rejected(f"invalid label value {value!r} for {key!r}", line)
+
+
+def _valid_key(key: object) -> bool:
+    if not isinstance(key, str):
+        return False
+    prefix, _, name = key.rpartition("/")
+    if prefix and not (len(prefix) <= 253 and _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return is_valid_name(name)
+
+
+def _access_labels(meta: YMap) -> frozenset[str]:
+    labels = set()
+    for field in ("labels", "annotations"):
+        value = (meta.get(field) or {}).get(ACCESS_KEY)
+        if isinstance(value, str):
+            labels.update(x.strip() for x in value.split(",") if x.strip())
+    return frozenset(labels)
+
+
+def _spec_attributes(path: Path, src: SourceFile, ctx: Context, out: Extraction) -> dict:
+    """Title, version and definition source of a local spec an API's definition points at."""
+    out.depends.append(path)
+    attrs = {"definitionSource": src.doc_id_of(path)}
+    try:
+        spec = read_api_spec(path, ctx.max_file_bytes)
+    except InputError:
+        return attrs  # $text may hold any text: still a valid definition
+    attrs.update({"version": spec["version"], "specVersion": spec["specVersion"]})
+    return attrs
+
+
+def _resolve_placeholders(value: object, src: SourceFile, ctx: Context, out: Extraction) -> dict[object, Path]:
+    """Resolve ``$text``-style placeholders in place, as Backstage's PlaceholderProcessor does;
+    returns the local files resolved, by the key that held the placeholder."""
+    local: dict[object, Path] = {}
+    if isinstance(value, YList):
+        items = list(enumerate(value))
+    elif isinstance(value, YMap):
+        items = list(value.items())
+    else:
+        return local
+    for key, child in items:
+        if isinstance(child, YMap) and len(child) == 1 and str(next(iter(child))).startswith("$"):
+            placeholder, target = next(iter(child.items()))
+            line = child.line_of(placeholder)
+            if placeholder not in STRING_PLACEHOLDERS | OBJECT_PLACEHOLDERS:
+                raise Rejected(f"unknown placeholder {placeholder}", line)
+            if not isinstance(target, str) or not target:
+                raise Rejected(f"placeholder {placeholder} needs a URL or relative path", line)
+            if placeholder in OBJECT_PLACEHOLDERS:
+                resolved: object = {"$resolved": placeholder}
+            elif _URL.match(target):
+                out.problems.append(Problem("warning", "not-fetched",
+                                            f"{placeholder} {target} is a URL; kgbuild never fetches, "
+                                            f"the definition is taken as text", src.doc_id, line))
+                resolved = target
+            else:
+                path = _local_target(target, src, ctx, line)
+                if not path.is_file():
+                    raise Rejected(f"{placeholder} target {target} does not exist", line)
+                resolved = target
+                local[key] = path
+            value[key] = resolved
+        else:
+            _resolve_placeholders(child, src, ctx, out)
+    return local
+
+
+def _local_target(target: str, src: SourceFile, ctx: Context, line: int) -> Path:
+    """A relative target resolved against the referring file, refused if it leaves the root."""
+    rel = target[len("file:"):] if target.startswith("file:") else target
+    path = (src.path.parent / PurePosixPath(rel)).resolve()
+    root = src.root.resolve()
+    if path != root and root not in path.parents:
+        raise Rejected(f"target {target} escapes the scanned root {src.root}", line)
+    return path
+
+
+def _location(spec: YMap, src: SourceFile, ctx: Context, out: Extraction, name: str) -> None:
+    targets: list[tuple[object, int]] = []
+    if "target" in spec:
+        targets.append((spec["target"], spec.line_of("target")))
+    if "targets" in spec:
+        if not isinstance(spec["targets"], YList):
+            raise Rejected("spec.targets must be a list", spec.line_of("targets"))
+        targets += [(t, spec["targets"].line_of(i)) for i, t in enumerate(spec["targets"])]
+    for target, line in targets:
+        if not isinstance(target, str) or not target:
+            raise Rejected(f"Location {name!r}: target must be a non-empty string", line)
+    for target, line in targets:
+        if _URL.match(target):
+            out.problems.append(Problem("warning", "not-fetched",
+                                        f"Location {name!r} target {target} is a URL; not fetched",
+                                        src.doc_id, line))
+            continue
+        try:
+            path = _local_target(target, src, ctx, line)
+        except Rejected as exc:
+            out.problems.append(Problem("warning", "target-outside-root", str(exc), src.doc_id, line))
+            continue
+        if not path.is_file():
+            out.problems.append(Problem("warning", "missing-target",
+                                        f"Location {name!r} target {target} does not exist",
+                                        src.doc_id, line))
+            continue
+        out.follow.append(path)
+
+
+register(BackstageExtractor())

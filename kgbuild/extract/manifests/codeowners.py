@@ -1,0 +1,236 @@
+"""GitHub CODEOWNERS: rules with their lines, GitHub's matcher, and fallback ownership.
+
+GitHub reads the first of ``.github/CODEOWNERS``, ``CODEOWNERS``, ``docs/CODEOWNERS``
+(:func:`find_codeowners`). Patterns follow gitignore with GitHub's exceptions: no ``!``
+negation and no ``[...]`` ranges (such rules are reported and skipped), ``dir/*`` matches
+direct children only; the last matching rule wins, and a rule without owners un-owns.
+
+Owner IDs are Backstage refs, lowercased as Backstage stores them, and resolved as
+Backstage's CODEOWNERS processor does: ``@org/team`` -> ``group:default/team``,
+``@user`` -> ``user:default/user``, ``jane.doe@example.com`` -> ``user:default/jane.doe``;
+a bare ``name`` (GitHub rejects it) is read as ``user:default/name`` with a warning and
+confidence 0.8.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ...errors import InputError, Problem
+from ...io.text import read_text
+from ..records import Context, EdgeRecord, Extraction, SourceFile
+from ..registry import register
+
+LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+_TOKEN = re.compile(r"(?:\\.|[^\s\\])+")
+_TEAM = re.compile(r"^@([A-Za-z0-9][\w.-]*)/([\w.-]+)$")
+_USER = re.compile(r"^@?([A-Za-z0-9][\w.-]*)$")
+_EMAIL = re.compile(r"^([^@\s]+)@[^@\s]+\.[^@\s]+$")
+
+
+@dataclass(frozen=True)
+class Owner:
+    ref: str  # Backstage ref, e.g. group:default/maintainers
+    type: str  # Group or User
+    written: str
+    confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class Rule:
+    pattern: str
+    owners: tuple[Owner, ...]
+    line: int
+    text: str
+    regex: re.Pattern = field(repr=False, compare=False)
+
+    def matches(self, path: str) -> bool:
+        """Whether this rule covers ``path`` (a file path relative to the repository root)."""
+        return bool(self.regex.fullmatch(path.lstrip("/").removeprefix("./")))
+
+
+@dataclass
+class CodeOwners:
+    file: str
+    rules: list[Rule] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def rule_for(self, path: str) -> Rule | None:
+        """The rule deciding ``path``'s owners: the last one that matches."""
+        return next((r for r in reversed(self.rules) if r.matches(path)), None)
+
+
+def find_codeowners(repo_root: Path) -> Path | None:
+    """The CODEOWNERS file GitHub uses for ``repo_root``, if any."""
+    return next((repo_root / p for p in LOCATIONS if (repo_root / p).is_file()), None)
+
+
+def governing_codeowners(file: Path, stop: Path) -> Path | None:
+    """The CODEOWNERS of the nearest directory above ``file`` (up to ``stop``) that has one:
+    scanned folders do not say where repositories start."""
+    for folder in file.parents:
+        if folder != stop and stop not in folder.parents:
+            return None
+        found = find_codeowners(folder)
+        if found and not (found.parent == folder and folder.name in (".github", "docs")):
+            return found  # (a CODEOWNERS directly in .github/ or docs/ is its parent's)
+        if folder == stop:
+            return None
+    return None
+
+
+def repo_root_of(codeowners_path: Path) -> Path:
+    """The repository root a CODEOWNERS file at one of :data:`LOCATIONS` applies to."""
+    parent = codeowners_path.parent
+    return parent.parent if parent.name in (".github", "docs") else parent
+
+
+def read_codeowners(path: Path, max_bytes: int, name: str | None = None) -> CodeOwners:
+    """Read and parse a CODEOWNERS file; an unreadable file yields one error and no rules."""
+    name = name or str(path)
+    try:
+        return parse_codeowners(read_text(path, max_bytes, name), name)
+    except InputError as exc:
+        return CodeOwners(name, problems=[Problem("error", "unreadable", exc.message, name, exc.line)])
+
+
+def parse_codeowners(text: str, file: str) -> CodeOwners:
+    """Rules in file order; bad patterns and owners are reported with their line."""
+    out = CodeOwners(file)
+    for n, raw in enumerate(text.splitlines(), 1):
+        tokens = _TOKEN.findall(raw)
+        if not tokens or tokens[0].startswith("#"):
+            continue
+        comment = next((i for i, t in enumerate(tokens) if t.startswith("#")), len(tokens))
+        pattern, written = tokens[0], tokens[1:comment]
+
+        def warn(msg: str) -> None:
+            out.problems.append(Problem("warning", "codeowners", msg, file, n))
+
+        if pattern.startswith("!") or re.search(r"(?<!\\)\[", pattern):
+            warn(f"pattern {pattern!r}: GitHub supports neither '!' nor '[...]'; rule skipped")
+            continue
+        owners = []
+        for w in written:
+            owner = _owner(w)
+            if owner is None:
+                warn(f"{w!r} is not a user, team or email; ignored")
+                continue
+            if owner.confidence < 1:
+                warn(f"owner {w!r} lacks '@' (GitHub ignores it); read as {owner.ref}")
+            owners.append(owner)
+        out.rules.append(Rule(pattern, tuple(owners), n, raw.strip(), compile_pattern(pattern)))
+    return out
+
+
+def _owner(written: str) -> Owner | None:
+    if m := _TEAM.match(written):
+        return Owner(f"group:default/{m.group(2).lower()}", "Group", written)
+    if m := _EMAIL.match(written):
+        return Owner(f"user:default/{m.group(1).lower()}", "User", written)
+    if m := _USER.match(written):
+        return Owner(f"user:default/{m.group(1).lower()}", "User", written,
+                     1.0 if written.startswith("@") else 0.8)
+    return None
+
+
+def compile_pattern(pattern: str) -> re.Pattern:
+    """A regex matching the file paths (relative, no leading ``/``) a pattern covers."""
+    dir_only = pattern.endswith("/")
+    body = pattern.rstrip("/") if dir_only else pattern
+    anchored = "/" in body
+    body = body.removeprefix("/")
+    regex, i = "" if anchored else "(?:.*/)?", 0
+    while i < len(body):
+        start_of_segment = i == 0 or body[i - 1] == "/"
+        if start_of_segment and body.startswith("**/", i):
+            regex, i = regex + "(?:.*/)?", i + 3
+        elif start_of_segment and body[i:] == "**":
+            regex, i = regex + ".*", i + 2
+        elif body[i] == "*":
+            regex, i = regex + "[^/]*", i + 1
+        elif body[i] == "?":
+            regex, i = regex + "[^/]", i + 1
+        elif body[i] == "\\" and i + 1 < len(body):
+            regex, i = regex + re.escape(body[i + 1]), i + 2
+        else:
+            regex, i = regex + re.escape(body[i]), i + 1
+    if dir_only:
+        regex += "/.+"
+    elif not body.endswith("/*"):
+        regex += "(?:/.+)?"  # a pattern naming a directory covers everything below it
+    return re.compile(regex)
+
+
+def codeowners_edges(codeowners: CodeOwners, components: Iterable[tuple[str, str]],
+                     explicitly_owned: set[str]) -> list[EdgeRecord]:
+    """``ownedBy`` edges for components without an explicit owner, at the deciding rule.
+
+    ``components`` are ``(component ID, manifest path relative to the repository root)``.
+    """
+    edges = []
+    for component, manifest in components:
+        if component in explicitly_owned:
+            continue
+        rule = codeowners.rule_for(manifest)
+        for owner in rule.owners if rule else ():
+            edges.append(EdgeRecord(component, "ownedBy", owner.ref, line=rule.line,
+                                    evidence=rule.text, confidence=owner.confidence,
+                                    object_type=owner.type, object_label=owner.written))
+    return edges
+
+
+OWNABLE = {"npm", "python", "gomod", "compose"}  # extractors whose nodes are the repo's own components
+
+
+def candidate_paths(file: Path, stop: Path) -> list[Path]:
+    """Every place a CODEOWNERS governing ``file`` could appear, up to ``stop``."""
+    out = []
+    for folder in file.parents:
+        if folder != stop and stop not in folder.parents:
+            break
+        out.extend(folder / loc for loc in LOCATIONS)
+        if folder == stop:
+            break
+    return out
+
+
+def add_fallback_owners(src: SourceFile, extraction: Extraction, extractor: str, ctx: Context) -> None:
+    """Give the components a manifest defines the owners CODEOWNERS names for its path,
+    unless the manifest names an owner itself. The edges cite the CODEOWNERS line; every
+    place a CODEOWNERS could appear becomes a dependency of the manifest's document."""
+    if extractor not in OWNABLE or not extraction.nodes:
+        return
+    extraction.depends.extend(candidate_paths(src.path, src.root))
+    co_path = governing_codeowners(src.path, src.root)
+    if co_path is None:
+        return
+    doc_id = src.doc_id_of(co_path)
+    rules = read_codeowners(co_path, ctx.max_file_bytes, doc_id)
+    owned = {e.subject if e.predicate == "ownedBy" else e.object
+             for e in extraction.edges if e.predicate in ("ownedBy", "ownerOf")}
+    manifest = src.path.relative_to(repo_root_of(co_path)).as_posix()
+    components = sorted({(n.id, manifest) for n in extraction.nodes})
+    for edge in codeowners_edges(rules, components, owned):
+        edge.source = doc_id
+        extraction.edges.append(edge)
+
+
+class CodeownersExtractor:
+    """Makes each CODEOWNERS file a source document and reports its bad lines; the
+    ownership it implies is added to manifests by :func:`add_fallback_owners`."""
+
+    name = "codeowners"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return path.name == "CODEOWNERS"
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        return Extraction(problems=read_codeowners(src.path, ctx.max_file_bytes, src.doc_id).problems,
+                          exhaustive=False)
+
+
+register(CodeownersExtractor())

@@ -1,0 +1,117 @@
+"""Docker Compose files: services as Service nodes, ``depends_on``/``links`` as ``dependsOn``.
+
+Service IDs are scoped to the Compose project, ``compose:<project>/<service>``, where the
+project is the top-level ``name:`` or, as Compose itself does, the file's directory name
+lowercased with characters outside ``[a-z0-9_-]`` dropped. Files of one project (e.g.
+``docker-compose.yml`` and an override beside it) describe the same services; two projects
+with a ``db`` service do not merge. ``depends_on`` is read in list and map form (the map's
+``condition``/``required`` join the evidence); ``image`` and the build context are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from fnmatch import fnmatch
+from pathlib import Path
+
+from ...errors import InputError, Problem
+from ...io.text import read_text
+from ...io.yamlfile import YMap, load_yaml
+from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
+from ..registry import register
+from .packages import input_problem
+
+PATTERNS = ("docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml")
+
+
+def project_name(top: dict, path: Path) -> str:
+    """The Compose project: top-level ``name`` or the normalised directory name."""
+    name = top.get("name")
+    if isinstance(name, str) and name.strip() and "$" not in name:
+        return name.strip()
+    return re.sub(r"[^a-z0-9_-]", "", path.resolve().parent.name.lower()) or "default"
+
+
+def service_id(project: str, service: str) -> str:
+    return f"compose:{project}/{service}"
+
+
+class ComposeExtractor:
+    name = "compose"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return any(fnmatch(path.name.lower(), p) for p in PATTERNS)
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        try:
+            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
+            docs = load_yaml(text, src.doc_id)
+        except InputError as exc:
+            return Extraction(problems=[input_problem(exc)])
+        top = docs[0].data if docs else None
+        services = top.get("services") if isinstance(top, YMap) else None
+        if not isinstance(services, YMap):
+            return Extraction(problems=[Problem("error", "not-compose",
+                                                "no 'services' mapping: not a Compose file",
+                                                src.doc_id, getattr(top, "line", 1))])
+        lines = text.splitlines()
+        project = project_name(top, src.path)
+        out = Extraction()
+        for name, spec in services.items():
+            line = services.line_of(name)
+            if not isinstance(spec, YMap):
+                out.problems.append(Problem("warning", "bad-service",
+                                            f"service {name!r} is not a mapping; skipped",
+                                            src.doc_id, line))
+                continue
+            out.nodes.append(NodeRecord(service_id(project, str(name)), "Service", str(name),
+                                        line=line, attributes=_attributes(spec)))
+            for target, at, extra in _dependencies(spec, src.doc_id, out.problems):
+                if target not in services:
+                    out.problems.append(Problem("warning", "unknown-service",
+                                                f"service {name!r} depends on undefined service "
+                                                f"{target!r}", src.doc_id, at))
+                out.edges.append(EdgeRecord(
+                    service_id(project, str(name)), "dependsOn", service_id(project, target),
+                    line=at, evidence=(lines[at - 1].strip() + extra).strip(),
+                    subject_type="Service", object_type="Service", object_label=target))
+        return out
+
+
+def _attributes(spec: YMap) -> dict[str, str]:
+    attrs = {}
+    if isinstance(spec.get("image"), str):
+        attrs["image"] = spec["image"]
+    build = spec.get("build")
+    context = build.get("context") if isinstance(build, dict) else build
+    if isinstance(context, str):
+        attrs["buildContext"] = context
+    return attrs
+
+
+def _dependencies(spec: YMap, doc_id: str, problems: list[Problem]):
+    """``(target service, line, evidence suffix)`` for each ``depends_on``/``links`` entry."""
+    for key in ("depends_on", "links"):
+        deps = spec.get(key)
+        if isinstance(deps, list):
+            for i, item in enumerate(deps):
+                if isinstance(item, str) and item.strip():
+                    yield item.split(":")[0].strip() if key == "links" else item.strip(), \
+                        deps.line_of(i), ""
+                else:
+                    problems.append(Problem("warning", "bad-depends-on",
+                                            f"{key} entry {item!r} is not a service name; skipped",
+                                            doc_id, deps.line_of(i)))
+        elif isinstance(deps, YMap) and key == "depends_on":
+            for target, opts in deps.items():
+                extra = "".join(f" {k}: {str(v).lower() if isinstance(v, bool) else v}"
+                                for k, v in opts.items() if k in ("condition", "required", "restart")
+                                ) if isinstance(opts, dict) else ""
+                yield str(target), deps.line_of(target), extra
+        elif deps is not None:
+            problems.append(Problem("warning", "bad-depends-on", f"{key} must be a list"
+                                    f"{' or a mapping' if key == 'depends_on' else ''}; skipped",
+                                    doc_id, spec.line_of(key)))
+
+
+register(ComposeExtractor())

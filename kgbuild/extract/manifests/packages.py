@@ -1,0 +1,101 @@
+"""Pieces shared by the structured-source extractors (manifests, SBOM, compose, specs).
+
+ID conventions used by these extractors:
+
+* a package known to a registry: its version-less purl (see :mod:`.purl`);
+* something with no global name (a private npm package, a CycloneDX ``bom-ref`` that is
+  not a purl, a ``go.mod`` without a valid module path, an API spec file): a
+  document-scoped ID ``<doc_id>#<local name>``;
+* the Python project of a directory known only by its requirements files, or by a
+  ``pyproject.toml`` without a name: ``<directory>#python`` (named projects carry it as
+  an alias, so requirements files and ``pyproject.toml`` of one directory meet).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from bisect import bisect_left
+
+from ...errors import InputError, Problem
+from ..records import EdgeRecord
+
+
+def scoped_id(doc_id: str, local: str) -> str:
+    """A document-scoped ID, ``<doc_id>#<local>``."""
+    return f"{doc_id}#{local}"
+
+
+def python_dir_id(doc_id: str) -> str:
+    """ID of the Python project in the directory holding ``doc_id``."""
+    return scoped_id(posixpath.dirname(doc_id) or ".", "python")
+
+
+def json_pointer(*parts: object) -> str:
+    """An RFC 6901 pointer to ``parts`` (``~`` and ``/`` escaped)."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+
+
+def input_problem(exc: InputError) -> Problem:
+    """The located error for a file that cannot be read or parsed at all."""
+    return Problem("error", "bad-input", exc.message, exc.file or "", exc.line)
+
+
+def parse_json(text: str, name: str) -> object:
+    """``json.loads`` raising :class:`InputError` at the syntax error's line (or for nesting
+    too deep to parse)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"JSON syntax error: {exc.msg}", name, exc.lineno) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply to read", name, 1) from None
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
+
+
+def json_lines(text: str) -> dict[str, int]:
+    """The line of every value of a valid JSON text by JSON pointer (a member: its key's line).
+
+    ``json`` keeps no positions; this token scan recovers them to locate records and problems.
+    """
+    newlines = [m.start() for m in re.finditer("\n", text)]
+    out: dict[str, int] = {}
+    stack: list[list] = []  # [bracket, pointer, next array index]
+    ptr, line, key_next = "", 1, False
+    for m in _JSON_TOKEN.finditer(text):
+        tok, at = m.group(), bisect_left(newlines, m.start()) + 1
+        if tok in ("}", "]"):
+            stack.pop()
+        elif tok == ",":
+            key_next = stack[-1][0] == "{"
+        elif tok == ":":
+            continue
+        elif key_next:
+            ptr, line, key_next = _join(stack[-1][1], json.loads(tok)), at, False
+        else:
+            if not stack or stack[-1][0] == "[":
+                ptr, line = (_join(stack[-1][1], stack[-1][2]), at) if stack else ("", at)
+                if stack:
+                    stack[-1][2] += 1
+            out[ptr] = line
+            if tok in ("{", "["):
+                stack.append([tok, ptr, 0])
+                key_next = tok == "{"
+    return out
+
+
+def _join(pointer: str, part: object) -> str:
+    return pointer + json_pointer(part)
+
+
+def depends_on(subject: str, library: str, label: str, evidence: str, *,
+               line: int | None = None, pointer: str | None = None,
+               qualifiers: tuple[str, ...] = ()) -> EdgeRecord:
+    """A ``dependsOn`` edge from a manifest's Component to a Library it names; ``qualifiers``
+    say how the manifest qualifies it (``dev``, ``peer``, ``optional:<group>``, ``build``, ...)."""
+    return EdgeRecord(subject, "dependsOn", library, line=line, pointer=pointer,
+                      evidence=evidence, subject_type="Component", object_type="Library",
+                      object_label=label, qualifiers=qualifiers)

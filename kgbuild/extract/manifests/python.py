@@ -1,0 +1,361 @@
+"""Python manifests: ``pyproject.toml`` and ``requirements*.txt``.
+
+``pyproject.toml``: the project (PEP 621 ``[project]`` or ``[tool.poetry]``) becomes a
+Component ``pkg:pypi/<name>`` (``<dir>#python`` when unnamed or classified
+``Private :: Do Not Upload``); every entry of ``[project] dependencies``,
+``[project.optional-dependencies]``, ``[dependency-groups]`` (PEP 735),
+``[build-system] requires`` and the Poetry dependency tables becomes a ``dependsOn``
+edge to ``pkg:pypi/<PEP 503 name>``, located at its own line; evidence is
+``<section>: <line>``.
+
+``requirements*.txt``: the directory's Python project (``<dir>#python``) depends on each
+PEP 508 line; ``-r`` includes inside the scanned root are followed and their lines
+attributed to the ``-r`` line; ``-e``/URL lines are used when they name their package
+(``#egg=``, a wheel or sdist file name), otherwise reported.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from bisect import bisect_right
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from ...errors import InputError, Problem
+from ...io.text import read_text
+from ..records import Context, Extraction, NodeRecord, SourceFile
+from ..registry import register
+from .packages import depends_on, input_problem, python_dir_id
+from .purl import pypi_purl
+
+PRIVATE = "Private :: Do Not Upload"
+
+
+# -- pyproject.toml ---------------------------------------------------------------------------
+class PyprojectExtractor:
+    name = "pyproject"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return path.name == "pyproject.toml"
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        try:
+            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
+            data = tomllib.loads(text)
+        except InputError as exc:
+            return Extraction(problems=[input_problem(exc)])
+        except RecursionError:
+            return Extraction(problems=[Problem("error", "bad-input", "TOML nested too deeply to read",
+                                                src.doc_id, 1)])
+        except tomllib.TOMLDecodeError as exc:
+            m = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
+            msg = str(exc)[:m.start()] if m else str(exc)
+            return Extraction(problems=[Problem("error", "bad-input", f"TOML syntax error: {msg}",
+                                                src.doc_id, int(m.group(1)) if m else None)])
+        out = Extraction()
+        where = _TomlLines(text)
+        me = _project_node(data, src.doc_id, where, out.problems)
+        out.nodes.append(me)
+        for scope, pep508, entries in _dependency_entries(data, out.problems, src.doc_id, where):
+            for item, line in entries:
+                try:
+                    name = Requirement(item).name if pep508 else item
+                    out.edges.append(depends_on(me.id, pypi_purl(name), name,
+                                                f"{scope}: {where.text(line)}", line=line,
+                                                qualifiers=scope_qualifiers(scope)))
+                except (InvalidRequirement, ValueError) as exc:
+                    out.problems.append(Problem("warning", "bad-requirement",
+                                                f"{scope}: not a valid requirement {item!r}: "
+                                                f"{str(exc).splitlines()[0]}",
+                                                src.doc_id, line))
+        return out
+
+
+def _project_node(data: dict, doc_id: str, where: _TomlLines, problems: list[Problem]
+                  ) -> NodeRecord:
+    dir_id = python_dir_id(doc_id)
+    for table in (("project",), ("tool", "poetry")):
+        meta = _get(data, table)
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            continue
+        name, line = meta["name"], where.line((*table, "name"))
+        attrs = {k: meta[k] for k in ("version", "description") if isinstance(meta.get(k), str)}
+        classifiers = meta.get("classifiers")
+        if isinstance(classifiers, list) and PRIVATE in classifiers:
+            return NodeRecord(dir_id, "Component", name, line=line, attributes=attrs)
+        try:
+            attrs["purl"] = pypi_purl(name)
+        except ValueError as exc:
+            problems.append(Problem("warning", "bad-name", f"{exc}; using the directory's ID",
+                                    doc_id, line))
+            return NodeRecord(dir_id, "Component", name, line=line, attributes=attrs)
+        return NodeRecord(attrs["purl"], "Component", name, line=line, attributes=attrs,
+                          aliases=(dir_id,))
+    return NodeRecord(dir_id, "Component", PurePosixPath(doc_id).parent.name or dir_id)
+
+
+def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where: _TomlLines
+                        ) -> Iterator[tuple[str, bool, list[tuple[str, int | None]]]]:
+    """``(section, entries are PEP 508 strings?, [(entry, line)])`` for every section;
+    Poetry tables give package names."""
+    arrays = [("project.dependencies", ("project", "dependencies")),
+              ("build-system.requires", ("build-system", "requires"))]
+    for table in (("project", "optional-dependencies"), ("dependency-groups",)):
+        groups = _get(data, table)
+        for group in groups if isinstance(groups, dict) else ():
+            arrays.append((".".join((*table, group)), (*table, group)))
+    for scope, path in arrays:
+        items = _get(data, path)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            problems.append(Problem("warning", "bad-dependency", f"{scope} is not an array; skipped",
+                                    doc_id, where.line(path)))
+            continue
+        strings = [x for x in items if isinstance(x, str)]
+        for x in items:
+            if not isinstance(x, str) and not (isinstance(x, dict) and "include-group" in x):
+                problems.append(Problem("warning", "bad-dependency", f"{scope}: entry {x!r} is not a "
+                                        f"requirement string; skipped", doc_id, where.line(path)))
+        yield scope, True, list(zip(strings, where.strings(path, strings)))
+    poetry = _get(data, ("tool", "poetry"))
+    if not isinstance(poetry, dict):
+        return
+    tables = [("dependencies",), ("dev-dependencies",)]
+    groups = poetry.get("group")
+    tables += [("group", g, "dependencies") for g in (groups if isinstance(groups, dict) else ())]
+    for table in tables:
+        path = ("tool", "poetry", *table)
+        deps = _get(data, path)
+        if isinstance(deps, dict):
+            names = [n for n in deps if n.lower() != "python"]
+            yield ".".join(path), False, [(n, where.line((*path, n))) for n in names]
+
+
+def scope_qualifiers(scope: str) -> tuple[str, ...]:
+    """How a pyproject section qualifies its dependencies: none for the runtime ones."""
+    parts = scope.split(".")
+    if scope == "build-system.requires":
+        return ("build",)
+    if parts[:2] == ["project", "optional-dependencies"]:
+        return (f"optional:{parts[2]}",)
+    if parts[0] == "dependency-groups":
+        return (f"group:{parts[1]}",)
+    if parts[:3] == ["tool", "poetry", "dev-dependencies"]:
+        return ("dev",)
+    if parts[:3] == ["tool", "poetry", "group"]:
+        return (f"group:{parts[3]}",)
+    return ()
+
+
+def _get(data: object, path: tuple) -> object:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data
+
+
+_HEADER = re.compile(r"^\s*\[\[?([^\[\]]+)\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"""^\s*((?:"[^"]*"|'[^']*'|[\w-]+)(?:\s*\.\s*(?:"[^"]*"|'[^']*'|[\w-]+))*)\s*=""")
+_PART = re.compile(r""""([^"]*)"|'([^']*)'|([\w-]+)""")
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*')
+
+
+class _TomlLines:
+    """Where keys and string array items sit in a TOML text (tomllib keeps no positions)."""
+
+    def __init__(self, text: str):
+        self.lines = text.splitlines()
+        self.joined = "\n".join(self.lines)
+        self.offsets = [0]
+        for line in self.lines:
+            self.offsets.append(self.offsets[-1] + len(line) + 1)
+        self.keys: dict[tuple, int] = {}
+        self.starts: list[int] = []  # lines opening a table or a key, to bound array scans
+        table: tuple = ()
+        depth = 0  # open brackets/braces: keys inside a multi-line array are not keys
+        for n, line in enumerate(self.lines, 1):
+            if depth == 0 and (m := _HEADER.match(line)):
+                table = _parts(m.group(1))
+                self.keys.setdefault(table, n)
+                self.starts.append(n)
+            elif depth == 0 and (m := _KEY.match(line)):
+                self.keys.setdefault((*table, *_parts(m.group(1))), n)
+                self.starts.append(n)
+            bare = _TOKEN.sub("", line)
+            depth = max(0, depth + bare.count("[") + bare.count("{")
+                        - bare.count("]") - bare.count("}"))
+
+    def line(self, path: tuple) -> int | None:
+        """Line of ``path``'s key, else of its nearest located ancestor."""
+        for i in range(len(path), 0, -1):
+            if path[:i] in self.keys:
+                return self.keys[path[:i]]
+        return None
+
+    def text(self, line: int | None) -> str:
+        return self.lines[line - 1].strip() if line else ""
+
+    def strings(self, path: tuple, values: list[str]) -> list[int | None]:
+        """Line of each string of the array at ``path``, found in order after its key."""
+        first = self.line(path)
+        if first is None:
+            return [None] * len(values)
+        end = next((s for s in self.starts if s > first), len(self.lines) + 1)
+        tokens = [(m.group(0), m.start()) for m in
+                  _TOKEN.finditer(self.joined, self.offsets[first - 1], self.offsets[end - 1])]
+        out, i = [], 0
+        for value in values:
+            while i < len(tokens) and (tokens[i][0][0] == "#" or _unquote(tokens[i][0]) != value):
+                i += 1
+            out.append(bisect_right(self.offsets, tokens[i][1]) if i < len(tokens) else first)
+            i += i < len(tokens)
+        return out
+
+
+def _parts(key: str) -> tuple:
+    return tuple(next(g for g in m.groups() if g is not None) for m in _PART.finditer(key))
+
+
+def _unquote(token: str) -> str | None:
+    try:
+        return tomllib.loads(f"v = {token}")["v"]
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+# -- requirements*.txt ------------------------------------------------------------------------
+_OPTION = re.compile(r"^(-[rce]|--requirement|--constraint|--editable)(?:\s*=\s*|\s*)(.*)$")
+_REQ_OPTIONS = re.compile(r"\s+--[A-Za-z]")
+_NAMED_URL = re.compile(r"^[\w.-]+\s*(\[[^\]]*\])?\s*@")
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^[./~]|\.(whl|zip|tar\.gz|tgz|tar\.bz2)$")
+_EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+_GLOBAL_OPTIONS = ("-i", "--index-url", "--extra-index-url", "--no-index", "-f", "--find-links",
+                   "--pre", "--trusted-host", "--prefer-binary", "--require-hashes",
+                   "--only-binary", "--no-binary", "--use-feature")
+
+
+class RequirementsExtractor:
+    name = "requirements"
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return fnmatch(path.name, "requirements*.txt") or fnmatch(path.name, "*requirements.txt")
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        try:
+            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
+        except InputError as exc:
+            return Extraction(problems=[input_problem(exc)])
+        reader = _RequirementsReader(src, ctx)
+        reader.read(src.path, text, frozenset({src.path.resolve()}))
+        return reader.out
+
+
+class _RequirementsReader:
+    """One requirements file and its ``-r`` includes, read into one extraction."""
+
+    def __init__(self, src: SourceFile, ctx: Context):
+        self.src, self.ctx = src, ctx
+        self.subject = python_dir_id(src.doc_id)
+        label = PurePosixPath(src.doc_id).parent.name or self.subject
+        self.out = Extraction(nodes=[NodeRecord(self.subject, "Component", label)])
+
+    def read(self, path: Path, text: str, seen: frozenset, via: tuple[int, str] | None = None):
+        """Read one file; ``via`` is the (line, ``-r`` text) of its include in the scanned file."""
+        for line, kind, value, raw in _requirement_lines(text):
+            at = via[0] if via else line
+            where = f"{via[1]} (line {line}): " if via else ""
+            if kind == "include":
+                reason = self._include(path, value, seen, via or (line, raw))
+                if reason:
+                    self._warn("bad-include", where + reason, at)
+                continue
+            if kind == "requirement":
+                try:
+                    self.out.edges.append(depends_on(self.subject, pypi_purl(value), value,
+                                                     f"{via[1]}: {raw}" if via else raw, line=at))
+                    continue
+                except ValueError as exc:
+                    value = f"{exc}; skipped"
+            self._warn("bad-requirement", where + value, at)
+
+    def _include(self, path: Path, value: str, seen: frozenset, via: tuple[int, str]) -> str | None:
+        """Follow ``-r value``, or say why not."""
+        target = (path.parent / value).resolve()
+        if "://" in value or not target.is_relative_to(self.src.root.resolve()):
+            return f"include {value!r} is outside the scanned root; not followed"
+        if target in seen:
+            return f"include {value!r} was already read (include cycle?)"
+        try:
+            text = read_text(target, self.ctx.max_file_bytes, value)
+        except InputError as exc:
+            return f"include {value!r}: {exc.message}"
+        self.read(target, text, seen | {target}, via)
+        return None
+
+    def _warn(self, code: str, message: str, line: int) -> None:
+        self.out.problems.append(Problem("warning", code, message, self.src.doc_id, line))
+
+
+def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
+    """``(line, kind, value, text)``: kind is requirement (value: name; text: the trimmed
+    line), include (value: path; text: the ``-r`` option) or problem (value: message);
+    constraints and global options are skipped."""
+    for line, raw in _logical_lines(text):
+        content = re.sub(r"(^|\s)#.*$", "", raw).strip()
+        if not content:
+            continue
+        if m := _OPTION.match(content):
+            flag, value = m.group(1), m.group(2).strip()
+            if flag in ("-r", "--requirement"):
+                yield line, "include", value, content
+            elif flag in ("-e", "--editable"):
+                yield line, *_named(value, "editable"), raw.strip()
+            continue
+        if content.startswith("-"):
+            if content.split("=")[0].split()[0] not in _GLOBAL_OPTIONS:
+                yield line, "problem", f"unknown pip option {content.split()[0]!r}; skipped", content
+            continue
+        spec = content[:m.start()] if (m := _REQ_OPTIONS.search(content)) else content
+        if _URL.search(spec) and not _NAMED_URL.match(spec):
+            yield line, *_named(spec, "URL/path"), raw.strip()
+            continue
+        try:
+            yield line, "requirement", Requirement(spec).name, raw.strip()
+        except InvalidRequirement as exc:
+            yield line, "problem", (f"not a PEP 508 requirement {spec!r}: "
+                                    f"{str(exc).splitlines()[0]}"), content
+
+
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """Lines with ``\\`` continuations joined, each with the number of its first line."""
+    start, buf = 0, []
+    for n, raw in enumerate(text.splitlines(), 1):
+        start = start or n
+        if raw.endswith("\\"):
+            buf.append(raw[:-1])
+            continue
+        yield start, "".join(buf) + raw
+        start, buf = 0, []
+    if buf:
+        yield start, "".join(buf)
+
+
+def _named(target: str, what: str) -> tuple[str, str]:
+    """(``requirement``, name) for a URL/path that names its package, else a problem."""
+    if m := _EGG.search(target):
+        return "requirement", m.group(1)
+    stem = target.rstrip("/").rsplit("/", 1)[-1]
+    if stem.endswith(".whl"):
+        return "requirement", stem.split("-")[0]
+    for ext in (".tar.gz", ".tgz", ".tar.bz2", ".zip"):
+        if stem.endswith(ext) and "-" in stem:
+            return "requirement", stem[:-len(ext)].rpartition("-")[0]
+    return "problem", f"{what} requirement {target!r} does not name its package; skipped"
+
+
+register(PyprojectExtractor())
+register(RequirementsExtractor())

@@ -1,0 +1,106 @@
+"""Records every extractor yields, and the extractor protocol.
+
+Extractors never touch RDF or the graph: they read one source file and return plain
+records (nodes, edges in any declared direction, problems) with their location. The build
+pipeline resolves IDs, canonicalises edge direction through the schema and turns each edge
+record into an :class:`~kgbuild.model.Assertion`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import Problem
+from ..schema.model import Schema
+
+
+@dataclass
+class NodeRecord:
+    """An entity a source defines (not merely mentions)."""
+
+    id: str
+    type: str
+    label: str
+    line: int | None = None
+    pointer: str | None = None
+    attributes: dict[str, list[str] | str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    access: frozenset[str] = frozenset()
+
+
+@dataclass
+class EdgeRecord:
+    """A relation a source asserts; ``predicate`` may be a stored or an inverse edge name.
+
+    ``subject_type``/``object_type`` type the endpoints when the source does not define them
+    (e.g. a Backstage ref's kind); the label defaults to the ID's name part.
+    """
+
+    subject: str
+    predicate: str
+    object: str
+    line: int | None = None
+    pointer: str | None = None
+    evidence: str | None = None
+    confidence: float = 1.0
+    subject_type: str | None = None
+    object_type: str | None = None
+    subject_label: str | None = None
+    object_label: str | None = None
+    span: tuple[int, int] | None = None
+    access: frozenset[str] = frozenset()
+    source: str | None = None  # document ID of another file that asserted this (e.g. CODEOWNERS)
+    qualifiers: tuple[str, ...] = ()  # e.g. "dev", "optional:docs", "build", "indirect"
+
+
+@dataclass
+class SourceFile:
+    """A file to extract from: absolute path, stable document ID, the root it was found under."""
+
+    path: Path
+    doc_id: str
+    root: Path
+    stat: str = ""  # "size:mtime_ns" when discovered, to skip re-reading unchanged files
+
+    def read_bytes(self) -> bytes:
+        return self.path.read_bytes()
+
+    def doc_id_of(self, path: Path) -> str:
+        """The document ID another file under this file's root gets (same root label)."""
+        rel = path.resolve().relative_to(self.root.resolve()).as_posix()
+        return f"{self.doc_id.split('/')[0]}/{rel}" if "/" in self.doc_id else rel
+
+
+@dataclass
+class Extraction:
+    """What one extractor found in one file."""
+
+    nodes: list[NodeRecord] = field(default_factory=list)
+    edges: list[EdgeRecord] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    follow: list[Path] = field(default_factory=list)  # further files to read (e.g. Location targets)
+    depends: list[Path] = field(default_factory=list)  # other files whose content shaped this result
+    # False when other documents also record assertions derived from this file (CODEOWNERS):
+    # then the file cannot declare how many assertions it is the source of
+    exhaustive: bool = True
+
+
+@dataclass
+class Context:
+    """What extractors may know about the run: schema, roots and limits."""
+
+    schema: Schema
+    roots: list[Path]
+    max_file_bytes: int = 20 * 1024 * 1024
+
+
+class Extractor(Protocol):
+    name: str
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        """Whether this extractor reads the file (by name, and the first bytes if needed)."""
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        """Read one file; never raises for bad input, reports :class:`Problem` instead."""

@@ -1,0 +1,1 @@
+"""The graph model: nodes, assertions, source documents, their one RDF layout, IDs, access labels."""

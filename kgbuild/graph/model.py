@@ -1,0 +1,367 @@
+"""Nodes, edges and assertions, and their one RDF layout.
+
+This is the only module that knows how the graph looks in RDF:
+
+* node ``<base>id/{ID}``: ``rdf:type`` (exactly one schema type), ``rdfs:label``,
+  ``dcterms:identifier`` (the stable ID), ``skos:altLabel`` aliases, attributes, ``kg:accessLabel``;
+* edge: the direct triple ``<s> <schema#edge> <o>`` in the schema's stored direction;
+* assertion ``<base>assertion/{hash}`` (``kg:Assertion``): ``rdf:subject/predicate/object``,
+  ``prov:wasDerivedFrom`` (the source document), ``kg:line`` or ``kg:jsonPointer``,
+  ``kg:extractor``, ``kg:confidence``, ``prov:generatedAtTime``, optional ``kg:evidence``
+  and character span ``kg:spanStart``/``kg:spanEnd``, ``kg:accessLabel``, ``kg:qualifier``
+  (how the source qualifies the relation: ``dev``, ``optional:docs``, ``build``, ``indirect``);
+* source document ``<base>source/{path}`` (``kg:SourceDocument``): ``kg:path``, ``kg:sha256``.
+
+Triples are produced as N-Triples term strings (``<iri>``, ``"literal"^^<datatype>``): they feed
+the embedded store, rdflib and the Turtle writer without per-term object conversion. In the
+store, each document's named graph also carries *claims* about the nodes it defines or mentions
+(``kg:declaredType``, ``kg:declaredLabel``, ``kg:mentionLabel``); the resolved type and label
+of each node are derived from all claims (:func:`resolve_node`), so a document can be replaced
+without re-reading the others.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Iterable, Iterator
+from urllib.parse import quote, unquote
+
+from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
+
+from ..errors import KgbuildError
+from ..schema.model import Schema
+from ..schema.namespaces import ASSERTION_BASE, ID_BASE, KG, SOURCE_BASE
+
+_SAFE = "/:@-._~+!$'()*,;="
+
+Triple = tuple[str, str, str]
+
+
+def _i(iri: str) -> str:
+    return f"<{iri}>"
+
+
+A = _i(str(RDF.type))
+LABEL = _i(str(RDFS.label))
+IDENT = _i(str(DCTERMS.identifier))
+ALT = _i(str(SKOS.altLabel))
+ACCESS = _i(str(KG.accessLabel))
+DECLARED_TYPE = _i(str(KG.declaredType))
+DECLARED_LABEL = _i(str(KG.declaredLabel))
+MENTION_LABEL = _i(str(KG.mentionLabel))
+CLAIMS = frozenset({DECLARED_TYPE, DECLARED_LABEL, MENTION_LABEL})
+_ASSERTION, _SUBJECT, _PREDICATE, _OBJECT = (_i(str(KG.Assertion)), _i(str(RDF.subject)),
+                                             _i(str(RDF.predicate)), _i(str(RDF.object)))
+_DERIVED, _EXTRACTOR, _CONFIDENCE, _GENERATED = (_i(str(PROV.wasDerivedFrom)), _i(str(KG.extractor)),
+                                                 _i(str(KG.confidence)), _i(str(PROV.generatedAtTime)))
+_LINE, _POINTER, _EVIDENCE = _i(str(KG.line)), _i(str(KG.jsonPointer)), _i(str(KG.evidence))
+_SPAN_START, _SPAN_END = _i(str(KG.spanStart)), _i(str(KG.spanEnd))
+_QUALIFIER = _i(str(KG.qualifier))
+_DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
+_LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$', re.S)
+_UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}
+
+
+def node_iri(node_id: str) -> str:
+    """IRI of the node with stable ID ``node_id``."""
+    return ID_BASE + quote(node_id, safe=_SAFE)
+
+
+def source_iri(doc_id: str) -> str:
+    """IRI of a source document."""
+    return SOURCE_BASE + quote(doc_id, safe=_SAFE)
+
+
+def id_from_iri(iri: str) -> str:
+    """Inverse of :func:`node_iri` (falls back to the IRI itself for foreign nodes)."""
+    return unquote(iri[len(ID_BASE):]) if iri.startswith(ID_BASE) else str(iri)
+
+
+def doc_from_iri(iri: str) -> str:
+    """Inverse of :func:`source_iri`."""
+    return unquote(iri[len(SOURCE_BASE):]) if iri.startswith(SOURCE_BASE) else str(iri)
+
+
+def utc_timestamp(epoch: float) -> str:
+    """Seconds since the epoch as an ``xsd:dateTime`` string in UTC."""
+    return datetime.fromtimestamp(int(epoch), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def lit(value: object, datatype: str | None = None) -> str:
+    """An N-Triples literal."""
+    s = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    return f'"{s}"^^<{datatype}>' if datatype else f'"{s}"'
+
+
+def parse_literal(term: str) -> tuple[str, str | None, str | None]:
+    """``(lexical value, datatype IRI, language)`` of an N-Triples literal."""
+    m = _LITERAL.match(term)
+    if not m:
+        raise ValueError(f"not an N-Triples literal: {term[:80]}")
+    raw = m.group(1)
+    value = re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)",
+                   lambda x: chr(int(x.group(1)[1:], 16)) if x.group(1)[0] in "uU" and len(x.group(1)) > 1
+                   else _UNESCAPE.get(x.group(1), x.group(1)), raw) if "\\" in raw else raw
+    return value, m.group(2), m.group(3)
+
+
+def iri_value(term: str) -> str:
+    """The IRI inside ``<...>``."""
+    return term[1:-1]
+
+
+@dataclass
+class Node:
+    """An entity with a stable ID and exactly one schema type."""
+
+    id: str
+    type: str
+    label: str
+    attributes: dict[str, set[str]] = field(default_factory=dict)
+    access: set[str] = field(default_factory=set)
+    defined_in: set[str] = field(default_factory=set)
+    aliases: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class Assertion:
+    """One source's claim that ``subject --predicate--> object`` holds (stored direction)."""
+
+    subject: str
+    predicate: str
+    object: str
+    source: str
+    extractor: str
+    generated_at: str
+    confidence: float = 1.0
+    line: int | None = None
+    pointer: str | None = None
+    evidence: str | None = None
+    span: tuple[int, int] | None = None
+    access: frozenset[str] = frozenset()
+    qualifiers: frozenset[str] = frozenset()
+
+    @property
+    def edge(self) -> tuple[str, str, str]:
+        return (self.subject, self.predicate, self.object)
+
+    @cached_property
+    def key(self) -> str:
+        """Deterministic content hash naming this assertion."""
+        parts = [self.subject, self.predicate, self.object, self.source, self.extractor,
+                 str(self.line), str(self.pointer), str(self.span)]
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
+
+    @property
+    def location(self) -> str:
+        """Human-readable location inside the source (``line 12`` or a JSON pointer)."""
+        if self.pointer is not None:
+            return self.pointer
+        if self.span is not None:
+            return f"chars {self.span[0]}-{self.span[1]}"
+        return f"line {self.line}" if self.line else ""
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """A file a graph was built from; ``assertions`` counts the assertions it is the source of
+    (so that losing any of them is detectable), when known."""
+
+    id: str
+    path: str
+    sha256: str
+    access: frozenset[str] = frozenset()
+    assertions: int | None = None
+
+
+# -- triples ------------------------------------------------------------------------------------
+def source_triples(doc: SourceDocument) -> Iterator[Triple]:
+    s = _i(source_iri(doc.id))
+    yield s, A, _i(str(KG.SourceDocument))
+    yield s, _i(str(KG.path)), lit(doc.path)
+    yield s, _i(str(KG.sha256)), lit(doc.sha256)
+    if doc.assertions is not None:
+        yield s, _i(str(KG.assertionCount)), lit(doc.assertions, _INTEGER)
+    for label in sorted(doc.access):
+        yield s, ACCESS, lit(label)
+
+
+def node_triples(node_id: str, type_name: str, label: str, schema: Schema) -> Iterator[Triple]:
+    """The resolved typing of a node: exactly one type, one label, the ID."""
+    s = _i(node_iri(node_id))
+    yield s, A, _i(schema.node_types[type_name].iri)
+    yield s, LABEL, lit(label)
+    yield s, IDENT, lit(node_id)
+
+
+def node_fact_triples(node: Node, schema: Schema) -> Iterator[Triple]:
+    """What a source states about a node besides its type and label."""
+    s = _i(node_iri(node.id))
+    for name in sorted(node.attributes):
+        attr = schema.attributes[name]
+        dt = None if attr.datatype == "string" else str(XSD[attr.datatype])  # XSD local names
+        for v in sorted(node.attributes[name]):
+            yield s, _i(attr.iri), lit(v, dt)
+    for alias in sorted(node.aliases):
+        yield s, ALT, lit(alias)
+    for label in sorted(node.access):
+        yield s, ACCESS, lit(label)
+
+
+def claim_triples(node_id: str, type_name: str, label: str | None, defined: bool,
+                  schema: Schema) -> Iterator[Triple]:
+    """A document's claim about a node's type and label (store-internal, never exported)."""
+    s = _i(node_iri(node_id))
+    yield s, DECLARED_TYPE, _i(schema.node_types[type_name].iri)
+    if label:
+        yield s, DECLARED_LABEL if defined else MENTION_LABEL, lit(label)
+
+
+def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:
+    """The direct edge triple and its reified, provenance-carrying assertion."""
+    p = _i(schema.edge_types[a.predicate].iri)
+    subj, obj = _i(node_iri(a.subject)), _i(node_iri(a.object))
+    yield subj, p, obj
+    s = _i(ASSERTION_BASE + a.key)
+    yield s, A, _ASSERTION
+    yield s, _SUBJECT, subj
+    yield s, _PREDICATE, p
+    yield s, _OBJECT, obj
+    yield s, _DERIVED, _i(source_iri(a.source))
+    yield s, _EXTRACTOR, lit(a.extractor)
+    yield s, _CONFIDENCE, lit(repr(float(a.confidence)), _DOUBLE)
+    yield s, _GENERATED, lit(a.generated_at, _DATETIME)
+    if a.line is not None:
+        yield s, _LINE, lit(a.line, _INTEGER)
+    if a.pointer is not None:
+        yield s, _POINTER, lit(a.pointer)
+    if a.evidence:
+        yield s, _EVIDENCE, lit(a.evidence)
+    if a.span is not None:
+        yield s, _SPAN_START, lit(a.span[0], _INTEGER)
+        yield s, _SPAN_END, lit(a.span[1], _INTEGER)
+    for label in sorted(a.access):
+        yield s, ACCESS, lit(label)
+    for qualifier in sorted(a.qualifiers):
+        yield s, _QUALIFIER, lit(qualifier)
+
+
+def resolve_node(node_id: str, claims: Iterable[tuple[str, str, str]], schema: Schema
+                 ) -> tuple[str, str] | None:
+    """Type and label of a node from ``(graph, predicate, object)`` claims of every document.
+
+    The most specific declared type wins; a label declared by a defining document (the first
+    by document ID) beats one from a mere mention. Raises :class:`KgbuildError` when two
+    claimed types are on different branches; returns None when nothing claims the node.
+    """
+    types: set[str] = set()
+    defined: list[tuple[str, str]] = []
+    mentioned: list[tuple[str, str]] = []
+    for graph, pred, obj in claims:
+        if pred == DECLARED_TYPE:
+            types.add(schema.type_by_iri[iri_value(obj)])
+        elif pred == DECLARED_LABEL:
+            defined.append((graph, parse_literal(obj)[0]))
+        elif pred == MENTION_LABEL:
+            mentioned.append((graph, parse_literal(obj)[0]))
+    if not types:
+        return None
+    ordered = sorted(types)
+    best = ordered[0]
+    for t in ordered[1:]:
+        merged = schema.more_specific(best, t)
+        if merged is None:
+            raise KgbuildError(f"node {node_id!r} is claimed as both {best} and {t}")
+        best = merged
+    label = min(defined)[1] if defined else (min(mentioned)[1] if mentioned else node_id)
+    return best, label
+
+
+# -- the in-memory graph ------------------------------------------------------------------------
+class KnowledgeGraph:
+    """In-memory typed graph: nodes, assertions (edges are what assertions support), documents."""
+
+    def __init__(self, schema: Schema):
+        self.schema = schema
+        self.nodes: dict[str, Node] = {}
+        self.assertions: dict[str, Assertion] = {}
+        self.documents: dict[str, SourceDocument] = {}
+        self.untyped_edges: set[tuple[str, str, str]] = set()
+
+    def add_node(self, node_id: str, type_name: str, label: str | None = None, *,
+                 source: str | None = None, **attributes: Iterable[str] | str | None) -> Node:
+        """Add or merge a node; a more specific type wins, conflicting types raise."""
+        type_name = self.schema.node_type(type_name).name
+        node = self.nodes.get(node_id)
+        if node is None:
+            node = self.nodes[node_id] = Node(node_id, type_name, label or node_id)
+        else:
+            merged = self.schema.more_specific(node.type, type_name)
+            if merged is None:
+                raise KgbuildError(f"node {node_id!r} is typed both {node.type} and {type_name}")
+            node.type = merged
+        if source:
+            if label and (not node.defined_in or source < min(node.defined_in)):
+                node.label = label
+            node.defined_in.add(source)
+        for name, values in attributes.items():
+            if values is None:
+                continue
+            if name not in self.schema.attributes:
+                raise KgbuildError(f"unknown attribute {name!r} for schema {self.schema.name!r}")
+            vals = [values] if isinstance(values, str) else list(values)
+            node.attributes.setdefault(name, set()).update(str(v) for v in vals if v is not None)
+        return node
+
+    def add_assertion(self, assertion: Assertion) -> Assertion:
+        """Record an assertion (already in stored direction) and the edge it supports."""
+        if assertion.predicate not in self.schema.edge_types:
+            raise KgbuildError(f"{assertion.predicate!r} is not a stored edge type; "
+                               f"use schema.canonical() first")
+        if not 0.0 <= assertion.confidence <= 1.0:
+            raise KgbuildError(f"confidence {assertion.confidence} outside [0, 1]")
+        self.assertions[assertion.key] = assertion
+        return assertion
+
+    def add_document(self, doc: SourceDocument) -> None:
+        self.documents[doc.id] = doc
+
+    def edges(self) -> dict[tuple[str, str, str], list[Assertion]]:
+        """Every edge with the assertions supporting it, sorted for determinism."""
+        out: dict[tuple[str, str, str], list[Assertion]] = {}
+        for _, a in sorted(self.assertions.items()):
+            out.setdefault((a.subject, a.predicate, a.object), []).append(a)
+        for e in self.untyped_edges:
+            out.setdefault(e, [])
+        return dict(sorted(out.items()))
+
+    def counts(self) -> dict:
+        """Entities by type and edges by type."""
+        nodes: dict[str, int] = {}
+        for n in self.nodes.values():
+            nodes[n.type] = nodes.get(n.type, 0) + 1
+        edges: dict[str, int] = {}
+        for (_, p, _) in self.edges():
+            edges[p] = edges.get(p, 0) + 1
+        return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
+                "assertions": len(self.assertions), "documents": len(self.documents)}
+
+    def triples(self) -> Iterator[Triple]:
+        """The graph as N-Triples term strings, in the layout described in this module."""
+        for doc in self.documents.values():
+            yield from source_triples(doc)
+        for node in self.nodes.values():
+            yield from node_triples(node.id, node.type, node.label, self.schema)
+            yield from node_fact_triples(node, self.schema)
+        for (s, p, o), assertions in self.edges().items():
+            if not assertions:
+                yield _i(node_iri(s)), _i(self.schema.edge_types[p].iri), _i(node_iri(o))
+            for a in assertions:
+                yield from assertion_triples(a, self.schema)
+
+
+

@@ -1,0 +1,1 @@
+"""File I/O every part shares: atomic writes, bounded text reading, safe YAML with line numbers."""

@@ -1,0 +1,1 @@
+"""Entity resolution: name keys, the alias registry, the staged resolver, the review queue."""

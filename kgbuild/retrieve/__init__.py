@@ -1,0 +1,1 @@
+"""Retrieval: traversal specs, the adjacency index, walks, context packs, semantic seeds."""

@@ -1,0 +1,107 @@
+"""Semantic seed matching: node labels and a question compared through embeddings.
+
+Any OpenAI-compatible embeddings endpoint works (OpenAI, Ollama, vLLM, llama.cpp) through the
+``openai`` client. Vectors are cached on disk per model, keyed by a hash of the embedded text,
+so a graph's labels are sent once; a question is embedded on every call. Only the texts of
+nodes the caller passes are embedded: traversal passes its principal's visible nodes, so a
+hidden node's label never leaves the machine on its behalf.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from ..errors import KgbuildError
+from ..io.atomic import atomic_write
+
+BATCH = 256
+
+
+def node_text(label: str, type_name: str, description: str | None = None) -> str:
+    """What a node is embedded as: its label, its type and its description."""
+    return f"{label} ({type_name})" + (f": {description}" if description else "")
+
+
+class EmbeddingMatcher:
+    """Embeds texts with one model through an OpenAI-compatible client, caching vectors."""
+
+    def __init__(self, client, model: str, cache_dir: str | Path | None = None):
+        self.client = client
+        self.model = model
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model)
+        self.cache_file = Path(cache_dir) / f"embeddings-{slug}.npz" if cache_dir else None
+        self._cache: dict[str, np.ndarray] = self._load()
+        self.requests = 0
+
+    @classmethod
+    def from_env(cls, model: str, base_url: str | None = None, api_key: str | None = None,
+                 cache_dir: str | Path | None = None) -> "EmbeddingMatcher":
+        """A matcher on an ``openai.OpenAI`` client (``OPENAI_BASE_URL``/``OPENAI_API_KEY``
+        apply when ``base_url``/``api_key`` are not given; local servers need no real key)."""
+        import openai  # imported here so the CLI starts fast when nothing is embedded
+
+        key = api_key or os.environ.get("OPENAI_API_KEY") or "unused"
+        return cls(openai.OpenAI(base_url=base_url, api_key=key, max_retries=1, timeout=60),
+                   model, cache_dir)
+
+    def _load(self) -> dict[str, np.ndarray]:
+        if self.cache_file is None or not self.cache_file.is_file():
+            return {}
+        try:
+            with np.load(self.cache_file) as data:
+                return {k: data[k] for k in data.files}
+        except (OSError, ValueError):
+            return {}  # a damaged cache is rebuilt, never trusted
+
+    def _save(self) -> None:
+        if self.cache_file is None:
+            return
+        buf = io.BytesIO()
+        np.savez(buf, **self._cache)
+        atomic_write(self.cache_file, buf.getvalue())
+
+    def embed(self, texts: Iterable[str]) -> np.ndarray:
+        """Unit vectors for ``texts`` (rows in order); only uncached texts are requested."""
+        texts = list(texts)
+        keys = [hashlib.sha256(t.encode()).hexdigest()[:32] for t in texts]
+        missing = sorted({k: t for k, t in zip(keys, texts) if k not in self._cache}.items())
+        for start in range(0, len(missing), BATCH):
+            chunk = missing[start:start + BATCH]
+            try:
+                response = self.client.embeddings.create(model=self.model, input=[t for _, t in chunk])
+            except Exception as exc:  # the client raises many transport and API error types
+                raise KgbuildError(f"embeddings endpoint failed ({type(exc).__name__}): {exc}") from None
+            self.requests += 1
+            rows = sorted(response.data, key=lambda d: d.index)
+            if len(rows) != len(chunk):
+                raise KgbuildError(f"embeddings endpoint returned {len(rows)} vectors for {len(chunk)} texts")
+            for (key, _), row in zip(chunk, rows):
+                vec = np.asarray(row.embedding, dtype=np.float32)
+                norm = float(np.linalg.norm(vec))
+                self._cache[key] = vec / norm if norm else vec
+        if missing:
+            self._save()
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.vstack([self._cache[k] for k in keys])
+
+    def match(self, question: str, candidates: list[tuple[str, str]], top: int = 3,
+              min_score: float = 0.5) -> list[tuple[str, float]]:
+        """The ``top`` candidate IDs most similar to ``question`` (cosine >= ``min_score``);
+        ``candidates`` are ``(id, text)``. Ties break on ID, so results are deterministic."""
+        if not candidates or top <= 0:
+            return []
+        matrix = self.embed(t for _, t in candidates)
+        q = self.embed([question])[0]
+        if matrix.shape[1] != q.shape[0]:
+            raise KgbuildError("question and node vectors have different sizes: was the model changed?")
+        scores = matrix @ q
+        ranked = sorted(((-float(s), cid) for (cid, _), s in zip(candidates, scores)))
+        return [(cid, round(-s, 4)) for s, cid in ranked[:top] if -s >= min_score]

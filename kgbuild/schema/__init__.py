@@ -1,0 +1,1 @@
+"""The schema part: the typed model, its YAML loader, and what derives from it."""

@@ -1,0 +1,184 @@
+"""Loading a schema from YAML, with every check located at file and line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from ..errors import SchemaError
+from .bundled import bundled
+from .model import DATATYPES, Attribute, EdgeType, NodeType, Schema
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+
+SCHEMA_DIR = bundled("schema")
+DEFAULT_SCHEMA = "software"
+
+
+def schema_path(name_or_path: str | Path) -> Path:
+    """Resolve a bundled schema name (``software``) or a path to a YAML file."""
+    p = Path(name_or_path)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.is_file():
+            raise SchemaError(f"schema file not found: {p}")
+        return p
+    candidate = SCHEMA_DIR / f"{name_or_path}.yaml"
+    if not candidate.is_file():
+        known = ", ".join(sorted(x.stem for x in SCHEMA_DIR.glob("*.yaml"))) or "none"
+        raise SchemaError(f"unknown schema {str(name_or_path)!r} (bundled: {known})")
+    return candidate
+
+
+def load_schema(name_or_path: str | Path = DEFAULT_SCHEMA) -> Schema:
+    """Load and check a schema by bundled name or file path; raises :class:`SchemaError`."""
+    path = schema_path(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        raw = yaml.safe_load(text)
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"not UTF-8: {exc.reason}", str(path)) from None
+    except yaml.YAMLError as exc:
+        line = getattr(getattr(exc, "problem_mark", None), "line", None)
+        raise SchemaError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", str(path),
+                          line + 1 if line is not None else None) from None
+    return parse_schema(raw, source=str(path), text=text)
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """Line (1-based) of every top-level key and every key one level below it."""
+    try:
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError:
+        return {}
+    lines: dict[str, int] = {}
+    if isinstance(root, yaml.MappingNode):
+        for k, v in root.value:
+            lines.setdefault(str(k.value), k.start_mark.line + 1)
+            if isinstance(v, yaml.MappingNode):
+                for k2, _ in v.value:
+                    lines.setdefault(str(k2.value), k2.start_mark.line + 1)
+    return lines
+
+
+def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schema:
+    """Build a :class:`Schema` from already-parsed YAML, checking it thoroughly."""
+
+    key_lines = _key_lines(text) if text else {}
+
+    def fail(msg: str, key: str | None = None) -> SchemaError:
+        return SchemaError(msg, source, key_lines.get(key) if key else None)
+
+    if not isinstance(raw, dict):
+        raise fail("a schema must be a mapping with node_types and edge_types")
+    for key in ("name", "namespace", "node_types", "edge_types"):
+        if key not in raw:
+            raise fail(f"missing required key {key!r}")
+    unknown = set(raw) - {"name", "version", "namespace", "prefix", "description",
+                          "node_types", "edge_types", "attributes"}
+    if unknown:
+        raise fail(f"unknown top-level key {sorted(unknown)[0]!r}", sorted(unknown)[0])
+    ns = str(raw["namespace"])
+    if not re.match(r"^[a-z][a-z0-9+.-]*:\S+[#/]$", ns):
+        raise fail(f"namespace must be an absolute IRI ending in '#' or '/': {ns!r}", "namespace")
+    prefix = str(raw.get("prefix") or raw["name"])
+    if not _NAME.match(prefix):
+        raise fail(f"prefix {prefix!r} is not a valid name", "prefix")
+
+    seen: dict[str, str] = {}
+
+    def claim(name: object, what: str) -> str:
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise fail(f"{what} name {name!r} must match [A-Za-z][A-Za-z0-9_]*")
+        if name.lower() in seen:
+            raise fail(f"duplicate name {name!r}: already used by {seen[name.lower()]}", name)
+        seen[name.lower()] = f"{what} {name!r}"
+        return name
+
+    def mapping(key: str) -> dict:
+        val = raw.get(key) or {}
+        if not isinstance(val, dict):
+            raise fail(f"{key} must be a mapping of name to definition", key)
+        for name, spec in val.items():
+            if spec is not None and not isinstance(spec, dict):
+                raise fail(f"{key}.{name} must be a mapping", str(name))
+        return val
+
+    node_types: dict[str, NodeType] = {}
+    for name, spec in mapping("node_types").items():
+        spec = spec or {}
+        _only(spec, {"parent", "description"}, f"node type {name!r}", fail, str(name))
+        node_types[claim(name, "node type")] = NodeType(
+            name, ns + name, spec.get("parent"), str(spec.get("description", "")).strip())
+    if not node_types:
+        raise fail("node_types is empty", "node_types")
+    for t in node_types.values():
+        if t.parent is not None and t.parent not in node_types:
+            raise fail(f"node type {t.name!r} has unknown parent {t.parent!r}", t.name)
+        seen_chain, cur = {t.name}, t.parent
+        while cur is not None:
+            if cur in seen_chain:
+                raise fail(f"node type {t.name!r} is part of a parent cycle", t.name)
+            seen_chain.add(cur)
+            cur = node_types[cur].parent
+
+    edge_types: dict[str, EdgeType] = {}
+    inverse_of: dict[str, str] = {}
+    for name, spec in mapping("edge_types").items():
+        spec = spec or {}
+        _only(spec, {"domain", "range", "inverse", "transitive", "description"},
+              f"edge type {name!r}", fail, str(name))
+        claim(name, "edge type")
+        dom, rng = _types(spec, "domain", name, node_types, fail), _types(spec, "range", name, node_types, fail)
+        inv = spec.get("inverse")
+        if inv is not None:
+            if inv in edge_types or inv in mapping("edge_types"):
+                raise fail(f"edge type {name!r}: inverse {inv!r} is declared as an edge type of its "
+                           f"own; declare each pair once, in its stored direction", str(name))
+            claim(inv, f"inverse of {name!r}")
+            inverse_of[inv] = name
+        transitive = spec.get("transitive", False)
+        if not isinstance(transitive, bool):
+            raise fail(f"edge type {name!r}: transitive must be true or false", str(name))
+        edge_types[name] = EdgeType(name, ns + name, dom, rng, inv, ns + inv if inv else None,
+                                    transitive, str(spec.get("description", "")).strip())
+    if not edge_types:
+        raise fail("edge_types is empty", "edge_types")
+
+    attributes: dict[str, Attribute] = {}
+    for name, spec in mapping("attributes").items():
+        spec = spec or {}
+        _only(spec, {"datatype", "multiple", "description"}, f"attribute {name!r}", fail, str(name))
+        dt = spec.get("datatype", "string")
+        if dt not in DATATYPES:
+            raise fail(f"attribute {name!r}: unknown datatype {dt!r} "
+                       f"(one of {', '.join(sorted(DATATYPES))})", str(name))
+        attributes[claim(name, "attribute")] = Attribute(
+            name, ns + name, dt, bool(spec.get("multiple", False)),
+            str(spec.get("description", "")).strip())
+
+    version = raw.get("version", 1)
+    if not isinstance(version, int):
+        raise fail("version must be an integer", "version")
+    return Schema(str(raw["name"]), ns, prefix, node_types, edge_types, attributes,
+                  str(raw.get("description", "")).strip(), version, source)
+
+
+def _only(spec: dict, allowed: set[str], what: str, fail, key: str) -> None:
+    extra = sorted(set(spec) - allowed)
+    if extra:
+        raise fail(f"{what}: unknown key {extra[0]!r} (allowed: {', '.join(sorted(allowed))})", key)
+
+
+def _types(spec: dict, key: str, edge: str, node_types: dict, fail) -> tuple[str, ...]:
+    val = spec.get(key)
+    if val is None:
+        raise fail(f"edge type {edge!r} has no {key}", edge)
+    vals = [val] if isinstance(val, str) else val
+    if not isinstance(vals, list) or not vals:
+        raise fail(f"edge type {edge!r}: {key} must be a type name or a non-empty list", edge)
+    for v in vals:
+        if v not in node_types:
+            raise fail(f"edge type {edge!r}: unknown type {v!r} in {key}", edge)
+    return tuple(vals)

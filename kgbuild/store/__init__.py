@@ -1,0 +1,1 @@
+"""The embedded store: one named graph per source document, incremental updates, export."""

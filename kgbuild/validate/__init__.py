@@ -1,0 +1,1 @@
+"""Validation: SHACL (pyshacl) against the schema's shapes, with a grouped report."""

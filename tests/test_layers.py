@@ -1,0 +1,70 @@
+"""The package's import layers: each part imports only from its own folder and the layers
+below it (schema <- graph <- parts <- cli), read from the source with ``ast``."""
+
+import ast
+from pathlib import Path
+
+import kgbuild
+
+PACKAGE = Path(kgbuild.__file__).parent
+
+# lowest first; parts on one line are siblings and may not import each other
+LAYERS = [
+    {"errors"},
+    {"io"},
+    {"schema"},
+    {"graph"},
+    {"store", "extract", "resolve", "validate"},
+    {"retrieve"},
+    {"build"},
+    {"evaluate"},
+    {"cli"},
+]
+RANK = {part: i for i, layer in enumerate(LAYERS) for part in layer}
+
+
+def part_of(module: str) -> str:
+    return module.split(".")[1]
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module) of every kgbuild import in ``path``, at any depth."""
+    module = "kgbuild." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    package = package.removesuffix(".__init__")
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                names = [f"{target}.{a.name}" for a in node.names] if not node.module else [target]
+            else:
+                names = [node.module or ""]
+            found += [(node.lineno, n) for n in names]
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names]
+    return [(line, m) for line, m in found if m.startswith("kgbuild.")]
+
+
+def test_every_part_is_in_a_layer():
+    parts = {p.stem if p.is_file() else p.name for p in PACKAGE.iterdir()
+             if (p.is_dir() and (p / "__init__.py").exists()) or (p.suffix == ".py" and p.stem != "__init__")}
+    parts.discard("__main__")
+    assert parts == set(RANK), "every folder of kgbuild/ belongs to exactly one layer"
+
+
+def test_imports_run_down_the_layers_only():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        if len(rel.parts) == 1:  # kgbuild/__init__.py exports the verbs of every part
+            continue
+        own = rel.parts[0].removesuffix(".py")
+        for line, target in imports(path):
+            other = part_of(target)
+            if other == own:
+                continue
+            if RANK[other] >= RANK[own]:
+                wrong.append(f"kgbuild/{rel}:{line} imports {target} ({own} may not use {other})")
+    assert wrong == [], "\n".join(wrong)
