@@ -4,12 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from kgbuild.extract.manifests.npm import NpmExtractor
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.schema.loader import load_schema
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 FILES = sorted(CATALOGS.glob("**/package.json"))
 SECTIONS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
 EX = NpmExtractor()

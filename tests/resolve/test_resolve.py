@@ -2,10 +2,10 @@
 
 import json
 import random
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,7 +16,7 @@ from kgbuild.resolve.resolver import Resolver
 from kgbuild.resolve.review import ResolutionStats, explain, review, review_queue, save_review_queue
 from kgbuild.schema.loader import load_schema
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "aliases"
+FIXTURES = REPO / "fixtures" / "aliases"
 CATALOG = yaml.safe_load((FIXTURES / "catalog.yaml").read_text())
 SCHEMA = load_schema()
 
@@ -322,7 +322,7 @@ def _bench_run(n: int, workers: int = 1):
     """Index a 2k benchmark catalog (bench/resolve_bench.py, seed 42) and resolve its mentions."""
     import importlib.util
     import sys
-    path = Path(__file__).resolve().parent.parent / "bench" / "resolve_bench.py"
+    path = REPO / "bench" / "resolve_bench.py"
     spec = importlib.util.spec_from_file_location("_resolve_bench", path)
     bench = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("_resolve_bench", bench)

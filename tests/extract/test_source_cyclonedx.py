@@ -4,12 +4,13 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from kgbuild.extract.manifests.cyclonedx import CycloneDxExtractor
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.schema.loader import load_schema
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 BOMS = sorted((CATALOGS / "cyclonedx").rglob("*.json"))
 EX = CycloneDxExtractor()
 

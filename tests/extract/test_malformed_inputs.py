@@ -1,13 +1,13 @@
 """Malformed structured sources: reported with file and line, skipped; the rest goes on."""
 
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from kgbuild.build.pipeline import build_graph
 from kgbuild.extract.manifests.codeowners import read_codeowners
 
-MALFORMED = Path(__file__).resolve().parents[1] / "fixtures" / "malformed"
+MALFORMED = REPO / "fixtures" / "malformed"
 
 # file -> (severity, line) of every problem it must produce
 EXPECTED = {

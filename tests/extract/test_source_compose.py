@@ -4,12 +4,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from kgbuild.extract.manifests.compose import ComposeExtractor
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.schema.loader import load_schema
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 FILES = sorted(p for p in (CATALOGS / "compose").rglob("*") if p.suffix in (".yml", ".yaml"))
 VOTING = CATALOGS / "compose" / "dockersamples-example-voting-app"
 EX = ComposeExtractor()

@@ -4,6 +4,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
@@ -11,7 +12,7 @@ from kgbuild.extract.manifests.python import PyprojectExtractor, RequirementsExt
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.schema.loader import load_schema
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 FLASK = CATALOGS / "manifests" / "pallets-flask" / "pyproject.toml"
 VOTE = CATALOGS / "compose" / "dockersamples-example-voting-app" / "vote" / "requirements.txt"
 PYPROJECT, REQUIREMENTS = PyprojectExtractor(), RequirementsExtractor()

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from conftest import REPO
 
 from kgbuild import InputError, KgbuildError
 from kgbuild.build.pipeline import build
 from kgbuild.evaluate.retrieval import eval_retrieval, render_report
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = REPO
 CASES = REPO / "fixtures" / "retrieval" / "cases.yaml"
 
 

@@ -1,9 +1,9 @@
 """CODEOWNERS: GitHub's pattern semantics, owner refs, and fallback ownership only."""
 
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from kgbuild.extract.manifests.codeowners import (
     codeowners_edges,
@@ -15,7 +15,7 @@ from kgbuild.extract.manifests.codeowners import (
     repo_root_of,
 )
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 FILES = sorted((CATALOGS / "codeowners").glob("*/.github/CODEOWNERS"))
 UPSTREAM = CATALOGS / "codeowners" / "backstage-upstream-2020-11" / ".github" / "CODEOWNERS"
 EXAMPLES = CATALOGS / "backstage" / "backstage-upstream-2020-11"

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from kgbuild.build.pipeline import build_graph
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 FOLDERS = ("cyclonedx", "compose", "manifests", "openapi")
 
 

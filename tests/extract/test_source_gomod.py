@@ -3,12 +3,13 @@
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from kgbuild.extract.manifests.gomod import GoModExtractor
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.schema.loader import load_schema
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 FILES = sorted(CATALOGS.glob("manifests/**/go.mod"))
 EX = GoModExtractor()
 

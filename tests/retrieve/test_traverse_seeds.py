@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from kgbuild.build.pipeline import build_graph
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser
 
-CATALOG = Path(__file__).resolve().parents[1] / "fixtures" / "retrieval" / "catalog"
+CATALOG = REPO / "fixtures" / "retrieval" / "catalog"
 QUESTION = "Which service depends on the library maintained by the team that owns Payments API?"
 PATH = "ownedBy:out/ownerOf:out/dependsOn:in"
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import REPO
 
 from kgbuild.build.pipeline import build
 from kgbuild.cli.main import main
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "retrieval"
+FIXTURES = REPO / "fixtures" / "retrieval"
 PATH = "ownedBy:out/ownerOf:out/dependsOn:in"
 
 

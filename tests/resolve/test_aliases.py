@@ -1,14 +1,14 @@
 """The alias registry file: loading, checking, atomic saving, accept/reject decisions."""
 
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from kgbuild.errors import InputError, SchemaError
 from kgbuild.resolve.aliases import AliasRegistry, accept, reject
 from kgbuild.schema.loader import load_schema
 
-FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "aliases" / "aliases.yaml"
+FIXTURE = REPO / "fixtures" / "aliases" / "aliases.yaml"
 
 
 def test_load_fixture():

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO
 
 from kgbuild.errors import InputError
 from kgbuild.extract.manifests.openapi import (
@@ -16,7 +17,7 @@ from kgbuild.extract.manifests.openapi import (
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.schema.loader import load_schema
 
-CATALOGS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "catalogs"
+CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 NEXUS = CATALOGS / "openapi/janus-idp-backstage-showcase/catalog-entities/apis/nexus-swagger.json"
 AUTH = CATALOGS / "openapi/backstage-upstream-2020-11/docs/openapi/definitions/auth.yaml"
 EX = ApiSpecExtractor()
