@@ -12,6 +12,7 @@ from kgbuild.extract.discover import discover
 from kgbuild.io.atomic import atomic_write
 
 
+@pytest.mark.corpus
 def test_same_input_gives_byte_identical_turtle(tmp_path):
     a, b = tmp_path / "a.ttl", tmp_path / "b.ttl"
     build([BACKSTAGE], a, validate=False)
@@ -34,6 +35,7 @@ def test_source_date_epoch_fixes_generated_time(monkeypatch):
     assert {a.generated_at for a in result.graph.assertions.values()} == {"1970-01-02T00:00:00Z"}
 
 
+@pytest.mark.corpus
 def test_one_edge_several_assertions():
     # team-a says "parent: backstage" and backstage says "children: [team-a, team-b]"
     result = build_graph([BACKSTAGE / "backstage-upstream-2020-11"], validate=False, timestamp=0)

@@ -3,6 +3,7 @@
 import json
 
 from click.testing import CliRunner
+import pytest
 from conftest import BACKSTAGE, FIXTURE_CATALOG
 
 from kgbuild.cli.main import main
@@ -20,6 +21,7 @@ def test_build_fixture_text_summary(tmp_path):
     assert out.read_text().startswith("@prefix ")
 
 
+@pytest.mark.corpus
 def test_build_json_summary_reports_rejections(tmp_path):
     r = run("build", BACKSTAGE, "-o", tmp_path / "g.ttl", "--format", "json")
     assert r.exit_code == 0
@@ -29,6 +31,7 @@ def test_build_json_summary_reports_rejections(tmp_path):
     assert all(p["file"] and p["line"] for p in bad)
 
 
+@pytest.mark.corpus
 def test_strict_turns_rejections_into_exit_1(tmp_path):
     r = run("build", BACKSTAGE, "-o", tmp_path / "g.ttl", "--strict", "--format", "json")
     assert r.exit_code == 1

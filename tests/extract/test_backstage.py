@@ -14,6 +14,7 @@ def relations(*paths, **kw):
     return result, both_directions(result.graph)
 
 
+@pytest.mark.corpus
 def test_reproduces_backstage_relations_exactly():
     expected = expected_relations(BACKSTAGE / "EXPECTED-backstage-upstream-2020-11.relations.jsonl")
     result, got = relations(UPSTREAM)
@@ -22,6 +23,7 @@ def test_reproduces_backstage_relations_exactly():
     assert {s for s, _, _ in expected} <= ids
 
 
+@pytest.mark.corpus
 def test_stable_ids_are_lowercase_refs_with_identifier():
     result, _ = relations(UPSTREAM)
     for node in result.graph.nodes.values():
@@ -32,6 +34,7 @@ def test_stable_ids_are_lowercase_refs_with_identifier():
     assert "component:default/artist-lookup" in idents
 
 
+@pytest.mark.corpus
 def test_rejected_entities_reported_with_file_and_line_and_build_goes_on():
     result, got = relations(BACKSTAGE)
     rejected = {(p.file.rsplit("/", 1)[-1], p.line) for p in result.problems if p.code == "rejected-entity"}
@@ -54,6 +57,7 @@ def test_namespace_defaults_to_the_referencing_entity(tmp_path):
     assert ("component:shop/web", "dependsOn", "component:shop/api-gw") in got
 
 
+@pytest.mark.corpus
 def test_explicit_namespace_and_kind_in_refs():
     _, got = relations(BACKSTAGE / "backstage-upstream-transcribed")
     assert ("component:alternative/different-namespace", "ownedBy", "group:default/team-a") in got
@@ -109,6 +113,7 @@ def test_invalid_tags_and_labels_reject(tmp_path):
     assert lines == [5, 14]
 
 
+@pytest.mark.corpus
 def test_multi_document_and_users_groups():
     _, got = relations(UPSTREAM / "packages/catalog-model/examples/acme/team-a-group.yaml")
     assert ("user:default/nigel.manning", "memberOf", "group:default/team-a") in got
@@ -129,6 +134,7 @@ def test_location_targets_followed_inside_root_and_reported_otherwise(tmp_path):
     assert {("target-outside-root", 7), ("not-fetched", 8), ("missing-target", 9)} <= codes
 
 
+@pytest.mark.corpus
 def test_template_owner_and_text_placeholder(tmp_path):
     _, got = relations(BACKSTAGE / "backstage-create-app-0.9.2")
     assert ("template:default/example-nodejs-template", "ownedBy", "user:default/guest") in got
@@ -149,6 +155,7 @@ def test_relative_placeholder_must_exist(tmp_path):
     assert got == set()  # $json resolves to an object: not a valid definition
 
 
+@pytest.mark.corpus
 def test_evidence_and_location_point_at_the_asserting_line():
     result, _ = relations(UPSTREAM / "packages/catalog-model/examples/acme/team-a-group.yaml")
     text = (UPSTREAM / "packages/catalog-model/examples/acme/team-a-group.yaml").read_text().splitlines()
@@ -166,12 +173,14 @@ def test_access_labels_from_annotations():
     assert pci and all(a.access == {"pci"} for a in pci)
 
 
+@pytest.mark.corpus
 def test_janus_showcase_counts():
     _, got = relations(BACKSTAGE / "janus-idp-backstage-showcase")
     deps = {o for s, p, o in got if s == "component:default/backstage-showcase" and p == "dependsOn"}
     assert deps == {f"resource:default/{r}" for r in ("pgdb", "argocd", "obc", "keycloak", "github")}
 
 
+@pytest.mark.corpus
 def test_kind_missing_from_a_custom_schema_is_reported(tmp_path):
     schema = tmp_path / "teams.yaml"
     schema.write_text("name: teams\nnamespace: 'https://example.org/teams#'\n"

@@ -2,9 +2,12 @@
 
 import shutil
 
+import pytest
 from conftest import CATALOGS
 
 from kgbuild.build.pipeline import build_graph
+
+pytestmark = pytest.mark.corpus
 
 
 def repo_with(tmp_path, codeowners_from, manifests):

@@ -11,6 +11,8 @@ from conftest import REPO
 
 from kgbuild.build.pipeline import build_graph
 
+pytestmark = pytest.mark.corpus
+
 CATALOGS = REPO.parent / "shared" / "corpora" / "catalogs"
 FOLDERS = ("cyclonedx", "compose", "manifests", "openapi")
 

@@ -77,6 +77,7 @@ def test_unsupported_syntax_is_reported_with_its_line():
         (2, "CODEOWNERS", "warning"), (3, "CODEOWNERS", "warning"), (4, "CODEOWNERS", "warning")]
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.parents[1].name)
 def test_corpus_files_parse(path):
     lines = path.read_text().splitlines()
@@ -87,6 +88,7 @@ def test_corpus_files_parse(path):
     assert all(r.owners for r in co.rules)
 
 
+@pytest.mark.corpus
 def test_corpus_owner_ids():
     owners = {p.parents[1].name: [(o.ref, o.confidence) for o in
                                   read_codeowners(p, 1 << 20).rules[0].owners] for p in FILES}
@@ -114,6 +116,7 @@ def example_components() -> list[tuple[str, str, bool]]:
     return out
 
 
+@pytest.mark.corpus
 def test_codeowners_only_where_no_explicit_owner():
     components = example_components()
     assert len(components) > 5 and all(owned for _, _, owned in components)
@@ -127,6 +130,7 @@ def test_codeowners_only_where_no_explicit_owner():
     assert edges[0].evidence == "*                                           @backstage/maintainers"
 
 
+@pytest.mark.corpus
 def test_codeowners_edges_follow_the_deciding_rule():
     co = read_codeowners(UPSTREAM, 1 << 20, "CODEOWNERS")
     components = [("component:default/search", "plugins/search/catalog-info.yaml"),

@@ -21,10 +21,12 @@ def run(path: Path, root: Path = CATALOGS):
                       Context(load_schema(), [root]))
 
 
+@pytest.mark.corpus
 def test_corpus_has_compose_files():
     assert len(FILES) == 6 and all(EX.claims(p, b"") for p in FILES)
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.relative_to(CATALOGS / "compose").as_posix())
 def test_every_depends_on_entry_is_an_edge(path):
     services = yaml.safe_load(path.read_text())["services"]
@@ -43,6 +45,7 @@ def test_every_depends_on_entry_is_an_edge(path):
     assert result.problems == []
 
 
+@pytest.mark.corpus
 def test_map_form_keeps_the_condition_in_the_evidence():
     edges = run(VOTING / "docker-compose.yml").edges
     seed = next(e for e in edges if e.subject.endswith("/seed"))
@@ -50,6 +53,7 @@ def test_map_form_keeps_the_condition_in_the_evidence():
     assert seed.evidence == "vote: condition: service_healthy"
 
 
+@pytest.mark.corpus
 def test_projects_scope_services():
     nginx = {n.id for n in run(CATALOGS / "compose/docker-awesome-compose/nginx-golang-postgres/"
                                           "compose.yaml").nodes}
@@ -64,6 +68,7 @@ def test_projects_scope_services():
     assert images <= dev and not dev & test
 
 
+@pytest.mark.corpus
 def test_image_and_build_context_are_kept():
     nodes = {n.label: n for n in run(VOTING / "docker-compose.yml").nodes}
     assert nodes["db"].attributes == {"image": "postgres:15-alpine"}

@@ -43,10 +43,12 @@ def entries(bom: dict) -> list[dict]:
     return out
 
 
+@pytest.mark.corpus
 def test_corpus_has_boms():
     assert len(BOMS) == 4
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", BOMS, ids=lambda p: p.parent.name)
 def test_every_dependency_pair_is_an_edge_at_its_pointer(path):
     bom = json.loads(path.read_text())
@@ -67,6 +69,7 @@ def test_every_dependency_pair_is_an_edge_at_its_pointer(path):
     assert result.problems == []
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", BOMS, ids=lambda p: p.parent.name)
 def test_components_and_services_become_unique_nodes(path):
     bom = json.loads(path.read_text())
@@ -83,6 +86,7 @@ def test_components_and_services_become_unique_nodes(path):
             assert n.id == item["purl"] or item["purl"] in n.aliases
 
 
+@pytest.mark.corpus
 def test_types_follow_cyclonedx_types():
     saas = {n.label: n for n in run(CATALOGS / "cyclonedx/CycloneDX-bom-examples/SaaSBOM/"
                                     "apigateway-microservices-datastores/bom.json").nodes}
@@ -99,6 +103,7 @@ def test_types_follow_cyclonedx_types():
     assert {n.type for n in drop.nodes} == {"Library"}
 
 
+@pytest.mark.corpus
 def test_nested_services_are_part_of_their_parent():
     path = CATALOGS / ("cyclonedx/CycloneDX-bom-examples/SaaSBOM/apigateway-microservices-"
                        "datastores/bom.json")
@@ -109,6 +114,7 @@ def test_nested_services_are_part_of_their_parent():
     assert {e.object for e in part_of} == {f"{doc_id}#api-gateway"}
 
 
+@pytest.mark.corpus
 def test_same_local_bom_ref_in_two_boms_does_not_merge():
     cbom = run(CATALOGS / "cyclonedx/CycloneDX-bom-examples/CBOM/Example-With-Dependencies/bom.json")
     saas = run(CATALOGS / "cyclonedx/CycloneDX-bom-examples/SaaSBOM/"

@@ -35,10 +35,12 @@ def requirements(text: str) -> list[tuple[int, str]]:
     return out
 
 
+@pytest.mark.corpus
 def test_corpus_has_go_modules():
     assert len(FILES) == 2
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.parent.name)
 def test_every_requirement_is_an_edge(path):
     text = path.read_text()
@@ -53,6 +55,7 @@ def test_every_requirement_is_an_edge(path):
     assert result.problems == []
 
 
+@pytest.mark.corpus
 def test_indirect_requirements_stay_visible():
     result = run(CATALOGS / "manifests/docker-awesome-compose/nginx-golang-postgres/backend/go.mod")
     indirect = [e for e in result.edges if "// indirect" in e.evidence]

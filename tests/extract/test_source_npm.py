@@ -25,10 +25,12 @@ def npm_id(name: str) -> str:
     return "pkg:npm/" + name.lower().replace("@", "%40")
 
 
+@pytest.mark.corpus
 def test_corpus_has_manifests():
     assert len(FILES) == 3
 
 
+@pytest.mark.corpus
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.parent.name)
 def test_every_dependency_is_an_edge(path):
     data = json.loads(path.read_text())
@@ -44,6 +46,7 @@ def test_every_dependency_is_an_edge(path):
     assert result.problems == []
 
 
+@pytest.mark.corpus
 def test_dev_dependencies_are_flagged_in_the_evidence():
     result = run(CATALOGS / "manifests/backstage-demo/package.json")
     cli = next(e for e in result.edges if e.object == "pkg:npm/%40backstage/cli")
@@ -51,6 +54,7 @@ def test_dev_dependencies_are_flagged_in_the_evidence():
     assert cli.pointer == "/devDependencies/@backstage~1cli"
 
 
+@pytest.mark.corpus
 def test_private_packages_get_document_scoped_ids():
     demo, showcase = (run(CATALOGS / f"manifests/{d}/package.json").nodes[0]
                       for d in ("backstage-demo", "janus-idp-backstage-showcase"))

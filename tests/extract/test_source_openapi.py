@@ -28,6 +28,7 @@ def run(path: Path, root: Path = CATALOGS):
                       Context(load_schema(), [root]))
 
 
+@pytest.mark.corpus
 def test_swagger_json():
     raw = json.loads(NEXUS.read_text())
     spec = read_api_spec(NEXUS)
@@ -36,6 +37,7 @@ def test_swagger_json():
     assert (spec["pointer"], spec["line"]) == ("/info", None)
 
 
+@pytest.mark.corpus
 def test_openapi_yaml():
     raw = yaml.safe_load(AUTH.read_text())
     spec = read_api_spec(AUTH)
@@ -63,6 +65,7 @@ def test_not_a_spec(text, is_json, line, message):
     assert err.value.line == line and message in err.value.message and err.value.file == "spec"
 
 
+@pytest.mark.corpus
 def test_extractor_node():
     for path in (NEXUS, AUTH):
         doc_id = path.relative_to(CATALOGS).as_posix()

@@ -27,6 +27,7 @@ def pypi(req: str) -> str:
     return "pkg:pypi/" + canonicalize_name(Requirement(req).name)
 
 
+@pytest.mark.corpus
 def test_flask_every_requirement_is_an_edge_at_its_line():
     data = tomllib.loads(FLASK.read_text())
     expected = [("project.dependencies", r) for r in data["project"]["dependencies"]]
@@ -48,6 +49,7 @@ def test_flask_every_requirement_is_an_edge_at_its_line():
     assert result.problems == []
 
 
+@pytest.mark.corpus
 def test_flask_project_node():
     [node] = run(PYPROJECT, FLASK).nodes
     assert (node.id, node.label, node.line) == ("pkg:pypi/flask", "Flask", 2)
@@ -107,6 +109,7 @@ def test_unnamed_pyproject_is_the_directory_project(tmp_path):
     assert [(e.subject, e.object) for e in result.edges] == [("tools#python", "pkg:pypi/ruff")]
 
 
+@pytest.mark.corpus
 def test_vote_requirements():
     result = run(REQUIREMENTS, VOTE)
     expected = [pypi(line) for line in VOTE.read_text().splitlines()]

@@ -3,11 +3,14 @@
 import json
 import tomllib
 
+import pytest
 from conftest import CATALOGS
 
 from kgbuild.build.pipeline import build
 from kgbuild.graph.rdf import from_rdf
 from kgbuild.validate.validator import load_graph
+
+pytestmark = pytest.mark.corpus
 
 MANIFESTS = CATALOGS / "manifests"
 

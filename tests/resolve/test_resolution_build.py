@@ -2,10 +2,13 @@
 
 import json
 
+import pytest
 from conftest import BACKSTAGE
 
 from kgbuild.build.pipeline import build_graph
 from kgbuild.resolve.aliases import AliasRegistry, accept, reject
+
+pytestmark = pytest.mark.corpus
 
 # 'owner: guest' in the 2020-11 examples names group:default/guest, which nothing defines;
 # the create-app examples define group:default/guests.

@@ -26,6 +26,7 @@ def fresh(kg):
     return to_rdflib(kg)
 
 
+@pytest.mark.corpus
 def test_real_catalogs_conform(schema):
     result = build_graph([BACKSTAGE], validate=True, timestamp=0)
     assert result.validation.conforms, result.validation.render()
@@ -53,6 +54,7 @@ def test_deleting_an_assertion_names_the_edge(fixture_graph, schema):
     assert doc.focus == "catalog/components/pricing-sdk.yaml"
 
 
+@pytest.mark.corpus
 def test_deleting_one_of_two_assertions_of_an_edge_is_caught(schema):
     # team-a's own file says "parent: backstage", backstage's file says "children: [team-a, ...]"
     kg = build_graph([BACKSTAGE / "backstage-upstream-2020-11"], validate=False, timestamp=0).graph
