@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
-
-from ..errors import SchemaError
+from ..errors import InputError, SchemaError
+from ..io.yamlfile import YMap, load_yaml, load_yaml_file
 from .bundled import bundled
 from .model import DATATYPES, Attribute, EdgeType, NodeType, Schema
 
@@ -34,31 +33,27 @@ def schema_path(name_or_path: str | Path) -> Path:
 def load_schema(name_or_path: str | Path = DEFAULT_SCHEMA) -> Schema:
     """Load and check a schema by bundled name or file path; raises :class:`SchemaError`."""
     path = schema_path(name_or_path)
-    try:
-        text = path.read_text(encoding="utf-8")
-        raw = yaml.safe_load(text)
-    except UnicodeDecodeError as exc:
-        raise SchemaError(f"not UTF-8: {exc.reason}", str(path)) from None
-    except yaml.YAMLError as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", None)
-        raise SchemaError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", str(path),
-                          line + 1 if line is not None else None) from None
-    return parse_schema(raw, source=str(path), text=text)
+    try:  # bounded, alias bombs and duplicate keys refused, errors at file:line
+        doc = load_yaml_file(path)
+    except InputError as exc:
+        raise SchemaError(exc.message, exc.file, exc.line) from None
+    return parse_schema(doc.data, source=str(path), text=doc.text)
 
 
 def _key_lines(text: str) -> dict[str, int]:
     """Line (1-based) of every top-level key and every key one level below it."""
     try:
-        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError:
+        docs = load_yaml(text, "<schema>")
+    except InputError:
         return {}
+    root = docs[0].data if docs else None
     lines: dict[str, int] = {}
-    if isinstance(root, yaml.MappingNode):
-        for k, v in root.value:
-            lines.setdefault(str(k.value), k.start_mark.line + 1)
-            if isinstance(v, yaml.MappingNode):
-                for k2, _ in v.value:
-                    lines.setdefault(str(k2.value), k2.start_mark.line + 1)
+    if isinstance(root, YMap):
+        for k, v in root.items():
+            lines.setdefault(str(k), root.line_of(k))
+            if isinstance(v, YMap):
+                for k2 in v:
+                    lines.setdefault(str(k2), v.line_of(k2))
     return lines
 
 
