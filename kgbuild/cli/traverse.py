@@ -9,8 +9,7 @@ import click
 
 from ..schema.loader import load_schema
 from ..store.graphstore import GraphStore
-from .build import STORE
-from .main import FORMAT, SCHEMA, UsageError, emit, main
+from .main import FORMAT, SCHEMA, STORE, UsageError, emit, main
 
 GRAPH = click.option("--graph", "graph_file", type=click.Path(dir_okay=False, exists=True),
                      help="Read this graph file (Turtle, N-Triples, ...) instead of the store.")
@@ -27,9 +26,20 @@ def graph_and_cache(graph_file, store_path, schema_name):
 
     schema = load_schema(schema_name)
     if graph_file:
-        return from_rdf(load_graph(graph_file), schema), None
+        problems: list = []
+        kg = from_rdf(load_graph(graph_file), schema, problems, source=str(graph_file))
+        print_warnings(problems)
+        return kg, None
     with GraphStore(store_path, schema, write=False) as store:
         return store.knowledge_graph(), Path(store_path) / "adjacency"
+
+
+def print_warnings(problems, limit: int = 20) -> None:
+    """What reading the graph skipped, one line each on stderr (at most ``limit``)."""
+    for p in problems[:limit]:
+        click.echo(str(p), err=True)
+    if len(problems) > limit:
+        click.echo(f"... and {len(problems) - limit} more warning(s)", err=True)
 
 
 def _principal(labels, all_access):

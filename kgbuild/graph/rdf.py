@@ -1,12 +1,23 @@
-"""Reading RDF (rdflib graphs, store quads) into a :class:`KnowledgeGraph`, and back to rdflib."""
+"""Reading RDF (rdflib graphs, store quads) into a :class:`KnowledgeGraph`, and back to rdflib.
+
+Any RDF graph can be read, not only the ones kgbuild writes. Nodes are the IRIs typed with a
+schema type (or, when the schema has a node type whose IRI is ``rdfs:Resource``, every IRI
+without another schema type). A node's ID is its ``dcterms:identifier`` when it has one, else
+the ID its IRI encodes: the part after ``<base>id/`` for kgbuild's own IRIs, the full IRI for
+any other. Edges and assertions are mapped through those IRIs, so a graph whose nodes have
+their own IRIs (``http://example.org/person/42``) and identifiers (``"p42"``) keeps its edges.
+Anything that cannot be read (an assertion without ``rdf:subject``, an unknown predicate, two
+nodes claiming one ID) is skipped with a one-line warning, never an exception.
+"""
 
 from __future__ import annotations
 
 from typing import Iterable
 
-from rdflib import Graph, Literal, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
+from ..errors import Problem
 from ..schema.model import Schema
 from ..schema.namespaces import ASSERTION_BASE, KG, SOURCE_BASE, bind_prefixes
 from .model import (
@@ -20,6 +31,17 @@ from .model import (
     lit,
 )
 
+CATCH_ALL = str(RDFS.Resource)  # a node type with this IRI types every otherwise untyped IRI
+
+_RDF_TYPE, _LABEL, _IDENT, _ALT = str(RDF.type), str(RDFS.label), str(DCTERMS.identifier), str(SKOS.altLabel)
+_ACCESS, _DECLARED, _QUALIFIER = str(KG.accessLabel), str(KG.declaredLabel), str(KG.qualifier)
+_SUBJECT, _PREDICATE, _OBJECT = str(RDF.subject), str(RDF.predicate), str(RDF.object)
+_ASSERTION = str(KG.Assertion)
+# what an assertion says besides its type: read from foreign (non assertion/ IRI) statements too
+_STATEMENT = frozenset({_SUBJECT, _PREDICATE, _OBJECT, str(PROV.wasDerivedFrom), str(KG.extractor),
+                        str(PROV.generatedAtTime), str(KG.confidence), str(KG.line),
+                        str(KG.jsonPointer), str(KG.evidence), str(KG.spanStart), str(KG.spanEnd)})
+
 
 def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
     """Parse N-Triples term tuples into an rdflib graph."""
@@ -29,9 +51,36 @@ def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
     return g
 
 
-def from_rdf(g: Graph, schema: Schema) -> KnowledgeGraph:
-    """Read an rdflib graph written in this layout (e.g. a Turtle export) into a model."""
-    return from_quads(((str(s), str(p), str(o), "") for s, p, o in g), schema)
+def from_rdf(g: Graph, schema: Schema, problems: list[Problem] | None = None,
+             source: str = "graph") -> KnowledgeGraph:
+    """Read an rdflib graph (a kgbuild export or any other RDF) into a model.
+
+    Warnings about what was skipped are appended to ``problems`` (when given), located at
+    ``source``. Blank nodes are read as ``_:label``; a triple whose predicate is an edge type
+    but whose object is a literal is not an edge and is skipped (counted per predicate).
+    """
+    edge_iris = set(schema.edge_by_iri) | {e.inverse_iri for e in schema.edge_types.values()
+                                           if e.inverse_iri}
+    literal_edges: dict[str, int] = {}
+
+    def rows():
+        for s, p, o in g:
+            pred = str(p)
+            if isinstance(o, Literal) and pred in edge_iris:
+                literal_edges[pred] = literal_edges.get(pred, 0) + 1
+                continue
+            yield _plain(s), pred, _plain(o), ""
+
+    kg = from_quads(rows(), schema, problems, source)
+    if problems is not None:
+        for pred, n in sorted(literal_edges.items()):
+            problems.append(_warning("literal-edge", f"<{pred}>: {n} triple(s) with a literal "
+                                     f"object skipped (an edge links two nodes)", source))
+    return kg
+
+
+def _plain(term) -> str:
+    return f"_:{term}" if isinstance(term, BNode) else str(term)
 
 
 def rdflib_term(term) -> str:
@@ -46,90 +95,214 @@ def rdflib_term(term) -> str:
     return term.n3()
 
 
-def from_quads(rows: Iterable[tuple[str, str, str, str]], schema: Schema) -> KnowledgeGraph:
+def _warning(code: str, message: str, source: str) -> Problem:
+    return Problem("warning", code, message, source)
+
+
+def from_quads(rows: Iterable[tuple[str, str, str, str]], schema: Schema,
+               problems: list[Problem] | None = None, source: str = "graph") -> KnowledgeGraph:
     """Build a model from quads as plain values ``(subject, predicate, object, graph)``: IRIs
-    without brackets, literals as their lexical form (the predicate says which). Each quad is
-    looked at once, with no term parsing.
+    without brackets (blank nodes as ``_:label``), literals as their lexical form (the
+    predicate says which). Each quad is looked at once, with no term parsing.
 
     ``defined_in`` comes from the documents' label claims (a store's graphs; a file has none).
     Edges between typed nodes that have no assertion are kept in ``untyped_edges``: they can
-    be walked but carry no evidence.
+    be walked but carry no evidence. A triple using an edge type's inverse IRI is read as the
+    stored edge, flipped. What cannot be read is skipped with a warning appended to
+    ``problems`` (when given).
     """
+    warn = problems.append if problems is not None else (lambda p: None)
     types, preds = schema.type_by_iri, schema.edge_by_iri
+    inverse = {e.inverse_iri: e.name for e in schema.edge_types.values() if e.inverse_iri}
+    catch_all = types.get(CATCH_ALL)
     attrs = {a.iri: a.name for a in schema.attributes.values()}
-    rdf_type, label, ident, alt, access = (str(RDF.type), str(RDFS.label), str(DCTERMS.identifier),
-                                           str(SKOS.altLabel), str(KG.accessLabel))
-    declared, qualifier = str(KG.declaredLabel), str(KG.qualifier)
     node_rows: dict[str, dict] = {}
     assertion_rows: dict[str, dict] = {}
     doc_rows: dict[str, dict] = {}
     for s, p, o, g in rows:
         if s.startswith(ASSERTION_BASE):
             rec = assertion_rows.setdefault(s, {})
-            if p in (access, qualifier):
+            if p in (_ACCESS, _QUALIFIER):
                 rec.setdefault(p, set()).add(o)
             else:
                 rec[p] = o
         elif s.startswith(SOURCE_BASE):
             rec = doc_rows.setdefault(s, {})
-            if p == access:
+            if p == _ACCESS:
                 rec.setdefault("access", set()).add(o)
             else:
                 rec[p] = o
         else:  # a node (any IRI typed with a schema type counts, foreign ones included)
             rec = node_rows.setdefault(s, {})
-            if p == rdf_type:
+            if p == _RDF_TYPE:
                 if o in types:
-                    rec.setdefault("type", types[o])
-            elif p == label:
-                rec["label"] = o
-            elif p == ident:
-                rec["id"] = o
-            elif p in attrs:
-                rec.setdefault("attrs", {}).setdefault(attrs[p], set()).add(o)
-            elif p == alt:
-                rec.setdefault("aliases", set()).add(o)
-            elif p == access:
-                rec.setdefault("access", set()).add(o)
-            elif p == declared:
-                rec.setdefault("defined_in", set()).add(doc_from_iri(g))
+                    rec.setdefault("types", set()).add(types[o])
+                elif o == _ASSERTION:
+                    rec["assertion"] = True
+            elif p == _LABEL:
+                rec.setdefault("labels", set()).add(o)
+            elif p == _IDENT:
+                rec.setdefault("ids", set()).add(o)
             elif p in preds:
                 rec.setdefault("edges", []).append((preds[p], o))
+            elif p in attrs:
+                rec.setdefault("attrs", {}).setdefault(attrs[p], set()).add(o)
+            elif p == _ALT:
+                rec.setdefault("aliases", set()).add(o)
+            elif p == _ACCESS:
+                rec.setdefault("access", set()).add(o)
+            elif p == _DECLARED:
+                rec.setdefault("defined_in", set()).add(doc_from_iri(g))
+            elif p in inverse:
+                rec.setdefault("inverse_edges", []).append((inverse[p], o))
+            elif p in _STATEMENT:
+                rec.setdefault("statement", {})[p] = o
+            elif p == _QUALIFIER:
+                rec.setdefault(_QUALIFIER, set()).add(o)
+
+    # statements typed kg:Assertion outside kgbuild's assertion/ IRIs are assertions too
+    for iri in [i for i, rec in node_rows.items() if rec.get("assertion")]:
+        rec = node_rows.pop(iri)
+        assertion_rows[iri] = {**rec.get("statement", {}), _ACCESS: rec.get("access", set()),
+                               _QUALIFIER: rec.get(_QUALIFIER, set())}
+    if catch_all is not None:  # edge objects are nodes even when nothing else is said of them
+        for rec in list(node_rows.values()):
+            for _, obj in (*rec.get("edges", ()), *rec.get("inverse_edges", ())):
+                node_rows.setdefault(obj, {})
+
     kg = KnowledgeGraph(schema)
-    for iri, rec in node_rows.items():
-        if rec.get("type") is None:
-            continue
-        nid = rec.get("id") or id_from_iri(iri)
-        kg.nodes[nid] = Node(nid, rec["type"], rec.get("label", nid), rec.get("attrs", {}),
+    typed = _node_types(node_rows, schema, catch_all, warn, source)
+    ids = _node_ids(node_rows, typed, warn, source)
+    for iri, nid in ids.items():
+        rec = node_rows[iri]
+        labels = rec.get("labels")
+        kg.nodes[nid] = Node(nid, typed[iri], min(labels) if labels else nid, rec.get("attrs", {}),
                              rec.get("access", set()), rec.get("defined_in", set()),
                              rec.get("aliases", set()))
     for iri, rec in doc_rows.items():
-        if rec.get(rdf_type) == str(KG.SourceDocument):
+        if rec.get(_RDF_TYPE) == str(KG.SourceDocument):
             count = rec.get(str(KG.assertionCount))
             kg.add_document(SourceDocument(doc_from_iri(iri), rec.get(str(KG.path), ""),
                                            rec.get(str(KG.sha256), ""), frozenset(rec.get("access", ())),
                                            int(count) if count is not None else None))
-    for rec in assertion_rows.values():
-        pred = preds.get(rec.get(str(RDF.predicate), ""))
-        if pred is None:
-            continue
-        line, start, end = rec.get(str(KG.line)), rec.get(str(KG.spanStart)), rec.get(str(KG.spanEnd))
-        a = Assertion(id_from_iri(rec[str(RDF.subject)]), pred, id_from_iri(rec[str(RDF.object)]),
-                      doc_from_iri(rec.get(str(PROV.wasDerivedFrom), "")), rec.get(str(KG.extractor), ""),
-                      rec.get(str(PROV.generatedAtTime), ""), float(rec.get(str(KG.confidence), 1.0)),
-                      int(line) if line is not None else None, rec.get(str(KG.jsonPointer)),
-                      rec.get(str(KG.evidence)),
-                      (int(start), int(end)) if start is not None and end is not None else None,
-                      frozenset(rec.get(access, ())), frozenset(rec.get(qualifier, ())))
-        kg.assertions[a.key] = a
+    for iri, rec in assertion_rows.items():
+        a = _assertion(iri, rec, ids, preds, inverse, warn, source)
+        if a is not None:
+            kg.assertions[a.key] = a
     covered = {a.edge for a in kg.assertions.values()}
     for iri, rec in node_rows.items():
-        nid = rec.get("id") or id_from_iri(iri)
+        nid = ids.get(iri)
+        if nid is None:
+            continue
         for pred, obj in rec.get("edges", ()):
-            edge = (nid, pred, id_from_iri(obj))
-            if nid in kg.nodes and edge[2] in kg.nodes and edge not in covered:
+            edge = (nid, pred, ids.get(obj))
+            if edge[2] is not None and edge not in covered:
+                kg.untyped_edges.add(edge)
+        for pred, subj in rec.get("inverse_edges", ()):
+            edge = (ids.get(subj), pred, nid)
+            if edge[0] is not None and edge not in covered:
                 kg.untyped_edges.add(edge)
     return kg
+
+
+def _node_types(node_rows: dict[str, dict], schema: Schema, catch_all: str | None, warn,
+                source: str) -> dict[str, str]:
+    """IRI -> schema type of every node. Several types on one branch give the most specific;
+    types on different branches give the first by name, with a warning."""
+    out: dict[str, str] = {}
+    blank = 0
+    for iri, rec in node_rows.items():
+        names = rec.get("types")
+        if iri.startswith("_:") and "ids" not in rec:
+            blank += bool(names or catch_all is not None)
+            continue
+        if not names:
+            if catch_all is not None and not iri.startswith("_:"):
+                out[iri] = catch_all
+            continue
+        if len(names) == 1:
+            out[iri] = next(iter(names))
+            continue
+        ordered = sorted(names)
+        best, conflicting = ordered[0], []
+        for t in ordered[1:]:
+            merged = schema.more_specific(best, t)
+            if merged is None:
+                conflicting.append(t)
+            else:
+                best = merged
+        if conflicting:
+            warn(_warning("conflicting-types", f"node <{iri}> is typed {', '.join(ordered)} "
+                          f"(different branches); read as {best}", source))
+        out[iri] = best
+    if blank:
+        warn(_warning("blank-node", f"{blank} blank node(s) without dcterms:identifier skipped "
+                      f"(a node needs a stable ID)", source))
+    return out
+
+
+def _node_ids(node_rows: dict[str, dict], typed: dict[str, str], warn, source: str
+              ) -> dict[str, str]:
+    """IRI -> node ID, in ``node_rows`` order. Two nodes wanting one ID: the one with a
+    ``dcterms:identifier``, then the first by IRI, keeps it; the others use their full IRI."""
+    wanted: dict[str, str] = {}
+    claims: dict[str, list[str]] = {}
+    for iri in typed:
+        idents = node_rows[iri].get("ids")
+        if idents and len(idents) > 1:
+            warn(_warning("several-ids", f"node <{iri}> has {len(idents)} dcterms:identifier "
+                          f"values; using {min(idents)!r}", source))
+        nid = min(idents) if idents else id_from_iri(iri)
+        wanted[iri] = nid
+        claims.setdefault(nid, []).append(iri)
+    for nid, iris in list(claims.items()):
+        if len(iris) == 1:
+            continue
+        iris.sort(key=lambda i: ("ids" not in node_rows[i], i))
+        for iri in iris[1:]:
+            fallback = iri if iri not in claims and not iri.startswith("_:") else None
+            if fallback is None:
+                warn(_warning("duplicate-id", f"node <{iri}> has ID {nid!r} like <{iris[0]}> and "
+                              f"no other usable ID; skipped", source))
+                del wanted[iri]
+                continue
+            warn(_warning("duplicate-id", f"node <{iri}> has ID {nid!r} like <{iris[0]}>; "
+                          f"read with ID {fallback!r}", source))
+            wanted[iri] = fallback
+            claims[fallback] = [iri]
+    return wanted
+
+
+def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
+               inverse: dict[str, str], warn, source: str) -> Assertion | None:
+    """The assertion a record describes, or None (with a warning) when it is malformed."""
+    missing = [name for name, key in (("rdf:subject", _SUBJECT), ("rdf:predicate", _PREDICATE),
+                                      ("rdf:object", _OBJECT)) if key not in rec]
+    if missing:
+        warn(_warning("malformed-assertion", f"assertion <{iri}> has no {' or '.join(missing)}; "
+                      f"skipped", source))
+        return None
+    subj, pred, obj = rec[_SUBJECT], rec[_PREDICATE], rec[_OBJECT]
+    name = preds.get(pred)
+    if name is None and pred in inverse:
+        name, subj, obj = inverse[pred], obj, subj
+    if name is None:
+        warn(_warning("unknown-predicate", f"assertion <{iri}>: predicate <{pred}> is not an edge "
+                      f"type of the schema; skipped", source))
+        return None
+    line, start, end = rec.get(str(KG.line)), rec.get(str(KG.spanStart)), rec.get(str(KG.spanEnd))
+    try:
+        return Assertion(ids.get(subj) or id_from_iri(subj), name, ids.get(obj) or id_from_iri(obj),
+                         doc_from_iri(rec.get(str(PROV.wasDerivedFrom), "")),
+                         rec.get(str(KG.extractor), ""), rec.get(str(PROV.generatedAtTime), ""),
+                         float(rec.get(str(KG.confidence), 1.0)),
+                         int(line) if line is not None else None, rec.get(str(KG.jsonPointer)),
+                         rec.get(str(KG.evidence)),
+                         (int(start), int(end)) if start is not None and end is not None else None,
+                         frozenset(rec.get(_ACCESS, ())), frozenset(rec.get(_QUALIFIER, ())))
+    except ValueError as exc:
+        warn(_warning("malformed-assertion", f"assertion <{iri}>: {exc}; skipped", source))
+        return None
 
 
 def to_rdflib(kg: KnowledgeGraph) -> Graph:

@@ -5,12 +5,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS
+
 from ..errors import InputError, SchemaError
 from ..io.yamlfile import YMap, load_yaml, load_yaml_file
 from .bundled import bundled
 from .model import DATATYPES, Attribute, EdgeType, NodeType, Schema
+from .namespaces import ASSERTION_BASE, ID_BASE, KG, SOURCE_BASE
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
+# predicates kgbuild's graph layout gives a meaning of its own: no edge or attribute may be one
+_RESERVED = {str(RDF.type), str(RDFS.label), str(DCTERMS.identifier), str(SKOS.altLabel),
+             str(RDF.subject), str(RDF.predicate), str(RDF.object), str(PROV.wasDerivedFrom),
+             str(PROV.generatedAtTime)}
+_OWN = (str(KG), ID_BASE, ASSERTION_BASE, SOURCE_BASE)  # IRIs kgbuild mints for itself
 
 SCHEMA_DIR = bundled("schema")
 DEFAULT_SCHEMA = "software"
@@ -82,6 +91,22 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         raise fail(f"prefix {prefix!r} is not a valid name", "prefix")
 
     seen: dict[str, str] = {}
+    iris: dict[str, str] = {}
+
+    def term_iri(spec: dict, key: str, name: str, what: str, predicate: bool) -> str:
+        """The IRI of a term: ``namespace + name`` unless the spec names one (``iri:``)."""
+        iri = spec.get(key)
+        if iri is None:
+            iri = ns + name
+        elif not isinstance(iri, str) or not _IRI.match(iri):
+            raise fail(f"{what} {name!r}: {key} must be an absolute IRI: {iri!r}", name)
+        if iri.startswith(_OWN) or (predicate and iri in _RESERVED):
+            raise fail(f"{what} {name!r}: {key} <{iri}> is reserved by kgbuild's graph layout",
+                       name)
+        if iri in iris:
+            raise fail(f"{what} {name!r}: IRI <{iri}> is already used by {iris[iri]}", name)
+        iris[iri] = f"{what} {name!r}"
+        return iri
 
     def claim(name: object, what: str) -> str:
         if not isinstance(name, str) or not _NAME.match(name):
@@ -103,9 +128,10 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
     node_types: dict[str, NodeType] = {}
     for name, spec in mapping("node_types").items():
         spec = spec or {}
-        _only(spec, {"parent", "description"}, f"node type {name!r}", fail, str(name))
+        _only(spec, {"parent", "description", "iri"}, f"node type {name!r}", fail, str(name))
         node_types[claim(name, "node type")] = NodeType(
-            name, ns + name, spec.get("parent"), str(spec.get("description", "")).strip())
+            name, term_iri(spec, "iri", name, "node type", False), spec.get("parent"),
+            str(spec.get("description", "")).strip())
     if not node_types:
         raise fail("node_types is empty", "node_types")
     for t in node_types.values():
@@ -122,8 +148,8 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
     inverse_of: dict[str, str] = {}
     for name, spec in mapping("edge_types").items():
         spec = spec or {}
-        _only(spec, {"domain", "range", "inverse", "transitive", "description"},
-              f"edge type {name!r}", fail, str(name))
+        _only(spec, {"domain", "range", "inverse", "transitive", "description", "iri",
+                     "inverse_iri"}, f"edge type {name!r}", fail, str(name))
         claim(name, "edge type")
         dom, rng = _types(spec, "domain", name, node_types, fail), _types(spec, "range", name, node_types, fail)
         inv = spec.get("inverse")
@@ -133,10 +159,14 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
                            f"own; declare each pair once, in its stored direction", str(name))
             claim(inv, f"inverse of {name!r}")
             inverse_of[inv] = name
+        elif "inverse_iri" in spec:
+            raise fail(f"edge type {name!r}: inverse_iri without an inverse", str(name))
         transitive = spec.get("transitive", False)
         if not isinstance(transitive, bool):
             raise fail(f"edge type {name!r}: transitive must be true or false", str(name))
-        edge_types[name] = EdgeType(name, ns + name, dom, rng, inv, ns + inv if inv else None,
+        iri = term_iri(spec, "iri", name, "edge type", True)
+        inv_iri = term_iri(spec, "inverse_iri", inv, f"inverse of {name!r},", True) if inv else None
+        edge_types[name] = EdgeType(name, iri, dom, rng, inv, inv_iri,
                                     transitive, str(spec.get("description", "")).strip())
     if not edge_types:
         raise fail("edge_types is empty", "edge_types")
@@ -144,13 +174,14 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
     attributes: dict[str, Attribute] = {}
     for name, spec in mapping("attributes").items():
         spec = spec or {}
-        _only(spec, {"datatype", "multiple", "description"}, f"attribute {name!r}", fail, str(name))
+        _only(spec, {"datatype", "multiple", "description", "iri"}, f"attribute {name!r}", fail,
+              str(name))
         dt = spec.get("datatype", "string")
         if dt not in DATATYPES:
             raise fail(f"attribute {name!r}: unknown datatype {dt!r} "
                        f"(one of {', '.join(sorted(DATATYPES))})", str(name))
         attributes[claim(name, "attribute")] = Attribute(
-            name, ns + name, dt, bool(spec.get("multiple", False)),
+            name, term_iri(spec, "iri", name, "attribute", True), dt, bool(spec.get("multiple", False)),
             str(spec.get("description", "")).strip())
 
     version = raw.get("version", 1)
