@@ -28,13 +28,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from ..build.pipeline import build_graph
 from ..errors import InputError, KgbuildError
 from ..graph.access import Principal
 from ..graph.model import KnowledgeGraph
 from ..graph.rdf import from_rdf
+from ..io.yamlfile import YamlError, load_yaml_file
 from ..retrieve.traverse import TraversalSpec, Traverser
 from ..schema.loader import load_schema
 from ..validate.validator import load_graph
@@ -47,12 +46,10 @@ _CASE_KEYS = _SPEC_KEYS | {"name", "principal", "remove", "required", "forbidden
 
 def load_cases(path: str | Path) -> dict:
     """Read a cases file; raises :class:`InputError` for unreadable or malformed ones."""
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"not a readable YAML file: {exc}", str(path)) from None
+    try:  # bounded: size cap, alias bombs and duplicate keys refused, errors at file:line
+        raw = load_yaml_file(path).data
+    except YamlError as exc:
+        raise InputError(f"not a readable YAML file: {exc.message}", str(path), exc.line) from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cases"), list) or not raw["cases"]:
         raise InputError("expected a mapping with a non-empty 'cases' list", str(path))
     for i, case in enumerate(raw["cases"], 1):

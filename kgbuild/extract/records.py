@@ -97,7 +97,24 @@ class Context:
 
 
 class Extractor(Protocol):
+    """What every registered extractor declares about itself (checked by
+    :func:`~kgbuild.extract.registry.register`), so that nothing matches extractors by name:
+
+    * ``name``: unique; recorded on every assertion it makes;
+    * ``version``: bumped whenever its output for the same input changes (the CODEOWNERS
+      fallback edges included, for an ``ownable`` extractor), so a store re-extracts the
+      documents an older version read;
+    * ``emits``: the node types it defines and the edge names it asserts, as the bundled
+      ``software`` schema names them (an edge may be an inverse name, e.g. ``parentOf``);
+    * ``ownable``: whether the components it defines are the repository's own and name no
+      owner, so CODEOWNERS may own them (a Backstage entity names its owner; an SBOM lists
+      mostly third-party components).
+    """
+
     name: str
+    version: int | str
+    emits: frozenset[str]
+    ownable: bool
 
     def claims(self, path: Path, head: bytes) -> bool:
         """Whether this extractor reads the file (by name, and the first bytes if needed)."""

@@ -11,9 +11,13 @@ source-path globs to labels::
         labels: [hr, pii]
     default: []            # labels for documents no rule matches (optional)
 
-A document gets the union of the labels of every rule that matches its path (``*`` stays
-inside one path segment, ``**`` spans any number of segments, ``?`` is one character);
-documents no rule matches get ``default``.
+A document gets the union of the labels of every rule that matches its path; documents no
+rule matches get ``default``. Patterns are gitignore patterns (:mod:`kgbuild.io.globs`):
+``*`` and ``?`` stay inside one path segment, ``**`` spans any number of segments, ``[a-z]``
+is a class; a pattern without a ``/`` (other than a trailing one) matches at any depth
+(``*.yaml``, ``payroll``), one with a ``/`` is anchored at the top (``hr/*.yaml``); a
+pattern naming a folder covers everything below it, and a trailing ``/`` matches folders
+only. ``!`` is refused: rules only ever add labels.
 
 **Visibility rule.** Every label is a restriction: a principal sees an item (node, assertion,
 source document) only when it holds *all* of the item's labels; an item without labels is
@@ -27,13 +31,13 @@ is visible when its own labels and its source document's labels are. The princip
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable
-
-import yaml
+from typing import Callable, Iterable
 
 from ..errors import InputError
+from ..io.globs import PatternList
+from ..io.yamlfile import YamlError, load_yaml_file
 from .model import Assertion, KnowledgeGraph, Node, SourceDocument
 
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$")
@@ -82,79 +86,85 @@ class Principal:
         return self.can_see(a.access) and (doc is None or self.can_see(doc.access))
 
 
-def _glob_regex(pattern: str) -> re.Pattern:
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
 @dataclass
 class AccessRules:
-    """Path-glob rules from an ``access.yaml``; :meth:`labels_for` maps a document path."""
+    """Path rules from an ``access.yaml``; :meth:`labels_for` maps a document path.
 
-    rules: list[tuple[str, re.Pattern, frozenset[str]]]
+    ``rules`` are ``(pattern, labels)`` in file order; patterns are gitignore patterns
+    (:mod:`kgbuild.io.globs`), matched in time linear in the path.
+    """
+
+    rules: list[tuple[str, frozenset[str]]]
     default: frozenset[str] = frozenset()
+    _patterns: PatternList | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._patterns is None:
+            self._patterns = PatternList([p for p, _ in self.rules], "access rules")
 
     def labels_for(self, *doc_paths: str) -> frozenset[str]:
         """Union of the labels of all rules matching any of ``doc_paths`` (POSIX, relative:
         a build passes the document ID and the path below the scanned folder), else default."""
         paths = [p.replace("\\", "/").lstrip("/") for p in doc_paths]
-        hits = [labels for _, rx, labels in self.rules if any(rx.match(p) for p in paths)]
-        return frozenset().union(*hits) if hits else self.default
+        hits = {i for p in paths if p for i in self._patterns.matching(p)}
+        return frozenset().union(*(self.rules[i][1] for i in hits)) if hits else self.default
 
 
 def load_access(path: str | Path) -> AccessRules:
-    """Read and check an ``access.yaml``; raises :class:`InputError` naming file and problem."""
+    """Read and check an ``access.yaml``; raises :class:`InputError` naming file, line and
+    problem (the file is read bounded: size cap, alias bombs and duplicate keys refused)."""
     name = str(path)
     try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    except (UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise InputError(f"not a readable YAML file: {exc}", name) from None
-    return parse_access(raw, name)
+        doc = load_yaml_file(path, name=name)
+    except YamlError as exc:
+        raise InputError(f"not a readable YAML file: {exc.message}", name, exc.line) from None
+    return parse_access(doc.data, name, doc.line_of)
 
 
-def parse_access(raw: object, name: str = "access.yaml") -> AccessRules:
-    """Build :class:`AccessRules` from parsed YAML (see the module docstring for the format)."""
+def parse_access(raw: object, name: str = "access.yaml",
+                 line_of: Callable[..., int | None] | None = None) -> AccessRules:
+    """Build :class:`AccessRules` from parsed YAML (see the module docstring for the format);
+    ``line_of(*path)`` (e.g. :meth:`~kgbuild.io.yamlfile.YamlFile.line_of`) locates errors."""
+    def fail(message: str, *path: object) -> InputError:
+        return InputError(message, name, line_of(*path) if line_of else None)
+
     if raw is None:
         return AccessRules([])
-    if not isinstance(raw, dict) or set(raw) - {"rules", "default"}:
-        raise InputError("expected a mapping with 'rules' and optional 'default'", name)
-    rules = []
-    for i, rule in enumerate(raw.get("rules") or []):
+    unknown = sorted(map(str, set(raw) - {"rules", "default"})) if isinstance(raw, dict) else []
+    if not isinstance(raw, dict) or unknown:
+        raise fail("expected a mapping with 'rules' and optional 'default'", *unknown[:1])
+    rules, lines = [], []
+    entries = raw.get("rules") or []
+    if not isinstance(entries, list):
+        raise fail("'rules' must be a list", "rules")
+    for i, rule in enumerate(entries):
         if not isinstance(rule, dict) or set(rule) != {"paths", "labels"}:
-            raise InputError(f"rule {i + 1}: needs exactly 'paths' and 'labels'", name)
+            raise fail(f"rule {i + 1}: needs exactly 'paths' and 'labels'", "rules", i)
         paths = [rule["paths"]] if isinstance(rule["paths"], str) else rule["paths"]
         if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
-            raise InputError(f"rule {i + 1}: 'paths' must be a glob or a list of globs", name)
-        labels = _labels(rule["labels"], f"rule {i + 1}", name)
-        rules.extend((p, _glob_regex(p.lstrip("/")), labels) for p in paths)
-    return AccessRules(rules, _labels(raw.get("default") or [], "default", name))
+            raise fail(f"rule {i + 1}: 'paths' must be a glob or a list of globs", "rules", i, "paths")
+        labels = _labels(rule["labels"], f"rule {i + 1}", fail, "rules", i, "labels")
+        for j, p in enumerate(paths):
+            line = line_of("rules", i, "paths", *(() if isinstance(rule["paths"], str) else (j,))) \
+                if line_of else None
+            if p.startswith("!"):
+                raise InputError(f"rule {i + 1}: pattern {p!r}: '!' cannot take labels away (every "
+                                 f"matching rule adds its labels)", name, line)
+            rules.append((p, labels))
+            lines.append(line)
+    patterns = PatternList([p for p, _ in rules], name, lines)  # refuses bad patterns, located
+    return AccessRules(rules, _labels(raw.get("default") or [], "default", fail, "default"),
+                       patterns)
 
 
-def _labels(value: object, where: str, name: str) -> frozenset[str]:
+def _labels(value: object, where: str, fail: Callable[..., InputError], *path: object
+            ) -> frozenset[str]:
     if not isinstance(value, (str, list)):
-        raise InputError(f"{where}: 'labels' must be a string or a list", name)
+        raise fail(f"{where}: 'labels' must be a string or a list", *path)
     try:
         return parse_labels(value)
     except ValueError as exc:
-        raise InputError(f"{where}: {exc}", name) from None
+        raise fail(f"{where}: {exc}", *path) from None
 
 
 def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:

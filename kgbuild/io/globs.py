@@ -40,23 +40,56 @@ class IgnoreSpec:
         return self._spec.match_file(path)
 
 
+class Pattern:
+    """One gitignore pattern, compiled alone; raises :class:`InputError` (at ``source:line``)
+    when it is too long or invalid.
+
+    ``codeowners`` applies GitHub's one exception to gitignore matching: a pattern ending in
+    ``/*`` (``docs/*``, not ``docs/**/*``) matches the files directly in the folders it names,
+    not the files in their subfolders.
+    """
+
+    def __init__(self, pattern: str, source: str = "<patterns>", line: int | None = None, *,
+                 codeowners: bool = False):
+        self.pattern = pattern
+        lines = [pattern]
+        body = pattern.removeprefix("/")
+        if codeowners and body.endswith("/*") and not body.endswith("**/*"):
+            lines.append(f"!{pattern}/**")  # un-match what lies below a folder it matches
+        self._spec = _spec(lines, source, line)
+
+    def matches(self, path: str) -> bool:
+        return self._spec.match_file(path)
+
+    def __repr__(self) -> str:
+        return f"Pattern({self.pattern!r})"
+
+
 class PatternList:
     """Independent patterns, each compiled alone, for rules that need to know *which*
-    patterns match (CODEOWNERS: the last one wins; access rules: the union of all)."""
+    patterns match (CODEOWNERS: the last one wins; access rules: the union of all).
 
-    def __init__(self, patterns: Sequence[str], source: str = "<patterns>",
-                 lines: Sequence[int | None] | None = None):
+    ``patterns`` are strings (compiled here; the first invalid one raises at its ``lines``
+    entry) or :class:`Pattern` objects compiled by the caller (who may skip invalid ones).
+    """
+
+    def __init__(self, patterns: Sequence[str | Pattern], source: str = "<patterns>",
+                 lines: Sequence[int | None] | None = None, *, codeowners: bool = False):
         lines = lines or [None] * len(patterns)
-        self.patterns = list(patterns)
-        self._specs = [_spec([p], source, line) for p, line in zip(patterns, lines)]
+        self._compiled = [p if isinstance(p, Pattern) else Pattern(p, source, line, codeowners=codeowners)
+                          for p, line in zip(patterns, lines)]
+        self.patterns = [p.pattern for p in self._compiled]
+
+    def __len__(self) -> int:
+        return len(self._compiled)
 
     def matching(self, path: str) -> list[int]:
         """Indices of the patterns that match ``path``, in order."""
-        return [i for i, spec in enumerate(self._specs) if spec.match_file(path)]
+        return [i for i, p in enumerate(self._compiled) if p.matches(path)]
 
     def last(self, path: str) -> int | None:
         """Index of the last pattern matching ``path``, or None."""
-        for i in range(len(self._specs) - 1, -1, -1):
-            if self._specs[i].match_file(path):
+        for i in range(len(self._compiled) - 1, -1, -1):
+            if self._compiled[i].matches(path):
                 return i
         return None

@@ -27,6 +27,7 @@ import yaml
 
 from ..errors import InputError
 from ..io.atomic import atomic_write
+from ..io.yamlfile import YamlError, load_yaml_file
 from ..schema.model import Schema
 from .normalize import fold
 
@@ -114,17 +115,20 @@ class AliasRegistry:
         """Read ``aliases.yaml``; raises :class:`InputError` naming the file on bad content."""
         path = Path(path)
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            path.stat()
         except FileNotFoundError:
             if missing_ok:
                 return cls()
             raise InputError("alias registry not found", str(path)) from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"cannot read alias registry: {exc}", str(path)) from None
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            raise InputError(f"YAML syntax error: {getattr(exc, 'problem', exc)}", str(path),
-                             mark.line + 1 if mark else None) from None
+        except OSError:
+            pass  # reported by the read below
+        try:  # bounded: size cap, alias bombs and duplicate keys refused, errors at file:line
+            raw = load_yaml_file(path).data
+        except YamlError:
+            raise
+        except InputError as exc:
+            raise InputError("cannot read alias registry: " + exc.message.removeprefix("cannot read: "),
+                             str(path), exc.line) from None
         return cls.from_dict(raw or {}, str(path))
 
     @classmethod

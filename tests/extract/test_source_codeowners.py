@@ -7,7 +7,6 @@ from conftest import REPO
 
 from kgbuild.extract.manifests.codeowners import (
     codeowners_edges,
-    compile_pattern,
     find_codeowners,
     governing_codeowners,
     parse_codeowners,
@@ -45,9 +44,33 @@ EXAMPLES = CATALOGS / "backstage" / "backstage-upstream-2020-11"
     ("README.md", "readme.md", False),
     ("src/*.py", "src/a.py", True), ("src/*.py", "src/x/a.py", False),
     ("path\\ with\\ spaces/", "path with spaces/x", True), ("a.b", "axb", False),
+    # gitignore: '**/*' spans every depth, so GitHub's 'dir/*' exception does not narrow it
+    ("docs/**/*", "docs/a/b/c.md", True), ("/docs/*", "docs/a.md", True),
+    ("/docs/*", "docs/a/b.md", False), ("/*", "a/b.md", True),
+    ("*.md", "./docs/a.md", True), ("/docs/", "/docs/a.md", True),
 ])
 def test_github_pattern_semantics(pattern, path, matches):
-    assert bool(compile_pattern(pattern).fullmatch(path)) is matches
+    [rule] = parse_codeowners(f"{pattern} @owner\n", "CODEOWNERS").rules
+    assert rule.matches(path) is matches
+    assert (parse_codeowners(f"{pattern} @owner\n", "C").rule_for(path) is not None) is matches
+
+
+def test_hostile_pattern_against_a_long_folder_name_is_decided():
+    # backtracking regex engines take exponential time here; RE2 is linear in the path
+    hostile = "*a*a*a*a*a*a*a*a*a*a*b"
+    co = parse_codeowners(f"* @acme/all\n{hostile} @acme/evil\n", "CODEOWNERS")
+    folder = "a" * 46
+    assert co.rule_for(f"{folder}/package.json").line == 1  # no 'b': the hostile rule fails
+    assert co.rule_for(f"{folder}/{folder}").line == 1
+    assert co.rule_for(f"{folder}b/package.json").line == 2  # and it still matches where it should
+    assert [o.ref for o in co.rule_for(f"{folder}b").owners] == ["group:default/evil"]
+
+
+def test_patterns_that_cannot_compile_are_reported_and_skipped():
+    co = parse_codeowners("* @a\n" + "x" * 5000 + " @b\n/docs/ @c\n", "CODEOWNERS")
+    assert [r.line for r in co.rules] == [1, 3]
+    assert [(p.line, p.severity, p.code) for p in co.problems] == [(2, "warning", "codeowners")]
+    assert "longer than" in co.problems[0].message
 
 
 def test_last_match_wins_and_empty_owners_unown():

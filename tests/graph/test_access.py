@@ -39,6 +39,49 @@ def test_single_character_wildcard_and_empty_file():
     assert parse_access(None).labels_for("anything") == frozenset()
 
 
+def test_rules_are_gitignore_patterns():
+    rules = parse_access({"rules": [
+        {"paths": "*.secret.yaml", "labels": ["s"]},  # no '/': at any depth
+        {"paths": "payroll", "labels": ["p"]},  # a folder name covers everything below it
+        {"paths": "/ops/", "labels": ["o"]},  # anchored, folders only
+        {"paths": "team-[ab]/**", "labels": ["t"]},  # a character class
+    ]})
+    assert rules.labels_for("a.secret.yaml") == {"s"}
+    assert rules.labels_for("teams/x/a.secret.yaml") == {"s"}
+    assert rules.labels_for("payroll/2024/a.yaml") == rules.labels_for("hr/payroll/a.yaml") == {"p"}
+    assert rules.labels_for("payroll.yaml") == frozenset()
+    assert rules.labels_for("ops/x.yaml") == {"o"} and rules.labels_for("x/ops/y.yaml") == frozenset()
+    assert rules.labels_for("catalog/ops/x.yaml", "ops/x.yaml") == {"o"}  # doc ID or path below
+    assert rules.labels_for("team-b/payroll/x.secret.yaml") == {"t", "p", "s"}
+    assert rules.labels_for("team-c/x.yaml", "") == frozenset()
+
+
+def test_hostile_pattern_against_a_long_folder_name():
+    rules = parse_access({"rules": [{"paths": "*a*a*a*a*a*a*a*a*a*a*b", "labels": ["x"]}]})
+    assert rules.labels_for("a" * 46 + "/catalog-info.yaml") == frozenset()
+    assert rules.labels_for("a" * 46 + "b/catalog-info.yaml") == {"x"}
+
+
+@pytest.mark.parametrize("text, message, line", [
+    ("rules:\n  - paths: [a/**]\n    labels: [ok]\n  - paths: ['!b/**']\n    labels: [x]\n",
+     "'!' cannot take labels away", 4),
+    ("rules:\n  - paths: [a/**]\n    labels: ['bad label']\n", "invalid access label", 3),
+    ("rules:\n  - paths: a\n", "exactly 'paths' and 'labels'", 2),
+    ("rules:\n  - paths:\n      - ok/**\n      - " + "x" * 5000 + "\n    labels: [x]\n",
+     "longer than", 4),
+    ("rules: []\nrule: []\n", "expected a mapping", 2),
+    ("rules: {a: b}\n", "'rules' must be a list", 1),
+    ("default: [ok]\ndefault: [x]\n", "duplicate key 'default'", 2),
+    ("rules: [\n", "not a readable YAML", 2),
+])
+def test_bad_access_files_are_refused_at_their_line(tmp_path, text, message, line):
+    f = tmp_path / "access.yaml"
+    f.write_text(text)
+    with pytest.raises(InputError, match=message) as info:
+        load_access(f)
+    assert (info.value.file, info.value.line) == (str(f), line)
+
+
 @pytest.mark.parametrize("raw, message", [
     ([1, 2], "expected a mapping"),
     ({"rules": [{"paths": ["a/**"]}]}, "exactly 'paths' and 'labels'"),

@@ -4,6 +4,7 @@ Registration order is claim order: extractors that sniff content come after thos
 claim files by name.
 """
 
+from ..registry import register
 from . import (  # noqa: F401
     backstage,  # noqa: F401
     codeowners,
@@ -11,6 +12,8 @@ from . import (  # noqa: F401
     cyclonedx,
     gomod,
     npm,
-    openapi,  # noqa: F401  (sniffs any JSON/YAML: keep last)
+    openapi,
     python,
 )
+
+register(openapi.ApiSpecExtractor())  # sniffs any JSON/YAML: tried last

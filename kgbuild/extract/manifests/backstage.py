@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from ...errors import InputError, KgbuildError, Problem
 from ...graph.refs import RefError, is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
 from ...io.text import read_text
-from ...io.yamlfile import YList, YMap, load_yaml
+from ...io.yamlfile import DuplicateKeyError, YList, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .openapi import read_api_spec
@@ -74,6 +74,12 @@ class Rejected(Exception):
 
 class BackstageExtractor:
     name = "backstage"
+    version = 1
+    emits = frozenset({"Component", "Service", "Library", "Website", "API", "Resource", "System",
+                       "Domain", "Group", "User", "Location", "Template", "ownedBy", "partOf",
+                       "providesApi", "consumesApi", "dependsOn", "dependencyOf", "memberOf",
+                       "childOf", "parentOf", "hasMember"})
+    ownable = False  # Backstage requires an owner of every kind that can have one
 
     def claims(self, path: Path, head: bytes) -> bool:
         return path.suffix in (".yaml", ".yml") and b"backstage.io/" in head and b"kind" in head
@@ -82,12 +88,17 @@ class BackstageExtractor:
         out = Extraction()
         try:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            docs = load_yaml(text, src.doc_id)
+            docs = load_yaml(text, src.doc_id, per_document=True)
         except InputError as exc:
             out.problems.append(Problem("error", "bad-input", exc.message, src.doc_id, exc.line))
             return out
         lines = text.splitlines()
         for doc in docs:
+            if doc.error is not None:  # like Backstage: that entity is refused, the rest is read
+                code = "rejected-entity" if isinstance(doc.error, DuplicateKeyError) else "bad-input"
+                out.problems.append(Problem("error", code, doc.error.message, src.doc_id,
+                                            doc.error.line))
+                continue
             entity = doc.data
             if not isinstance(entity, YMap):
                 out.problems.append(Problem("error", "rejected-entity",

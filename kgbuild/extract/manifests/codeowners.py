@@ -1,9 +1,15 @@
 """GitHub CODEOWNERS: rules with their lines, GitHub's matcher, and fallback ownership.
 
 GitHub reads the first of ``.github/CODEOWNERS``, ``CODEOWNERS``, ``docs/CODEOWNERS``
-(:func:`find_codeowners`). Patterns follow gitignore with GitHub's exceptions: no ``!``
-negation and no ``[...]`` ranges (such rules are reported and skipped), ``dir/*`` matches
-direct children only; the last matching rule wins, and a rule without owners un-owns.
+(:func:`find_codeowners`). Patterns are gitignore patterns (:mod:`kgbuild.io.globs`, matched
+in time linear in the path however hostile the pattern) with GitHub's exceptions: no ``!``
+negation and no ``[...]`` ranges (such rules, and patterns that do not compile, are
+reported and skipped), ``dir/*`` matches direct children only; the last matching rule
+wins, and a rule without owners un-owns.
+
+Which manifests CODEOWNERS may own is declared by each extractor (``ownable``): the
+components such a manifest defines get the owners of the rule deciding its path, unless the
+manifest names an owner itself (:func:`add_fallback_owners`).
 
 Owner IDs are Backstage refs, lowercased as Backstage stores them, and resolved as
 Backstage's CODEOWNERS processor does: ``@org/team`` -> ``group:default/team``,
@@ -20,9 +26,10 @@ from pathlib import Path
 from typing import Iterable
 
 from ...errors import InputError, Problem
+from ...io.globs import Pattern, PatternList
 from ...io.text import read_text
-from ..records import Context, EdgeRecord, Extraction, SourceFile
-from ..registry import register
+from ..records import Context, EdgeRecord, Extraction, Extractor, SourceFile
+from ..registry import get, register
 
 LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 _TOKEN = re.compile(r"(?:\\.|[^\s\\])+")
@@ -39,17 +46,21 @@ class Owner:
     confidence: float = 1.0
 
 
+def _relative(path: str) -> str:
+    return path.lstrip("/").removeprefix("./")
+
+
 @dataclass(frozen=True)
 class Rule:
     pattern: str
     owners: tuple[Owner, ...]
     line: int
     text: str
-    regex: re.Pattern = field(repr=False, compare=False)
+    glob: Pattern = field(repr=False, compare=False)
 
     def matches(self, path: str) -> bool:
         """Whether this rule covers ``path`` (a file path relative to the repository root)."""
-        return bool(self.regex.fullmatch(path.lstrip("/").removeprefix("./")))
+        return self.glob.matches(_relative(path))
 
 
 @dataclass
@@ -57,10 +68,14 @@ class CodeOwners:
     file: str
     rules: list[Rule] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    _list: PatternList | None = field(default=None, repr=False, compare=False)
 
     def rule_for(self, path: str) -> Rule | None:
         """The rule deciding ``path``'s owners: the last one that matches."""
-        return next((r for r in reversed(self.rules) if r.matches(path)), None)
+        if self._list is None or len(self._list) != len(self.rules):
+            self._list = PatternList([r.glob for r in self.rules])
+        i = self._list.last(_relative(path))
+        return None if i is None else self.rules[i]
 
 
 def find_codeowners(repo_root: Path) -> Path | None:
@@ -113,6 +128,11 @@ def parse_codeowners(text: str, file: str) -> CodeOwners:
         if pattern.startswith("!") or re.search(r"(?<!\\)\[", pattern):
             warn(f"pattern {pattern!r}: GitHub supports neither '!' nor '[...]'; rule skipped")
             continue
+        try:
+            glob = Pattern(pattern, file, n, codeowners=True)
+        except InputError as exc:
+            warn(f"pattern {pattern[:80]!r}: {exc.message}; rule skipped")
+            continue
         owners = []
         for w in written:
             owner = _owner(w)
@@ -122,7 +142,7 @@ def parse_codeowners(text: str, file: str) -> CodeOwners:
             if owner.confidence < 1:
                 warn(f"owner {w!r} lacks '@' (GitHub ignores it); read as {owner.ref}")
             owners.append(owner)
-        out.rules.append(Rule(pattern, tuple(owners), n, raw.strip(), compile_pattern(pattern)))
+        out.rules.append(Rule(pattern, tuple(owners), n, raw.strip(), glob))
     return out
 
 
@@ -135,34 +155,6 @@ def _owner(written: str) -> Owner | None:
         return Owner(f"user:default/{m.group(1).lower()}", "User", written,
                      1.0 if written.startswith("@") else 0.8)
     return None
-
-
-def compile_pattern(pattern: str) -> re.Pattern:
-    """A regex matching the file paths (relative, no leading ``/``) a pattern covers."""
-    dir_only = pattern.endswith("/")
-    body = pattern.rstrip("/") if dir_only else pattern
-    anchored = "/" in body
-    body = body.removeprefix("/")
-    regex, i = "" if anchored else "(?:.*/)?", 0
-    while i < len(body):
-        start_of_segment = i == 0 or body[i - 1] == "/"
-        if start_of_segment and body.startswith("**/", i):
-            regex, i = regex + "(?:.*/)?", i + 3
-        elif start_of_segment and body[i:] == "**":
-            regex, i = regex + ".*", i + 2
-        elif body[i] == "*":
-            regex, i = regex + "[^/]*", i + 1
-        elif body[i] == "?":
-            regex, i = regex + "[^/]", i + 1
-        elif body[i] == "\\" and i + 1 < len(body):
-            regex, i = regex + re.escape(body[i + 1]), i + 2
-        else:
-            regex, i = regex + re.escape(body[i]), i + 1
-    if dir_only:
-        regex += "/.+"
-    elif not body.endswith("/*"):
-        regex += "(?:/.+)?"  # a pattern naming a directory covers everything below it
-    return re.compile(regex)
 
 
 def codeowners_edges(codeowners: CodeOwners, components: Iterable[tuple[str, str]],
@@ -183,9 +175,6 @@ def codeowners_edges(codeowners: CodeOwners, components: Iterable[tuple[str, str
     return edges
 
 
-OWNABLE = {"npm", "python", "gomod", "compose"}  # extractors whose nodes are the repo's own components
-
-
 def candidate_paths(file: Path, stop: Path) -> list[Path]:
     """Every place a CODEOWNERS governing ``file`` could appear, up to ``stop``."""
     out = []
@@ -198,11 +187,15 @@ def candidate_paths(file: Path, stop: Path) -> list[Path]:
     return out
 
 
-def add_fallback_owners(src: SourceFile, extraction: Extraction, extractor: str, ctx: Context) -> None:
+def add_fallback_owners(src: SourceFile, extraction: Extraction, extractor: Extractor | str,
+                        ctx: Context) -> None:
     """Give the components a manifest defines the owners CODEOWNERS names for its path,
-    unless the manifest names an owner itself. The edges cite the CODEOWNERS line; every
-    place a CODEOWNERS could appear becomes a dependency of the manifest's document."""
-    if extractor not in OWNABLE or not extraction.nodes:
+    unless the manifest names an owner itself; only for extractors that declare
+    ``ownable`` (``extractor``: the extractor, or its registered name). The edges cite the
+    CODEOWNERS line; every place a CODEOWNERS could appear becomes a dependency of the
+    manifest's document."""
+    ex = get(extractor) if isinstance(extractor, str) else extractor
+    if ex is None or not ex.ownable or not extraction.nodes:
         return
     extraction.depends.extend(candidate_paths(src.path, src.root))
     co_path = governing_codeowners(src.path, src.root)
@@ -224,6 +217,9 @@ class CodeownersExtractor:
     ownership it implies is added to manifests by :func:`add_fallback_owners`."""
 
     name = "codeowners"
+    version = 1
+    emits: frozenset[str] = frozenset()  # problems only; the ownedBy edges belong to the manifests
+    ownable = False
 
     def claims(self, path: Path, head: bytes) -> bool:
         return path.name == "CODEOWNERS"

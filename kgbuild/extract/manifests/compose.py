@@ -38,6 +38,9 @@ def service_id(project: str, service: str) -> str:
 
 class ComposeExtractor:
     name = "compose"
+    version = 1
+    emits = frozenset({"Service", "dependsOn", "ownedBy"})
+    ownable = True  # the services of a compose project are the repository's own; it names no owner
 
     def claims(self, path: Path, head: bytes) -> bool:
         return any(fnmatch(path.name.lower(), p) for p in PATTERNS)

@@ -31,6 +31,11 @@ LIBRARY_TYPES = {"library", "framework"}
 
 class CycloneDxExtractor:
     name = "cyclonedx"
+    version = 1
+    emits = frozenset({"Library", "Component", "Service", "dependsOn", "partOf"})
+    # not ownable: an SBOM lists an artifact's contents, mostly third-party (and may describe a
+    # vendor's image); the project it describes has its own manifest, which CODEOWNERS owns
+    ownable = False
 
     def claims(self, path: Path, head: bytes) -> bool:
         name = path.name.lower()

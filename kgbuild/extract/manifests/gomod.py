@@ -25,6 +25,9 @@ _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`|\S+')
 
 class GoModExtractor:
     name = "gomod"
+    version = 1
+    emits = frozenset({"Component", "dependsOn", "ownedBy"})
+    ownable = True  # the module is the repository's own; go.mod names no owner
 
     def claims(self, path: Path, head: bytes) -> bool:
         return path.name == "go.mod"

@@ -27,6 +27,9 @@ QUALIFIERS = {"devDependencies": ("dev",), "peerDependencies": ("peer",),
 
 class NpmExtractor:
     name = "npm"
+    version = 1
+    emits = frozenset({"Component", "dependsOn", "ownedBy"})
+    ownable = True  # the package is the repository's own; "author"/"maintainers" are people, not owners
 
     def claims(self, path: Path, head: bytes) -> bool:
         return path.name == "package.json"

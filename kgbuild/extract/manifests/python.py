@@ -38,6 +38,9 @@ PRIVATE = "Private :: Do Not Upload"
 # -- pyproject.toml ---------------------------------------------------------------------------
 class PyprojectExtractor:
     name = "pyproject"
+    version = 2  # 2: CODEOWNERS owns the project (it was never owned before)
+    emits = frozenset({"Component", "dependsOn", "ownedBy"})
+    ownable = True  # the project is the repository's own; authors/maintainers are people, not owners
 
     def claims(self, path: Path, head: bytes) -> bool:
         return path.name == "pyproject.toml"
@@ -240,6 +243,9 @@ _GLOBAL_OPTIONS = ("-i", "--index-url", "--extra-index-url", "--no-index", "-f",
 
 class RequirementsExtractor:
     name = "requirements"
+    version = 2  # 2: CODEOWNERS owns the directory's project (it was never owned before)
+    emits = frozenset({"Component", "dependsOn", "ownedBy"})
+    ownable = True  # the directory's project is the repository's own; requirements name no owner
 
     def claims(self, path: Path, head: bytes) -> bool:
         return fnmatch(path.name, "requirements*.txt") or fnmatch(path.name, "*requirements.txt")
