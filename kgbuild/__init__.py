@@ -14,6 +14,7 @@ from .graph.rdf import from_rdf, to_rdflib
 from .resolve.aliases import AliasRegistry
 from .resolve.resolver import Resolution, Resolver
 from .retrieve.traverse import TraversalResult, TraversalSpec, Traverser, traverse
+from .schema.importer import SchemaDraft, import_ontology, infer_schema
 from .schema.loader import load_schema, parse_schema
 from .schema.model import Schema
 from .schema.shapes import all_shapes
@@ -25,6 +26,7 @@ from .validate.validator import ValidationReport, load_graph, validate_file, val
 __all__ = [
     # schema
     "Schema", "load_schema", "parse_schema", "vocabulary", "all_shapes",
+    "import_ontology", "infer_schema", "SchemaDraft",
     # graph
     "KnowledgeGraph", "Node", "Assertion", "SourceDocument", "from_rdf", "to_rdflib",
     "Principal", "AccessRules", "load_access",

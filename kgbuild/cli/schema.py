@@ -66,3 +66,74 @@ def schema_shapes(name, output):
     write_or_echo(text, output)
 
 
+
+
+def _write_draft(draft, output) -> None:
+    """The draft's YAML to ``output`` (or stdout); its notes on stderr."""
+    text = draft.to_yaml()
+    for line in draft.warnings():
+        click.echo(f"note: {line}", err=True)
+    write_or_echo(text, output)
+    if output:
+        d = draft.data
+        click.echo(f"wrote {output}: schema {d['name']}: {len(d['node_types'])} node types, "
+                   f"{len(d['edge_types'])} edge types, {len(d.get('attributes', {}))} attributes, "
+                   f"{len(draft.warnings())} notes (comments in the file)", err=True)
+
+
+NAME = click.option("--name", help="Schema name (default: the file's name).")
+PREFIX = click.option("--prefix", help="Turtle prefix (default: the file's own prefix for the "
+                                       "namespace, else the name).")
+OUTPUT = click.option("-o", "--output", type=click.Path(dir_okay=False),
+                      help="Write the schema YAML here instead of stdout.")
+
+
+@schema.command("import")
+@click.argument("ontology", type=click.Path(dir_okay=False, exists=True))
+@OUTPUT
+@NAME
+@PREFIX
+def schema_import(ontology, output, name, prefix):
+    """Write a schema from an RDFS/OWL ONTOLOGY (Turtle, RDF/XML, N-Triples, JSON-LD, ...).
+
+    Classes become node types (rdfs:subClassOf: parent), object properties edge types
+    (rdfs:domain/range, owl:unionOf, owl:inverseOf, owl:TransitiveProperty), datatype
+    properties attributes. Names are local names; a term whose IRI is not namespace + name
+    keeps it as iri:. Decisions to review are printed as notes and written as comments.
+
+    \b
+    Exit codes: 0 written; 2 unreadable ontology or bad option.
+
+    \b
+    Examples:
+      kgbuild schema import university.ttl -o university.yaml
+      kgbuild traverse --graph data.nt --schema university.yaml --seed ID --path rector
+    """
+    from ..schema.importer import import_ontology
+
+    _write_draft(import_ontology(ontology, name=name, prefix=prefix), output)
+
+
+@schema.command("infer")
+@click.argument("graph", type=click.Path(dir_okay=False, exists=True))
+@OUTPUT
+@NAME
+@PREFIX
+def schema_infer(graph, output, name, prefix):
+    """Write a schema from what GRAPH (any RDF file) uses.
+
+    Node types are its rdf:type classes (plus Node, IRI rdfs:Resource, for nodes without
+    one); every predicate between two nodes is an edge type, domain and range the types
+    seen; predicates with literal values are attributes, datatype from the literals.
+
+    \b
+    Exit codes: 0 written; 2 unreadable graph or bad option.
+
+    \b
+    Examples:
+      kgbuild schema infer data.nt -o data.yaml
+      kgbuild traverse --graph data.nt --schema data.yaml --seed ID --path knows/knows:in
+    """
+    from ..schema.importer import infer_schema
+
+    _write_draft(infer_schema(graph, name=name, prefix=prefix), output)

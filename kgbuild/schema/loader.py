@@ -13,13 +13,14 @@ from .bundled import bundled
 from .model import DATATYPES, Attribute, EdgeType, NodeType, Schema
 from .namespaces import ASSERTION_BASE, ID_BASE, KG, SOURCE_BASE
 
-_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+NAMESPACE = re.compile(r"^[a-z][a-z0-9+.-]*:\S+[#/]$")
 _IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
 # predicates kgbuild's graph layout gives a meaning of its own: no edge or attribute may be one
-_RESERVED = {str(RDF.type), str(RDFS.label), str(DCTERMS.identifier), str(SKOS.altLabel),
+RESERVED_PREDICATES = {str(RDF.type), str(RDFS.label), str(DCTERMS.identifier), str(SKOS.altLabel),
              str(RDF.subject), str(RDF.predicate), str(RDF.object), str(PROV.wasDerivedFrom),
              str(PROV.generatedAtTime)}
-_OWN = (str(KG), ID_BASE, ASSERTION_BASE, SOURCE_BASE)  # IRIs kgbuild mints for itself
+OWN_IRIS = (str(KG), ID_BASE, ASSERTION_BASE, SOURCE_BASE)  # IRIs kgbuild mints for itself
 
 SCHEMA_DIR = bundled("schema")
 DEFAULT_SCHEMA = "software"
@@ -84,10 +85,10 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
     if unknown:
         raise fail(f"unknown top-level key {sorted(unknown)[0]!r}", sorted(unknown)[0])
     ns = str(raw["namespace"])
-    if not re.match(r"^[a-z][a-z0-9+.-]*:\S+[#/]$", ns):
+    if not NAMESPACE.match(ns):
         raise fail(f"namespace must be an absolute IRI ending in '#' or '/': {ns!r}", "namespace")
     prefix = str(raw.get("prefix") or raw["name"])
-    if not _NAME.match(prefix):
+    if not NAME.match(prefix):
         raise fail(f"prefix {prefix!r} is not a valid name", "prefix")
 
     seen: dict[str, str] = {}
@@ -100,7 +101,7 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
             iri = ns + name
         elif not isinstance(iri, str) or not _IRI.match(iri):
             raise fail(f"{what} {name!r}: {key} must be an absolute IRI: {iri!r}", name)
-        if iri.startswith(_OWN) or (predicate and iri in _RESERVED):
+        if iri.startswith(OWN_IRIS) or (predicate and iri in RESERVED_PREDICATES):
             raise fail(f"{what} {name!r}: {key} <{iri}> is reserved by kgbuild's graph layout",
                        name)
         if iri in iris:
@@ -109,7 +110,7 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         return iri
 
     def claim(name: object, what: str) -> str:
-        if not isinstance(name, str) or not _NAME.match(name):
+        if not isinstance(name, str) or not NAME.match(name):
             raise fail(f"{what} name {name!r} must match [A-Za-z][A-Za-z0-9_]*")
         if name.lower() in seen:
             raise fail(f"duplicate name {name!r}: already used by {seen[name.lower()]}", name)

@@ -1,0 +1,682 @@
+"""Schemas from elsewhere: import an RDFS/OWL ontology, or infer one from what a graph uses.
+
+Both give a :class:`SchemaDraft`: a schema mapping in the YAML format :mod:`.loader` reads
+(already checked by it), plus *notes* on every decision a person may want to review, written
+as comments by :meth:`SchemaDraft.to_yaml`. The same input always gives the same text.
+
+Names are the terms' IRI local names, sanitised to ``[A-Za-z][A-Za-z0-9_]*`` and made unique
+case-insensitively (node types first, then edge types, then attributes; within a kind the
+terms of the main namespace first, then by IRI; a taken name gets ``_2``, ``_3``, ...). The
+namespace is the one most terms share; a term whose IRI is not ``namespace + name`` keeps its
+IRI in an explicit ``iri:``, so the schema types the nodes of the original graph.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, XSD
+
+from ..errors import InputError
+from .loader import NAME, NAMESPACE, OWN_IRIS, RESERVED_PREDICATES, parse_schema
+from .model import Schema
+from .namespaces import ASSERTION_BASE, KG, SOURCE_BASE
+from .writer import schema_yaml
+
+CATCH_ALL = str(RDFS.Resource)  # see kgbuild.graph.rdf: a type with this IRI types untyped nodes
+_BUILTIN = (str(RDF), str(RDFS), str(OWL), str(XSD))
+_EVERY = {OWL.Thing, RDFS.Resource}  # as a domain or range: any type
+_LITERALS = {RDFS.Literal, RDF.langString, RDF.PlainLiteral, RDF.XMLLiteral, RDF.HTML, RDF.JSON}
+_OBJECT_KINDS = (OWL.ObjectProperty, OWL.TransitiveProperty, OWL.SymmetricProperty,
+                 OWL.AsymmetricProperty, OWL.ReflexiveProperty, OWL.IrreflexiveProperty,
+                 OWL.InverseFunctionalProperty)
+# XSD datatypes by local name -> schema datatype (anything else is read as string)
+_XSD = {**dict.fromkeys(("string", "normalizedString", "token", "language", "Name", "NCName",
+                         "NMTOKEN"), "string"),
+        **dict.fromkeys(("integer", "int", "long", "short", "byte", "nonNegativeInteger",
+                         "positiveInteger", "nonPositiveInteger", "negativeInteger",
+                         "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte"), "integer"),
+        **dict.fromkeys(("decimal", "float", "double"), "decimal"),
+        "boolean": "boolean", "date": "date", "dateTime": "dateTime", "dateTimeStamp": "dateTime",
+        "anyURI": "anyURI"}
+# an undeclared "class" with one of these local names (any case) is a datatype in disguise
+# (names like Language or Name are left alone: they are often real classes)
+_DATATYPE_NAMES = {"string": "string", "text": "string", "literal": "string", "number": "decimal",
+                   "integer": "integer", "int": "integer", "decimal": "decimal", "float": "decimal",
+                   "double": "decimal", "boolean": "boolean", "date": "date", "datetime": "dateTime",
+                   "time": "string", "year": "string", "gyear": "string", "anyuri": "anyURI"}
+# prefixes every serialisation binds itself (namespaces.prefixes, shapes)
+_FIXED_PREFIXES = {"kg", "prov", "dcterms", "rdf", "rdfs", "owl", "skos", "xsd", "id",
+                   "assertion", "src", "sh", "shape"}
+_FORMATS = ("turtle", "xml", "json-ld", "nt", "n3", "trig", "nquads")
+
+
+@dataclass
+class SchemaDraft:
+    """A schema mapping written from another vocabulary, and the notes on how."""
+
+    data: dict
+    notes: dict[str, list[str]] = field(default_factory=dict)  # "" or "<section>.<name>"
+    header: list[str] = field(default_factory=list)
+
+    def schema(self) -> Schema:
+        """The draft loaded as a :class:`Schema` (raises :class:`SchemaError` if it is not one)."""
+        return parse_schema(self.data, source=f"<schema {self.data.get('name')}>")
+
+    def to_yaml(self) -> str:
+        """The schema YAML, notes as comments."""
+        return schema_yaml(self.data, self.notes, self.header)
+
+    def warnings(self) -> list[str]:
+        """Every note as one line, naming the term it concerns."""
+        return [f"{where}: {n}" if where else n
+                for where, ns in sorted(self.notes.items()) for n in ns]
+
+
+# -- reading and naming ---------------------------------------------------------------------------
+def read_rdf(source: str | Path | Graph) -> tuple[Graph, str]:
+    """An RDF file (any format rdflib reads; the suffix's format is tried first) or a graph."""
+    if isinstance(source, Graph):
+        return source, "graph"
+    path = Path(source)
+    if not path.is_file():
+        raise InputError("file not found", str(path))
+    guessed = _guess(path)
+    errors = []
+    for fmt in ([guessed] if guessed else []) + [f for f in _FORMATS if f != guessed]:
+        g = Graph(bind_namespaces="none")
+        try:
+            with warnings.catch_warnings():  # rdflib's own deprecations, nothing a user can act on
+                warnings.simplefilter("ignore", DeprecationWarning)
+                g.parse(path, format=fmt)
+        except Exception as exc:  # rdflib's parsers raise many types; report the first
+            errors.append(f"{fmt}: {' '.join(str(exc).split())[:160]}")
+            continue
+        if not len(g):
+            raise InputError(f"no RDF triples read (as {fmt})", str(path))
+        return g, path.name
+    raise InputError(f"not readable as RDF ({errors[0]})", str(path))
+
+
+def _guess(path: Path) -> str | None:
+    from rdflib.util import guess_format
+
+    return guess_format(str(path))
+
+
+def local_name(iri: str) -> str:
+    """The part of an IRI after its last ``#``, else ``/``, else ``:`` (trailing ones dropped)."""
+    s = iri.rstrip("#/")
+    for sep in "#/:":
+        if sep in s:
+            return s[s.rfind(sep) + 1:]
+    return s
+
+
+def _namespace_of(iri: str) -> str:
+    cut = max(iri.rfind("#"), iri.rfind("/"))
+    return iri[:cut + 1] if cut >= 0 else iri
+
+
+def sanitise(text: str) -> str:
+    """``text`` as a schema name: accents dropped, other characters ``_``, a letter first."""
+    s = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+    s = re.sub(r"[^A-Za-z0-9_]+", "_", s).strip("_")
+    if s and not s[0].isalpha():
+        s = "x" + s
+    return s
+
+
+class _Names:
+    """Schema names, unique case-insensitively, claimed in a deterministic order."""
+
+    def __init__(self) -> None:
+        self.taken: dict[str, str] = {}
+
+    def claim(self, base: str, what: str) -> tuple[str, str | None]:
+        name, n = base, 1
+        while name.lower() in self.taken:
+            n += 1
+            name = f"{base}_{n}"
+        note = None if name == base else f"named {name}: {base!r} is taken by {self.taken[base.lower()]}"
+        self.taken[name.lower()] = f"{what} {name}"
+        return name, note
+
+
+def _text(g: Graph, term, pred) -> str:
+    """One value of ``pred`` on ``term``: English or untagged first, then by text."""
+    values = [o for o in g.objects(term, pred) if isinstance(o, Literal)]
+    if not values:
+        return ""
+    best = min(values, key=lambda v: (v.language not in (None, "", "en"), v.language or "", str(v)))
+    return " ".join(str(best).split())
+
+
+def _describe(g: Graph, term, name: str = "") -> str:
+    """``label: comment``; a label that only repeats the name or the IRI's local name is left
+    out."""
+    label, comment = _text(g, term, RDFS.label), _text(g, term, RDFS.comment)
+
+    def key(x: str) -> str:
+        return re.sub(r"[\W_]", "", x).lower()
+
+    if label and key(label) in {key(name), key(local_name(str(term)))}:
+        label = ""
+    return f"{label}: {comment}" if label and comment else label or comment
+
+
+class _Builder:
+    """Names, namespace, parents and notes shared by import and inference."""
+
+    def __init__(self, g: Graph, name: str | None, prefix: str | None, origin: str):
+        self.g, self.origin = g, origin
+        self.name = name or sanitise(Path(origin).stem).lower() or "imported"
+        self.prefix_wanted = prefix
+        self.notes: dict[str, list[str]] = {}
+        self.names = _Names()
+        self.name_of: dict[URIRef, str] = {}
+        self.namespace = ""
+
+    def note(self, where: str, text: str) -> None:
+        notes = self.notes.setdefault(where, [])
+        if text not in notes:
+            notes.append(text)
+
+    def choose_namespace(self, terms) -> None:
+        counts = Counter(_namespace_of(str(t)) for t in terms)
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        fallback = f"https://kgbuild.dev/schema/{self.name}#"
+        self.namespace = next((ns for ns, _ in ranked if NAMESPACE.match(ns)), fallback)
+        if ranked and ranked[0][0] != self.namespace:
+            self.note("", f"namespace {self.namespace}: {ranked[0][0]!r} is not an IRI ending in "
+                      f"'#' or '/'")
+
+    def prefix(self) -> str:
+        if self.prefix_wanted:
+            return self.prefix_wanted
+        bound = sorted(p for p, ns in self.g.namespaces() if str(ns) == self.namespace and p)
+        for p in [*bound, self.name, sanitise(self.name).lower()]:
+            if NAME.match(p) and p not in _FIXED_PREFIXES:
+                return p
+        return "ns"
+
+    def claim_all(self, section: str, what: str, terms) -> None:
+        """Name ``terms``: the main namespace's first, then by IRI."""
+        for t in sorted(terms, key=lambda t: (not str(t).startswith(self.namespace), str(t))):
+            base = sanitise(local_name(str(t))) or sanitise(_text(self.g, t, RDFS.label)) or "term"
+            name, note = self.names.claim(base, what)
+            self.name_of[t] = name
+            if note:
+                self.note(f"{section}.{name}", f"{note} (IRI {t})")
+
+    def iri_field(self, term: URIRef) -> str | None:
+        return None if str(term) == self.namespace + self.name_of[term] else str(term)
+
+    def parents(self, classes: set[URIRef]) -> dict[URIRef, URIRef]:
+        """One parent per class from ``rdfs:subClassOf``: redundant ones (an ancestor of another)
+        dropped, then the first by name that makes no cycle."""
+        supers = {c: {s for s in self.g.objects(c, RDFS.subClassOf) if s in classes and s != c}
+                  for c in classes}
+
+        def above(c: URIRef) -> set[URIRef]:
+            seen, todo = set(), list(supers[c])
+            while todo:
+                x = todo.pop()
+                if x not in seen:
+                    seen.add(x)
+                    todo += supers[x]
+            return seen
+
+        chosen: dict[URIRef, URIRef] = {}
+        for c in sorted(classes, key=self.name_of.__getitem__):
+            direct = supers[c]
+            cands = sorted((s for s in direct if not any(s in above(o) and c not in above(s)
+                                                         for o in direct if o != s)),
+                           key=self.name_of.__getitem__)
+            where = f"node_types.{self.name_of[c]}"
+            for s in cands:
+                cur, cycle = s, False
+                while cur is not None:
+                    if cur == c:
+                        cycle = True
+                        break
+                    cur = chosen.get(cur)
+                if cycle:
+                    self.note(where, f"rdfs:subClassOf {self.name_of[s]} dropped: it would make a "
+                              f"parent cycle")
+                    continue
+                chosen[c] = s
+                break
+            if len(cands) > 1 and c in chosen:
+                others = ", ".join(self.name_of[s] for s in cands if s != chosen[c])
+                self.note(where, f"also rdfs:subClassOf {others}; kgbuild keeps one parent, the "
+                          f"first by name: {self.name_of[chosen[c]]}")
+        return chosen
+
+    def finish(self, node_types: dict, edge_types: dict, attributes: dict, description: str,
+               header: list[str]) -> SchemaDraft:
+        def clean(terms: dict) -> dict:
+            return {n: {k: v for k, v in spec.items() if v is not None}
+                    for n, spec in sorted(terms.items())}
+
+        data = {"name": self.name, "version": 1, "namespace": self.namespace,
+                "prefix": self.prefix(), "description": description,
+                "node_types": clean(node_types), "edge_types": clean(edge_types),
+                "attributes": clean(attributes)}
+        if not description:
+            del data["description"]
+        notes = {k: sorted(v) if k == "" else v for k, v in sorted(self.notes.items())}
+        draft = SchemaDraft(data, notes, header)
+        draft.schema()  # the loader's checks: a draft that fails them is a bug here
+        return draft
+
+    def roots(self, node_types: dict) -> list[str]:
+        return sorted(n for n, spec in node_types.items() if not spec.get("parent"))
+
+
+def _types_field(names) -> str | list[str]:
+    names = sorted(set(names))
+    return names[0] if len(names) == 1 else names
+
+
+def _is_builtin(term) -> bool:
+    return str(term).startswith(_BUILTIN)
+
+
+# -- import -----------------------------------------------------------------------------------------
+def import_ontology(source: str | Path | Graph, name: str | None = None,
+                    prefix: str | None = None) -> SchemaDraft:
+    """A kgbuild schema from an RDFS/OWL ontology (a file in any RDF format, or a graph).
+
+    * ``owl:Class``/``rdfs:Class`` (and IRIs used as a class: in ``rdfs:subClassOf``, a
+      domain or a range) become node types; ``rdfs:subClassOf`` a named class, the parent.
+    * ``owl:ObjectProperty`` (and the other object property kinds, ``rdf:Property`` with a
+      class range) become edge types with ``rdfs:domain``/``rdfs:range`` (``owl:unionOf``
+      lists too; none, ``owl:Thing`` or ``rdfs:Resource``: every type, i.e. the root types);
+      ``owl:inverseOf`` pairs become one edge type and its inverse; ``owl:TransitiveProperty``
+      sets ``transitive``.
+    * ``owl:DatatypeProperty`` (and properties with a literal range) become attributes, the
+      XSD range mapped to the schema datatypes (else ``string``), ``multiple`` unless
+      ``owl:FunctionalProperty``.
+    * ``rdfs:label``/``rdfs:comment`` become descriptions.
+    """
+    g, origin = read_rdf(source)
+    b = _Builder(g, name, prefix, origin)
+
+    def kinds(*types) -> set:
+        return {s for t in types for s in g.subjects(RDF.type, t) if isinstance(s, URIRef)}
+
+    def datatype_of(term) -> str | None:
+        """The schema datatype a range stands for, or None when it is a class."""
+        if isinstance(term, URIRef) and str(term).startswith(str(XSD)):
+            return _XSD.get(local_name(str(term)), "string")
+        if term in _LITERALS or (term, RDF.type, RDFS.Datatype) in g:
+            return "string"
+        if isinstance(term, URIRef) and term not in known:
+            return _DATATYPE_NAMES.get(local_name(str(term)).lower())
+        return None
+
+    def usable(term, what: str) -> bool:
+        if _is_builtin(term):
+            return False
+        if str(term).startswith(OWN_IRIS) or (what != "class" and str(term) in RESERVED_PREDICATES):
+            b.note("", f"{what} {term} skipped: kgbuild's graph layout defines it")
+            return False
+        return True
+
+    declared_classes = {c for c in kinds(OWL.Class, RDFS.Class)
+                        if (c, RDF.type, RDFS.Datatype) not in g and usable(c, "class")}
+    # IRIs used as classes are classes (RDFS: rdfs:subClassOf links classes; the objects of
+    # rdfs:domain and rdfs:range are classes, unless they name datatypes)
+    referenced: dict[URIRef, set[str]] = {}
+
+    def refer(t, how: str) -> None:
+        if isinstance(t, URIRef) and t not in declared_classes and not _is_builtin(t) \
+                and usable(t, "class"):
+            referenced.setdefault(t, set()).add(how)
+
+    for c, sup in g.subject_objects(RDFS.subClassOf):
+        refer(c, "has an rdfs:subClassOf")
+        refer(sup, "is the object of an rdfs:subClassOf")
+    known = declared_classes | set(referenced)
+    objects = kinds(*_OBJECT_KINDS) | {t for s, o in g.subject_objects(OWL.inverseOf)
+                                       for t in (s, o) if isinstance(t, URIRef)}
+    datatypes = kinds(OWL.DatatypeProperty)
+    plain = kinds(RDF.Property) - objects - datatypes
+    objects = {p for p in objects if usable(p, "property")}
+    datatypes = {p for p in datatypes if usable(p, "property")}
+    plain = {p for p in plain if usable(p, "property")}
+
+    edges, attrs, attr_notes = set(), set(), {}
+    for p in objects | datatypes | plain:
+        ranges = list(g.objects(p, RDFS.range))
+        literal = bool(ranges) and all(datatype_of(r) is not None for r in ranges)
+        paired = (p, OWL.inverseOf, None) in g or (None, OWL.inverseOf, p) in g
+        if p in objects and p in datatypes:
+            edges.add(p)
+            attr_notes[p] = "declared both an object and a datatype property: read as an edge type"
+        elif p in objects:
+            if literal and not paired:
+                attrs.add(p)
+                shown = ", ".join(sorted(local_name(str(r)) for r in ranges))
+                attr_notes[p] = (f"an object property whose range ({shown}) is a datatype, or named like "
+                                 f"one and not a declared class: read as an attribute")
+            else:
+                edges.add(p)
+        elif p in datatypes or literal:
+            attrs.add(p)
+        else:
+            edges.add(p)
+            if not ranges:
+                attr_notes[p] = "rdf:Property without rdfs:range: read as an edge type"
+
+    expressions: dict[tuple[URIRef, URIRef], list | None] = {}
+    for p in edges | attrs:
+        for rel in (RDFS.domain, RDFS.range):
+            if rel == RDFS.range and p in attrs:
+                continue
+            members = _members(g, list(g.objects(p, rel)))
+            expressions[(p, rel)] = members
+            for t in members or ():
+                if datatype_of(t) is None:
+                    refer(t, f"is the {local_name(str(rel))} of {local_name(str(p))}")
+    classes = declared_classes | set(referenced)
+
+    b.choose_namespace(classes | edges | attrs)
+    b.claim_all("node_types", "node type", classes)
+    b.claim_all("edge_types", "edge type", edges)
+    b.claim_all("attributes", "attribute", attrs)
+    for t, hows in referenced.items():
+        b.note(f"node_types.{b.name_of[t]}", f"not declared as a class; it {min(hows)}")
+
+    parents = b.parents(classes)
+    node_types: dict[str, dict] = {}
+    for c in classes:
+        n = b.name_of[c]
+        node_types[n] = {"parent": b.name_of[parents[c]] if c in parents else None,
+                         "description": _describe(g, c, n) or None, "iri": b.iri_field(c)}
+    if not node_types:
+        node_types["Node"] = {"iri": CATCH_ALL}
+        b.names.claim("Node", "node type")
+        b.note("node_types.Node", "the ontology declares no class: one type for every node "
+                                  "(rdfs:Resource)")
+    roots = b.roots(node_types)
+
+    def side(p: URIRef, rel: URIRef, where: str) -> list[str]:
+        members = expressions.get((p, rel))
+        what = local_name(str(rel))
+        if members is None:
+            given = list(g.objects(p, rel))
+            why = (f"no rdfs:{what}" if not given else f"rdfs:{what} is any resource" if
+                   set(given) & _EVERY else f"rdfs:{what} is a class expression other than a union")
+            b.note(where, f"{why} on {local_name(str(p))}: every type (the root types)")
+            return roots
+        if len(list(g.objects(p, rel))) > 1:
+            b.note(where, f"several rdfs:{what} values (RDFS reads them as an intersection): "
+                          f"kgbuild allows any of them")
+        names = [b.name_of[t] for t in members if t in b.name_of and t in classes]
+        if len(names) < len(members):
+            b.note(where, f"rdfs:{what} of {local_name(str(p))} names a datatype or a skipped "
+                          f"term: ignored")
+        return names or roots
+
+    pairs = _inverse_pairs(g, edges, b)
+    edge_types: dict[str, dict] = {}
+    for p in sorted(edges, key=b.name_of.__getitem__):
+        if p in pairs and pairs[p][1]:  # the inverse side of a pair: declared with its partner
+            continue
+        n = b.name_of[p]
+        where = f"edge_types.{n}"
+        q = pairs.get(p, (None, False))[0]
+        own = {rel: any(True for _ in g.objects(p, rel)) for rel in (RDFS.domain, RDFS.range)}
+        dom = side(p, RDFS.domain, where) if own[RDFS.domain] or q is None else side(q, RDFS.range, where)
+        rng = side(p, RDFS.range, where) if own[RDFS.range] or q is None else side(q, RDFS.domain, where)
+        if p in attr_notes:
+            b.note(where, attr_notes[p])
+        transitive = any((t, RDF.type, OWL.TransitiveProperty) in g for t in (p, q) if t is not None)
+        edge_types[n] = {"domain": _types_field(dom), "range": _types_field(rng),
+                         "inverse": b.name_of[q] if q is not None else None,
+                         "transitive": True if transitive else None,
+                         "description": _describe(g, p, n) or None, "iri": b.iri_field(p),
+                         "inverse_iri": (str(q) if q is not None and str(q) != b.namespace + b.name_of[q]
+                                         else None)}
+    if not edge_types:
+        n, _ = b.names.claim("seeAlso", "edge type")
+        edge_types[n] = {"domain": _types_field(roots), "range": _types_field(roots),
+                         "iri": str(RDFS.seeAlso)}
+        b.note(f"edge_types.{n}", "the ontology declares no object property; kgbuild needs an edge "
+                                  "type: rdfs:seeAlso between any types")
+
+    attributes: dict[str, dict] = {}
+    for p in attrs:
+        n = b.name_of[p]
+        where = f"attributes.{n}"
+        if p in attr_notes:
+            b.note(where, attr_notes[p])
+        dts = sorted({datatype_of(r) or "string" for r in g.objects(p, RDFS.range)}) or ["string"]
+        unmapped = sorted(local_name(str(r)) for r in g.objects(p, RDFS.range)
+                          if str(r).startswith(str(XSD)) and local_name(str(r)) not in _XSD)
+        if unmapped:
+            b.note(where, f"xsd:{', xsd:'.join(unmapped)} has no schema datatype: read as string")
+        if len(dts) > 1:
+            b.note(where, f"several ranges ({', '.join(dts)}): read as string")
+        functional = (p, RDF.type, OWL.FunctionalProperty) in g
+        attributes[n] = {"datatype": dts[0] if len(dts) == 1 else "string",
+                         "multiple": None if functional else True,
+                         "description": _describe(g, p, n) or None, "iri": b.iri_field(p)}
+
+    ontologies = sorted(s for s in g.subjects(RDF.type, OWL.Ontology) if isinstance(s, URIRef))
+    description = _describe(g, ontologies[0]) if ontologies else ""
+    header = [f"Imported from {origin} by `kgbuild schema import`: names are the terms' local "
+              "names,", "an explicit iri: where a term's IRI is not namespace + name. Review the "
+              "notes."]
+    return b.finish(node_types, edge_types, attributes, description, header)
+
+
+def _rdf_list(g: Graph, head) -> list | None:
+    """The members of an RDF list (None when it is not a well-formed, finite list)."""
+    out, seen = [], set()
+    while head != RDF.nil:
+        if head in seen or head is None:
+            return None
+        seen.add(head)
+        first = g.value(head, RDF.first)
+        if first is None:
+            return None
+        out.append(first)
+        head = g.value(head, RDF.rest)
+    return out
+
+
+def _members(g: Graph, expressions: list) -> list | None:
+    """The named classes a domain or range allows; None for every type (none given,
+    ``owl:Thing``, ``rdfs:Resource``, or a class expression other than ``owl:unionOf``)."""
+    if not expressions:
+        return None
+    out: list = []
+    for e in expressions:
+        if e in _EVERY:
+            return None
+        if isinstance(e, URIRef):
+            out.append(e)
+            continue
+        union = g.value(e, OWL.unionOf) if isinstance(e, BNode) else None
+        items = _rdf_list(g, union) if union is not None else None
+        if items is None:
+            return None
+        inner = _members(g, items)
+        if inner is None:
+            return None
+        out += inner
+    return sorted(set(out), key=str)
+
+
+def _inverse_pairs(g: Graph, edges: set, b: _Builder) -> dict[URIRef, tuple[URIRef, bool]]:
+    """Edge -> (its partner, whether it is the inverse side) for ``owl:inverseOf`` pairs.
+    The stored side has a domain or range of its own, else comes first by name."""
+    partners: dict[URIRef, set] = {}
+    for s, o in g.subject_objects(OWL.inverseOf):
+        if s in edges and o in edges and s != o:
+            partners.setdefault(s, set()).add(o)
+            partners.setdefault(o, set()).add(s)
+    out: dict[URIRef, tuple[URIRef, bool]] = {}
+
+    def explicit(p) -> bool:
+        return any(True for _ in g.objects(p, RDFS.domain)) or any(True for _ in g.objects(p, RDFS.range))
+
+    for p in sorted(partners, key=b.name_of.__getitem__):
+        if p in out:
+            continue
+        free = sorted((q for q in partners[p] if q not in out), key=b.name_of.__getitem__)
+        if not free:
+            continue
+        q = free[0]
+        if len(free) > 1:
+            b.note(f"edge_types.{b.name_of[p]}", f"owl:inverseOf several properties "
+                   f"({', '.join(b.name_of[x] for x in free)}): paired with {b.name_of[q]}")
+        stored, inverse = (p, q) if explicit(p) or not explicit(q) else (q, p)
+        out[stored], out[inverse] = (inverse, False), (stored, True)
+    return out
+
+
+# -- inference --------------------------------------------------------------------------------------
+_SKIP_PREDICATES = {str(RDFS.subClassOf), str(RDFS.subPropertyOf), str(RDFS.domain),
+                    str(RDFS.range)} | RESERVED_PREDICATES
+
+
+def infer_schema(source: str | Path | Graph, name: str | None = None,
+                 prefix: str | None = None) -> SchemaDraft:
+    """A kgbuild schema from what a graph uses (a file in any RDF format, or a graph).
+
+    Node types are the graph's ``rdf:type`` classes (parents from ``rdfs:subClassOf`` between
+    them, when the graph states it); when some node has none, a type ``Node`` with the IRI
+    ``rdfs:Resource`` types it. Every predicate between two nodes is an edge type, its domain
+    and range the types of the subjects and objects seen; every predicate with literal values
+    only is an attribute, its datatype the literals' (``multiple`` when a node has several).
+    kgbuild's own bookkeeping (assertions, source documents, labels, IDs) is not schema.
+    """
+    g, origin = read_rdf(source)
+    b = _Builder(g, name, prefix, origin)
+    ident = DCTERMS.identifier
+
+    def bookkeeping(s) -> bool:
+        return str(s).startswith((ASSERTION_BASE, SOURCE_BASE)) or (s, RDF.type, KG.Assertion) in g \
+            or (s, RDF.type, RDF.Statement) in g
+
+    def is_node(t) -> bool:
+        return (isinstance(t, URIRef) or (isinstance(t, BNode) and (t, ident, None) in g)) \
+            and not bookkeeping(t)
+
+    def skipped(p) -> bool:
+        s = str(p)
+        return s in _SKIP_PREDICATES or s.startswith((str(KG), str(RDF), str(OWL)))
+
+    node_classes: dict = {}
+    nodes: set = set()
+    edge_uses: dict[URIRef, list] = {}
+    literal_uses: dict[URIRef, list] = {}
+    for s, p, o in g:
+        if not is_node(s):
+            continue
+        nodes.add(s)
+        if p == RDF.type:
+            if isinstance(o, URIRef) and not _is_builtin(o) and not str(o).startswith(OWN_IRIS):
+                node_classes.setdefault(s, set()).add(o)
+            continue
+        if skipped(p):
+            continue
+        if isinstance(o, Literal):
+            literal_uses.setdefault(p, []).append((s, o))
+        elif is_node(o):
+            edge_uses.setdefault(p, []).append((s, o))
+            nodes.add(o)
+    classes = set().union(*node_classes.values()) if node_classes else set()
+    attrs = set(literal_uses) - set(edge_uses)
+
+    b.choose_namespace(classes | set(edge_uses) | attrs)
+    b.claim_all("node_types", "node type", classes)
+    b.claim_all("edge_types", "edge type", edge_uses)
+    b.claim_all("attributes", "attribute", attrs)
+    parents = b.parents(classes)
+    node_types: dict[str, dict] = {
+        b.name_of[c]: {"parent": b.name_of[parents[c]] if c in parents else None,
+                       "description": _describe(g, c, b.name_of[c]) or None,
+                       "iri": b.iri_field(c)} for c in classes}
+    parent_of = {b.name_of[c]: b.name_of[p] for c, p in parents.items()}
+    untyped = sorted(str(n) for n in nodes if n not in node_classes)
+    catch_all = None
+    if untyped:
+        catch_all, _ = b.names.claim("Node", "node type")
+        node_types[catch_all] = {"iri": CATCH_ALL, "description": "Any node without another type."}
+        b.note(f"node_types.{catch_all}", f"{len(untyped)} node(s) have no rdf:type (e.g. "
+               f"{untyped[0]}): this type, IRI rdfs:Resource, types them")
+
+    def type_of(n) -> str:
+        names = node_classes.get(n)
+        return catch_all if not names else _most_specific({b.name_of[c] for c in names}, parent_of)
+
+    edge_types: dict[str, dict] = {}
+    for p, uses in edge_uses.items():
+        n = b.name_of[p]
+        edge_types[n] = {"domain": _types_field(type_of(s) for s, _ in uses),
+                         "range": _types_field(type_of(o) for _, o in uses),
+                         "description": _describe(g, p, n) or None, "iri": b.iri_field(p)}
+        if p in literal_uses:
+            b.note(f"edge_types.{n}", f"also has {len(literal_uses[p])} literal value(s), which are "
+                                      f"not edges and are not read")
+    roots = b.roots(node_types) if node_types else []
+    if not node_types:
+        node_types["Node"] = {"iri": CATCH_ALL}
+        b.names.claim("Node", "node type")
+        roots = ["Node"]
+        b.note("node_types.Node", "the graph has no nodes")
+    if not edge_types:
+        n, _ = b.names.claim("seeAlso", "edge type")
+        edge_types[n] = {"domain": _types_field(roots), "range": _types_field(roots),
+                         "iri": str(RDFS.seeAlso)}
+        b.note(f"edge_types.{n}", "no predicate links two nodes; kgbuild needs an edge type: "
+                                  "rdfs:seeAlso between any types")
+
+    attributes: dict[str, dict] = {}
+    for p in attrs:
+        n = b.name_of[p]
+        uses = literal_uses[p]
+        kinds = {_literal_datatype(o) for _, o in uses}
+        dt = kinds.pop() if len(kinds) == 1 else ("decimal" if kinds == {"integer", "decimal"}
+                                                  else "string")
+        per_node = Counter(s for s, _ in uses)
+        attributes[n] = {"datatype": dt, "multiple": True if max(per_node.values()) > 1 else None,
+                         "description": _describe(g, p, n) or None, "iri": b.iri_field(p)}
+    header = [f"Inferred from {origin} by `kgbuild schema infer`: the types, edges and attributes "
+              "it uses.", "Domains and ranges are the types seen; review the notes."]
+    return b.finish(node_types, edge_types, attributes, "", header)
+
+
+def _most_specific(names: set[str], parent_of: dict[str, str]) -> str:
+    """The type :func:`kgbuild.graph.rdf.from_quads` reads a node with these types as: the most
+    specific on one branch, else the first by name."""
+    def is_a(a: str, b: str) -> bool:
+        while a is not None:
+            if a == b:
+                return True
+            a = parent_of.get(a)
+        return False
+
+    ordered = sorted(names)
+    best = ordered[0]
+    for t in ordered[1:]:
+        if is_a(t, best):
+            best = t
+    return best
+
+
+def _literal_datatype(o: Literal) -> str:
+    if o.datatype is None or not str(o.datatype).startswith(str(XSD)):
+        return "string"
+    return _XSD.get(local_name(str(o.datatype)), "string")
