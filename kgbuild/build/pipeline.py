@@ -8,15 +8,25 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import Problem
 from ..extract import manifests as sources  # noqa: F401  (registers the extractors)
 from ..extract.assemble import document_triples
-from ..extract.discover import candidates, extractor_for, file_stat, fingerprint, sha256_file
+from ..extract.discover import (
+    Candidate,
+    candidates,
+    extractor_for,
+    file_stat,
+    fingerprint,
+    in_scope,
+    sha256_file,
+)
 from ..extract.manifests.codeowners import add_fallback_owners
 from ..extract.records import Context, Extraction, Extractor, SourceFile
+from ..extract.registry import EXTRACTORS
 from ..graph.access import AccessRules, load_access
 from ..graph.model import KnowledgeGraph, SourceDocument, utc_timestamp
 from ..graph.rdf import triples_to_rdflib
@@ -28,10 +38,14 @@ from ..resolve.resolver import Resolver
 from ..resolve.review import ResolutionStats, review_queue, save_review_queue
 from ..schema.loader import load_schema
 from ..schema.model import Schema
-from ..store.graphstore import DocumentUpdate, GraphStore
+from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
 from ..validate.validator import ValidationReport, validate_graph
 
 Progress = Callable[[str, int, int], None]
+try:
+    VERSION = metadata.version("kgbuild")
+except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
+    VERSION = "0+unknown"
 
 
 @dataclass
@@ -67,8 +81,10 @@ class BuildResult:
             "output": self.output,
             "store": str(self.store.path) if self.store.path else None,
             "schema": self.schema.name,
-            "documents": sum(len(v) for k, v in self.changes.items() if k != "deleted"),
-            "documents_changed": {k: len(v) for k, v in self.changes.items()},
+            "documents": sum(len(self.changes.get(k, ())) for k in ("unchanged", "changed", "added", "kept")),
+            "documents_changed": {k: len(self.changes.get(k, ()))
+                                  for k in ("unchanged", "changed", "added", "deleted")},
+            "documents_kept": len(self.changes.get("kept", ())),
             "entities": sum(counts["nodes"].values()),
             "entities_by_type": counts["nodes"],
             "edges": sum(counts["edges"].values()),
@@ -95,14 +111,14 @@ def _timestamp(path: Path, fixed: float | None) -> str:
 
 
 def _extract(src: SourceFile, ctx: Context, ex: Extractor | None = None
-             ) -> tuple[str, Extraction] | None:
+             ) -> tuple[Extractor, Extraction] | None:
     """Run the extractor (``ex``, or the one claiming the file now) and CODEOWNERS fallback."""
     ex = ex or extractor_for(src.path)
     if ex is None:
         return None
     extraction = ex.extract(src, ctx)
     add_fallback_owners(src, extraction, ex.name, ctx)
-    return ex.name, extraction
+    return ex, extraction
 
 
 def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
@@ -115,25 +131,81 @@ def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
     return True
 
 
+def build_settings(schema: Schema, max_file_bytes: int) -> dict:
+    """What a store records about how its documents were built; a change re-extracts what it
+    affects (see :func:`update_store`)."""
+    return {"kgbuild": VERSION, "schema": schema.digest, "max_file_bytes": max_file_bytes,
+            "extractors": {ex.name: extractor_tag(ex) for ex in EXTRACTORS}}
+
+
+def extractor_tag(ex: Extractor) -> str:
+    return f"{ex.name}@{getattr(ex, 'version', 1)}"
+
+
+def _stale(states: dict[str, DocumentState], old: dict | None, new: dict,
+           access: AccessRules | None) -> tuple[bool, set[str]]:
+    """(everything stale?, documents to re-extract) when the settings changed since the store
+    was built: another schema or kgbuild version rebuilds all; a changed size limit the
+    documents whose size lies between the two limits; a changed extractor its documents;
+    changed access rules the documents whose labels they change."""
+    if old is None or old.get("schema") != new["schema"] or old.get("kgbuild") != new["kgbuild"]:
+        return True, set(states)
+    stale = set()
+    low, high = sorted((old.get("max_file_bytes", 0), new["max_file_bytes"]))
+    tags = set(new["extractors"].values())
+    for doc_id, st in states.items():
+        size = int(st.stat.split(":")[0]) if st.stat else 0
+        if low != high and low < size <= high:
+            stale.add(doc_id)
+        elif st.extractor and st.extractor not in tags:
+            stale.add(doc_id)
+        elif sorted(_labels(access, doc_id)) != sorted(st.labels):
+            stale.add(doc_id)
+    return False, stale
+
+
+def _labels(access: AccessRules | None, doc_id: str) -> frozenset[str]:
+    return access.labels_for(doc_id, doc_id.partition("/")[2] or doc_id) if access else frozenset()
+
+
 def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool = False,
                  timestamp: float | None = None, progress: Progress | None = None,
                  max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None,
-                 registry: Path | None = None) -> BuildResult:
+                 registry: Path | None = None, root: str | Path | None = None,
+                 exclude: Sequence[str] = (), gitignore: bool = True,
+                 prune: bool = False) -> BuildResult:
     """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
 
     A document whose content hash is unchanged is not read again; a changed or new one is
-    extracted and its named graph replaced; a document no longer found is removed with
-    everything only it asserted. ``full`` re-extracts everything into a fresh database.
-    ``registry`` (an ``aliases.yaml``, which need not exist yet) renames mentioned entities
-    to their canonical IDs; every document depends on it.
+    extracted and its named graph replaced; a document under ``paths`` no longer found is
+    removed with everything only it asserted. Documents of the store outside ``paths`` are
+    kept (``changes["kept"]``) unless ``prune``. Document IDs are paths relative to ``root``
+    (the project root; default the working directory). ``full`` re-extracts every document
+    under ``paths``. The store remembers the settings it was built with: when the schema,
+    the kgbuild or an extractor version, the size limit or the access rules change, exactly
+    the documents they affect are re-extracted, wherever they are. ``registry`` (an
+    ``aliases.yaml``, which need not exist yet) renames mentioned entities to their
+    canonical IDs; every document depends on it.
     """
     schema = store.schema
     seen: dict[str, str] = {}
     canonical = _canonical(AliasRegistry.load(registry, missing_ok=True), schema) if registry else None
-    states = {} if full else store.document_states()
+    settings = build_settings(schema, max_file_bytes)
+    states = store.document_states()
+    everything, stale = _stale(states, store.settings(), settings, access)
+    found_all = candidates(paths, {} if full or everything else {d: s.stat for d, s in states.items()},
+                           root=root, exclude=exclude, gitignore=gitignore)
+    found, scope = found_all.found, found_all.scope
+    outside = set() if prune else {d for d in states if not in_scope(d, scope) and d not in found}
+    for doc_id in sorted(stale & outside):  # re-extract a stale document from where it was
+        st = states[doc_id]
+        if st.path and Path(st.path).is_file():
+            found[doc_id] = Candidate(st.path, Path(st.root), Path(st.base), file_stat(Path(st.path)), None)
+            outside.discard(doc_id)
+    if full:
+        stale |= {d for d in states if d in found}
     before = {doc: state.sha256 for doc, state in states.items()}
-    found = candidates(paths, {d: s.stat for d, s in states.items()})
-    roots = sorted({root for _, root, _, _ in found.values()})
+    roots = sorted({c.root for c in found.values()})
     ctx = Context(schema, roots, max_file_bytes)
     updates: dict[str, DocumentUpdate] = {}
     names: dict[str, str] = {}
@@ -144,10 +216,10 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     done = 0
     while queue:
         doc_id = queue.pop()
-        state = states.get(doc_id)
+        state = None if everything or doc_id in stale else states.get(doc_id)
         claimed = None
         if doc_id in found:
-            path, root, stat, claimed = found[doc_id]
+            path, scan_root, base, stat, claimed = found[doc_id]
             if state is not None and stat and state.stat == stat and not state.follows \
                     and _deps_unchanged(state.depends, seen):  # the common case, kept cheap
                 changes["unchanged"].append(doc_id)
@@ -156,7 +228,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                 if progress:
                     progress(doc_id, done, total)
                 continue
-            files[doc_id] = SourceFile(Path(path), doc_id, root, stat)
+            files[doc_id] = SourceFile(Path(path), doc_id, scan_root, stat, base)
         src = files[doc_id]
         same_stat = state is not None and src.stat and state.stat == src.stat
         try:
@@ -174,41 +246,48 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                 del files[doc_id]
                 continue
             changes["changed" if doc_id in before else "added"].append(doc_id)
-            name, extraction = extracted
-            names[doc_id] = name
-            labels = (access.labels_for(doc_id, doc_id.partition("/")[2] or doc_id)
-                      if access is not None else frozenset())
+            ex, extraction = extracted
+            names[doc_id] = ex.name
+            labels = _labels(access, doc_id)
             doc = SourceDocument(doc_id, doc_id, digest, labels)
             when = _timestamp(src.path, timestamp)
-            triples, problems = document_triples(doc, extraction, name, schema, when, store.node_type,
-                                                 canonical)
+            triples, problems = document_triples(doc, extraction, ex.name, schema, when,
+                                                 store.node_type, canonical)
             followed = extraction.follow
             depends = extraction.depends + ([registry] if registry else [])
-            updates[doc_id] = DocumentUpdate(triples, problems, [str(p) for p in followed],
-                                             {str(p): fingerprint(p) for p in depends},
-                                             src.stat, digest)
+            updates[doc_id] = DocumentUpdate(
+                triples, problems, [str(p) for p in followed],
+                {str(p): fingerprint(p) for p in depends}, src.stat, digest,
+                (str(src.path), str(src.root), str(src.base or src.root.parent)),
+                extractor_tag(ex), sorted(labels))
         for target in followed:
             target_id = src.doc_id_of(target) if target.is_relative_to(src.root) else None
-            if target_id and target_id not in files and target_id not in found and target.is_file():
-                files[target_id] = SourceFile(target, target_id, src.root, file_stat(target))
+            if target_id and target_id not in files and target_id not in found and target.is_file() \
+                    and not found_all.is_excluded(target_id):
+                files[target_id] = SourceFile(target, target_id, src.root, file_stat(target), src.base)
                 queue.append(target_id)
                 total += 1
         done += 1
         if progress:
             progress(doc_id, done, total)
-    changes["deleted"] = sorted(set(before) - set(files))
-    if full or not before:
-        problems = store.replace_all(updates)
+    kept = sorted(outside - set(files))  # outside the given paths and not reached by them
+    changes["kept"] = kept
+    changes["deleted"] = sorted(set(before) - set(files) - set(kept))
+    if everything or not before or (full and not kept):
+        problems = store.replace_all(updates, settings)
+        if everything and kept:
+            changes["deleted"] = sorted(set(changes["deleted"]) | set(kept))
+            changes["kept"] = []
     else:
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
-        problems = store.apply(changed, states)
-    taken = {path for path, _, _, _ in found.values()}
+        problems = store.apply(changed, states, settings)
+    taken = {c.path for c in found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
                        Path(p).name) for p in paths if Path(p).is_file()
                and str(Path(p).resolve()) not in taken]
-    result = BuildResult(store, schema, ignored + store.problems() + problems, names,
-                         {k: sorted(v) for k, v in changes.items()})
+    result = BuildResult(store, schema, ignored + found_all.problems + store.problems() + problems,
+                         names, {k: sorted(v) for k, v in changes.items()})
     return result
 
 
@@ -232,10 +311,11 @@ def _canonical(registry: AliasRegistry, schema: Schema):
 DEFAULT_REGISTRY = "aliases.yaml"  # in the project folder, beside the default store
 
 
-def default_registry(paths: Sequence[str | Path]) -> Path:
-    """``./aliases.yaml``; or, when there is none, an ``aliases.yaml`` in the first source
-    folder (beside the sources) if one exists there."""
-    here = Path(DEFAULT_REGISTRY).resolve()
+def default_registry(paths: Sequence[str | Path], root: str | Path | None = None) -> Path:
+    """``aliases.yaml`` in the project root (default: the working directory); or, when there
+    is none, an ``aliases.yaml`` in the first source folder (beside the sources) if one
+    exists there."""
+    here = (Path(root or ".") / DEFAULT_REGISTRY).resolve()
     if not here.is_file() and paths:
         first = Path(paths[0]).resolve()
         beside = (first if first.is_dir() else first.parent) / DEFAULT_REGISTRY
@@ -310,7 +390,9 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
                 store: str | Path | None = None, full: bool = False, timestamp: float | None = None,
                 validate: bool | None = None, progress: Progress | None = None,
                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | str | Path | None = None,
-                registry: str | Path | None = None, resolve: bool | None = None) -> BuildResult:
+                registry: str | Path | None = None, resolve: bool | None = None,
+                root: str | Path | None = None, exclude: Sequence[str] = (),
+                gitignore: bool = True, prune: bool = False) -> BuildResult:
     """Discover, extract and store a graph from files and folders; SHACL-check it.
 
     ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
@@ -320,17 +402,19 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
     ``access`` maps source paths to access labels (an ``access.yaml`` path or an AccessRules).
     ``registry`` is the alias registry (default :func:`default_registry`); ``resolve`` runs
     the resolution report: True always, False never, None for graphs up to 5,000 entities
-    (its review queue is written to ``<store>/review-queue.json``).
+    (its review queue is written to ``<store>/review-queue.json``). ``root``, ``exclude``,
+    ``gitignore`` and ``prune``: see :func:`update_store` and :func:`~kgbuild.extract.discover.candidates`.
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):
         access = load_access(access)
     graph_store = GraphStore(store, schema)
     try:
-        registry = Path(registry).resolve() if registry else default_registry(paths)
+        registry = Path(registry).resolve() if registry else default_registry(paths, root)
         result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
                               progress=progress, max_file_bytes=max_file_bytes, access=access,
-                              registry=registry)
+                              registry=registry, root=root, exclude=exclude, gitignore=gitignore,
+                              prune=prune)
         queue = Path(store) / "review-queue.json" if store is not None else None
         report_resolution(result, registry, queue, resolve)
         check(result, validate)

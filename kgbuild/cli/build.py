@@ -10,39 +10,54 @@ from ..build.pipeline import build as build_library
 from ..build.pipeline import build_graph
 from ..schema.loader import load_schema
 from ..store.export import EXPORT_FORMATS, export_store
-from ..store.graphstore import DEFAULT_STORE, GraphStore
-from .main import FORMAT, SCHEMA, UsageError, emit, main, write_or_echo
-
-STORE = click.option("--store", "store_path", default=DEFAULT_STORE, show_default=True,
-                     type=click.Path(file_okay=False), help="Store folder (the project's graph).")
+from ..store.graphstore import GraphStore
+from .main import FORMAT, SCHEMA, STORE, UsageError, emit, main, project, write_or_echo
 
 
 @main.command()
-@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("sources", nargs=-1, type=click.Path(exists=True))
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Also write the graph as Turtle (atomically: temp file, then rename).")
 @SCHEMA
 @STORE
 @click.option("--no-store", is_flag=True, help="Build in memory only (needs -o).")
-@click.option("--full", is_flag=True, help="Re-extract every document, not only changed ones.")
+@click.option("--full", is_flag=True,
+              help="Re-extract every document under SOURCES, not only changed ones.")
+@click.option("--prune", is_flag=True,
+              help="Also remove the store's documents outside SOURCES (kept by default).")
+@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+              help="Skip files and folders matching this gitignore-style pattern (matched "
+                   "against paths relative to the project root; repeatable; adds to the "
+                   "project's exclude list).")
+@click.option("--no-gitignore", is_flag=True, help="Read files that .gitignore files ignore.")
 @click.option("--access", "access_file", type=click.Path(dir_okay=False, exists=True),
-              help="access.yaml mapping source path globs to access labels.")
+              help="access.yaml mapping source path globs to access labels (default: the "
+                   "project's access setting).")
 @click.option("--validate/--no-validate", default=None,
               help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
 @click.option("--aliases", "registry_path", type=click.Path(dir_okay=False),
-              help="Alias registry (default: ./aliases.yaml, else aliases.yaml in the first "
-                   "source folder); its aliases and accepted decisions rename mentioned entities.")
+              help="Alias registry (default: the project's, else aliases.yaml in the project root, "
+                   "else in the first source folder); its aliases and accepted decisions rename "
+                   "mentioned entities.")
 @click.option("--resolve/--no-resolve", "resolve", default=None,
               help="Force or skip the resolution report (default: up to 5,000 entities).")
 @click.option("--timestamp", type=int, metavar="EPOCH",
               help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input was rejected or skipped.")
-@click.option("--max-file-size", type=click.IntRange(min=1), default=20, show_default=True,
+@click.option("--max-file-size", type=click.IntRange(min=1, max=1 << 20),
+              default=lambda: project().max_file_size, show_default="the project's, else 20",
               metavar="MIB", help="Skip (and report) source files larger than this many MiB.")
 @FORMAT
-def build(sources, output, schema_name, store_path, no_store, full, access_file, validate,
-          registry_path, resolve, timestamp, strict, max_file_size, fmt):
+def build(sources, output, schema_name, store_path, no_store, full, prune, excludes, no_gitignore,
+          access_file, validate, registry_path, resolve, timestamp, strict, max_file_size, fmt):
     """Extract a typed graph from SOURCES (files or folders) into the store; optionally Turtle.
+
+    Without SOURCES, the project's `sources` are built: the project is the folder of the
+    nearest kgbuild.toml (or pyproject.toml with [tool.kgbuild]) from the working directory
+    up, which also sets the schema, store, excludes, access and alias files (flags override
+    it). Document IDs are paths relative to the project root. Building some sources into a
+    store that holds others replaces only the documents under the given paths, and says how
+    many it kept; --prune removes the rest.
 
     Folders are scanned recursively for files an extractor recognises (Backstage
     catalog-info.yaml, CycloneDX SBOMs, compose files, package manifests, OpenAPI specs).
@@ -60,14 +75,24 @@ def build(sources, output, schema_name, store_path, no_store, full, access_file,
       kgbuild build fixtures/catalog -o graph.ttl
       kgbuild build ../catalogs --schema my-schema.yaml --format json
       kgbuild build . --no-store -o graph.ttl
+      kgbuild build                         # the project's sources (kgbuild.toml)
     """
     if no_store and not output:
         raise UsageError("--no-store builds in memory only: give -o FILE to keep the result")
+    proj = project()
+    if not sources:
+        if not proj.sources:
+            where = proj.config or f"{proj.root} (no kgbuild.toml or [tool.kgbuild] found)"
+            raise UsageError(f"no SOURCES given and the project names none: pass files or "
+                             f"folders, or set sources in {where}")
+        sources = [str(p) for p in proj.source_paths()]
     progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() else None
     kwargs = dict(store=None if no_store else store_path, full=full, validate=validate,
-                  timestamp=timestamp, progress=progress, access=access_file,
-                  max_file_bytes=max_file_size * 2**20, registry=registry_path,
-                  resolve=resolve)
+                  timestamp=timestamp, progress=progress, access=access_file or proj.access_path(),
+                  max_file_bytes=max_file_size * 2**20,
+                  registry=registry_path or proj.aliases_path(), resolve=resolve, root=proj.root,
+                  exclude=[*proj.exclude, *excludes], gitignore=proj.gitignore and not no_gitignore,
+                  prune=prune)
     if output:
         result = build_library(sources, output, schema_name, **kwargs)
     else:
@@ -104,7 +129,9 @@ def _render_build(s: dict, result) -> str:
     lines = [f"{where}: {s['entities']} entities, {s['edges']} edges, "
              f"{s['assertions']} assertions from {s['documents']} documents",
              "documents: " + ", ".join(f"{changed[k]} {k}" for k in
-                                       ("unchanged", "changed", "added", "deleted")),
+                                       ("unchanged", "changed", "added", "deleted"))
+             + (f"; {s['documents_kept']} kept outside the given paths (--prune removes them)"
+                if s["documents_kept"] else ""),
              "entities: " + (", ".join(f"{k} {v}" for k, v in s["entities_by_type"].items()) or "none"),
              "edges:    " + (", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items()) or "none")]
     if result.problems:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from ..build.project import Project, find_project
 from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 
@@ -49,10 +50,22 @@ def write_or_echo(text: str, output: str | None) -> None:
         click.echo(text, nl=False)
 
 
+def project() -> Project:
+    """The project of the working directory, found once per command line."""
+    meta = click.get_current_context().find_root().meta
+    if "kgbuild.project" not in meta:
+        meta["kgbuild.project"] = find_project()
+    return meta["kgbuild.project"]
+
+
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
                       show_default=True, help="Output for people (text) or machines (json).")
-SCHEMA = click.option("--schema", "schema_name", default="software", show_default=True,
-                      metavar="NAME|PATH", help="Bundled schema name or path to a schema YAML file.")
+SCHEMA = click.option("--schema", "schema_name", default=lambda: project().schema_ref(),
+                      show_default="the project's, else software", metavar="NAME|PATH",
+                      help="Bundled schema name or path to a schema YAML file.")
+STORE = click.option("--store", "store_path", default=lambda: str(project().store_path()),
+                     show_default="the project's, else ./.kgbuild", type=click.Path(file_okay=False),
+                     help="Store folder (the project's graph).")
 
 
 @click.group(cls=KgbuildGroup,

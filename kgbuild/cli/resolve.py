@@ -7,13 +7,14 @@ from pathlib import Path
 import click
 
 from ..schema.loader import load_schema
-from .build import STORE
-from .main import FORMAT, SCHEMA, emit, main
+from .main import FORMAT, SCHEMA, STORE, emit, main, project
 from .traverse import GRAPH, graph_and_cache
 
-REGISTRY = click.option("--registry", "registry_path", default="aliases.yaml", show_default=True,
-                        type=click.Path(dir_okay=False),
-                        help="The alias registry (default: aliases.yaml in the project folder).")
+REGISTRY = click.option(
+    "--registry", "registry_path", type=click.Path(dir_okay=False),
+    default=lambda: str(project().aliases_path() or project().path("aliases.yaml")),
+    show_default="the project's, else aliases.yaml in the project root",
+    help="The alias registry.")
 
 
 @main.group("resolve")

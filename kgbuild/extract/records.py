@@ -57,20 +57,23 @@ class EdgeRecord:
 
 @dataclass
 class SourceFile:
-    """A file to extract from: absolute path, stable document ID, the root it was found under."""
+    """A file to extract from: absolute path, stable document ID, the root it was found under
+    (nothing outside it is read) and the folder document IDs are relative to (``base``: the
+    project root, or the scanned folder's parent for sources outside the project)."""
 
     path: Path
     doc_id: str
     root: Path
     stat: str = ""  # "size:mtime_ns" when discovered, to skip re-reading unchanged files
+    base: Path | None = None  # default: root.parent
 
     def read_bytes(self) -> bytes:
         return self.path.read_bytes()
 
     def doc_id_of(self, path: Path) -> str:
-        """The document ID another file under this file's root gets (same root label)."""
-        rel = path.resolve().relative_to(self.root.resolve()).as_posix()
-        return f"{self.doc_id.split('/')[0]}/{rel}" if "/" in self.doc_id else rel
+        """The document ID another file under the same base gets."""
+        base = self.base if self.base is not None else self.root.parent
+        return path.resolve().relative_to(base.resolve()).as_posix()
 
 
 @dataclass

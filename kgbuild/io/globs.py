@@ -39,6 +39,11 @@ class IgnoreSpec:
     def matches(self, path: str) -> bool:
         return self._spec.match_file(path)
 
+    def decide(self, path: str) -> bool | None:
+        """True (ignored) or False (re-included by ``!``) by the last matching line; None
+        when no line matches, so that an enclosing file's verdict stands."""
+        return self._spec.check_file(path).include
+
 
 class Pattern:
     """One gitignore pattern, compiled alone; raises :class:`InputError` (at ``source:line``)

@@ -7,7 +7,10 @@ is derived from a :class:`Schema` and never declared twice.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from ..errors import SchemaError
 
@@ -196,6 +199,11 @@ class Schema:
                                                 "description": "the sentence, quoted verbatim"}}}},
             },
         }
+
+    @cached_property
+    def digest(self) -> str:
+        """SHA-256 of everything the schema declares: equal digests build equal graphs."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()
 
     def to_dict(self) -> dict:
         """A plain, JSON-ready description of the schema."""

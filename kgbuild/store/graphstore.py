@@ -25,6 +25,7 @@ import json
 import os
 import pickle
 import shutil
+import uuid
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,9 +59,11 @@ PROBLEM = f"<{KG.problem}>"
 MANIFEST = f"<{KG.manifest}>"  # JSON literals, one per shard: its documents' DocumentState
 SHARDS = 64
 GENERATION = f"<{KG.generation}>"  # a counter bumped by every committed update
+STORE_ID = f"<{KG.storeId}>"  # random, new with every database: caches are keyed by it
+SETTINGS = f"<{KG.buildSettings}>"  # one JSON literal: what the last build was made with
 COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
 MANIFEST_GRAPH = "https://kgbuild.dev/graph/manifest"
-INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION}
+INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION, STORE_ID, SETTINGS}
 ASSERTION_TYPE = f"<{KG.Assertion}>"
 
 
@@ -72,6 +75,11 @@ class DocumentState(NamedTuple):
     stat: str = ""
     follows: list[str] = []
     depends: dict[str, str] = {}
+    path: str = ""  # the file (absolute), so the document can be re-extracted from anywhere
+    root: str = ""  # the folder it was scanned under
+    base: str = ""  # the folder its ID is relative to
+    extractor: str = ""  # "name@version"
+    labels: list[str] = []  # access labels its rules gave it
 
 
 @dataclass
@@ -84,9 +92,14 @@ class DocumentUpdate:
     depends: dict[str, str] = field(default_factory=dict)  # absolute path -> content fingerprint
     stat: str = ""
     sha256: str = ""
+    source: tuple[str, str, str] = ("", "", "")  # path, scanned root, ID base (absolute)
+    extractor: str = ""
+    labels: list[str] = field(default_factory=list)
 
     def state(self) -> DocumentState:
-        return DocumentState(self.sha256, self.stat, sorted(set(self.follows)), dict(sorted(self.depends.items())))
+        return DocumentState(self.sha256, self.stat, sorted(set(self.follows)),
+                             dict(sorted(self.depends.items())), *self.source, self.extractor,
+                             sorted(self.labels))
 
 
 def _nt(term: ox.NamedNode | ox.Literal) -> str:
@@ -216,16 +229,33 @@ class GraphStore:
             return q.object.value
         return "empty"
 
+    def store_id(self) -> str:
+        """Names the database: a new random value whenever one is created."""
+        return self._manifest_value(STORE_ID) or "none"
+
+    def settings(self) -> dict | None:
+        """The build settings recorded by the last build (None: made by an older kgbuild)."""
+        value = self._manifest_value(SETTINGS)
+        return json.loads(value) if value else None
+
+    def _manifest_value(self, pred: str) -> str | None:
+        for q in self._db.quads_for_pattern(None, ox.NamedNode(pred[1:-1]), None,
+                                            ox.NamedNode(MANIFEST_GRAPH)):
+            return q.object.value
+        return None
+
     def knowledge_graph(self) -> KnowledgeGraph:
         """The store's graph as an in-memory :class:`KnowledgeGraph` (``defined_in`` holds the
         documents that define each node).
 
         Materialising walks every quad (about 10 s per million in pyoxigraph's Python API), so
-        a persistent store keeps the result in ``cache/kg-<generation>.pickle`` until it
-        changes. The cache is as trusted as the store folder itself."""
+        a persistent store keeps the result in ``cache/`` under a name made of the database's
+        identity, its generation and the schema's digest, so a recreated database or another
+        schema never meets an old cache. The cache is as trusted as the store folder itself."""
         if self.path is None:
             return self._materialise()
-        cache = self.path / "cache" / f"kg{CACHE_FORMAT}-{self.schema.name}-{self.generation()}.pickle"
+        key = f"{self.store_id()}-{self.generation()}-{self.schema.digest[:16]}"
+        cache = self.path / "cache" / f"kg{CACHE_FORMAT}-{key}.pickle"
         try:
             with cache.open("rb") as fh:
                 return pickle.load(fh)
@@ -274,14 +304,15 @@ class GraphStore:
 
     # -- writing ---------------------------------------------------------------------------------
     def apply(self, changes: dict[str, DocumentUpdate | None],
-              states: dict[str, DocumentState] | None = None) -> list[Problem]:
+              states: dict[str, DocumentState] | None = None,
+              settings: dict | None = None) -> list[Problem]:
         """Replace (or, for ``None``, delete) documents' graphs in one transaction.
 
         Nodes claimed by the old or new content of a changed document are re-resolved against
         every other document's claims; a node nobody claims any more disappears. ``states``
         is :meth:`document_states` when the caller already read it (it is updated in place).
         """
-        if not changes:
+        if not changes and (settings is None or settings == self.settings()):
             return []
         changed_graphs = {_source_graph(d) for d in changes}
         affected: set[str] = set()
@@ -323,13 +354,18 @@ class GraphStore:
         counts = self._updated_counts(changes, changed_graphs, delete_nodes, insert_nodes)
         shards = sorted({_shard(d) for d in changes})
         parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs)]
+        meta_preds = [COUNTS, GENERATION] + ([SETTINGS] if settings is not None else [])
         for subject, pred in [(_shard_iri(n), MANIFEST) for n in shards] + [
-                (MANIFEST_GRAPH, COUNTS), (MANIFEST_GRAPH, GENERATION)]:
+                (MANIFEST_GRAPH, p) for p in meta_preds]:
             parts.append(f"DELETE WHERE {{ GRAPH <{MANIFEST_GRAPH}> {{ <{subject}> {pred} ?v }} }}")
         if delete_nodes:
             parts.append(f"DELETE DATA {{ GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(delete_nodes) + "\n} }")
         meta = [*_manifest_triples(states, set(shards)), _counts_triple(counts),
                 _generation_triple(self.generation())]
+        if settings is not None:
+            meta.append(_json_triple(SETTINGS, settings))
+        if self._manifest_value(STORE_ID) is None:
+            meta.append(_json_triple(STORE_ID, uuid.uuid4().hex))
         inserts = [f"GRAPH <{MANIFEST_GRAPH}> {{\n" + "\n".join(meta) + "\n}"]
         for doc_id, upd in sorted(changes.items()):
             if upd is not None:
@@ -394,7 +430,8 @@ class GraphStore:
                                     f"specific type of the first document is kept", typed[0][0] if typed else "(store)"))
             return _first_claim(claims, self.schema)
 
-    def replace_all(self, documents: dict[str, DocumentUpdate]) -> list[Problem]:
+    def replace_all(self, documents: dict[str, DocumentUpdate],
+                    settings: dict | None = None) -> list[Problem]:
         """A full rebuild: the store afterwards holds exactly ``documents``.
 
         A persistent store is loaded into a fresh database folder and switched to only once
@@ -408,7 +445,7 @@ class GraphStore:
             name = f"db-{int(current.split('-')[1]) + 1}"
             shutil.rmtree(self.path / name, ignore_errors=True)
             target = ox.Store(str(self.path / name))
-        problems = self._load(target, documents)
+        problems = self._load(target, documents, settings)
         if self.path is not None:
             target.flush()
             old = self._current()
@@ -419,7 +456,8 @@ class GraphStore:
                 shutil.rmtree(self.path / old, ignore_errors=True)
         return problems
 
-    def _load(self, target: ox.Store, documents: dict[str, DocumentUpdate]) -> list[Problem]:
+    def _load(self, target: ox.Store, documents: dict[str, DocumentUpdate],
+              settings: dict | None) -> list[Problem]:
         claims: dict[str, list[tuple[str, str, str]]] = {}
         lines: list[str] = []
         for doc_id, upd in sorted(documents.items()):
@@ -432,6 +470,9 @@ class GraphStore:
         lines.extend(f"{t[:-2]} <{MANIFEST_GRAPH}> ." for t in
                      _manifest_triples(states, set(range(SHARDS))))
         lines.append(f"{_generation_triple(self.generation())[:-2]} <{MANIFEST_GRAPH}> .")
+        lines.append(f"{_json_triple(STORE_ID, uuid.uuid4().hex)[:-2]} <{MANIFEST_GRAPH}> .")
+        if settings is not None:
+            lines.append(f"{_json_triple(SETTINGS, settings)[:-2]} <{MANIFEST_GRAPH}> .")
         edge_names = _edge_terms(self.schema)
         items = {(s, p, o) for upd in documents.values() for s, p, o in upd.triples
                  if p in edge_names or (p == A and o == ASSERTION_TYPE)}
@@ -476,6 +517,11 @@ def _with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
         yield src, PROBLEM, lit(json.dumps(p.to_dict(), sort_keys=True))
 
 
+def _json_triple(pred: str, value: object) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return f"<{MANIFEST_GRAPH}> {pred} {lit(text)} ."
+
+
 def _counts_triple(counts: dict) -> str:
     return f"<{MANIFEST_GRAPH}> {COUNTS} {lit(json.dumps(counts, sort_keys=True, separators=(',', ':')))} ."
 
@@ -494,7 +540,7 @@ def _manifest_triples(states: dict[str, DocumentState], shards: set[int]) -> lis
     for doc, st in sorted(states.items()):
         n = _shard(doc)
         if n in data:
-            data[n][doc] = [st.sha256, st.stat, st.follows, st.depends]
+            data[n][doc] = list(st)
     return [f"<{_shard_iri(n)}> {MANIFEST} {lit(json.dumps(d, separators=(',', ':')))} ."
             for n, d in sorted(data.items())]
 

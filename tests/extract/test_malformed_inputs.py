@@ -30,7 +30,7 @@ EXPECTED = {
 def result(tmp_path_factory):
     good = tmp_path_factory.mktemp("good")
     (good / "package.json").write_text('{"name": "good", "dependencies": {"left-pad": "^1"}}')
-    return build_graph([MALFORMED, good], validate=False, timestamp=0)
+    return build_graph([MALFORMED, good], validate=False, timestamp=0, root=MALFORMED.parent)
 
 
 @pytest.mark.parametrize("rel", sorted(EXPECTED))

@@ -18,7 +18,7 @@ PATH = "ownedBy:out/ownerOf:out/dependsOn:in"
 
 @pytest.fixture(scope="module")
 def kg():
-    return build_graph([CATALOG], timestamp=0, validate=False).graph
+    return build_graph([CATALOG], timestamp=0, validate=False, root=CATALOG.parent).graph
 
 
 def test_question_mentions_become_seeds(kg):

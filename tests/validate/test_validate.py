@@ -15,7 +15,7 @@ from kgbuild.validate.validator import load_graph, validate_graph
 
 @pytest.fixture(scope="module")
 def fixture_graph():
-    return build_graph([FIXTURE_CATALOG], validate=False, timestamp=0).graph
+    return build_graph([FIXTURE_CATALOG], validate=False, timestamp=0, root=FIXTURE_CATALOG.parent).graph
 
 
 def node_iri(node_id):

@@ -1,0 +1,134 @@
+"""A project: the settings a folder's builds share, from ``kgbuild.toml`` or ``[tool.kgbuild]``.
+
+The configuration is found like ruff's: from the working directory upwards, the first
+``kgbuild.toml``, or ``pyproject.toml`` with a ``[tool.kgbuild]`` table, wins; its folder is
+the project root. Without one, the working directory is the root and everything has its
+default. Relative paths in the file are relative to the root; flags given on the command line
+override the file (and are relative to the working directory, as usual)::
+
+    # kgbuild.toml (in pyproject.toml the same keys go under [tool.kgbuild])
+    sources = ["catalog", "services"]      # what `kgbuild build` with no arguments builds
+    schema = "software"                    # bundled name, or a path to a schema YAML
+    store = ".kgbuild"
+    exclude = ["tests/data/**", "**/fixtures/"]   # gitignore-style, matched against document IDs
+    gitignore = true                       # honour .gitignore files of scanned folders
+    access = "access.yaml"
+    aliases = "aliases.yaml"
+    max_file_size = 20                     # MiB
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+
+CONFIG_FILE = "kgbuild.toml"
+_TYPES = {"sources": list, "schema": str, "store": str, "exclude": list, "gitignore": bool,
+          "access": str, "aliases": str, "max_file_size": int}
+
+
+@dataclass(frozen=True)
+class Project:
+    """Where a project is and the settings its builds use (see the module docstring)."""
+
+    root: Path
+    config: Path | None = None
+    sources: tuple[str, ...] = ()
+    schema: str = "software"
+    store: str = ".kgbuild"
+    exclude: tuple[str, ...] = ()
+    gitignore: bool = True
+    access: str | None = None
+    aliases: str | None = None
+    max_file_size: int = 20
+
+    def path(self, value: str) -> Path:
+        """A path setting, relative to the project root."""
+        return self.root / value
+
+    def schema_ref(self) -> str:
+        """The schema setting: a bundled name, or a path made relative to the root."""
+        looks_like_path = self.schema.endswith((".yaml", ".yml")) or "/" in self.schema
+        return str(self.path(self.schema)) if looks_like_path else self.schema
+
+    def source_paths(self) -> list[Path]:
+        return [self.path(s) for s in self.sources]
+
+    def store_path(self) -> Path:
+        return self.path(self.store)
+
+    def access_path(self) -> Path | None:
+        return self.path(self.access) if self.access else None
+
+    def aliases_path(self) -> Path | None:
+        return self.path(self.aliases) if self.aliases else None
+
+
+def find_project(start: str | Path | None = None) -> Project:
+    """The project containing ``start`` (default: the working directory)."""
+    here = Path(start or ".").resolve()
+    for folder in (here, *here.parents):
+        config = folder / CONFIG_FILE
+        if config.is_file():
+            return load_project(config)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file() and _has_tool_table(pyproject):
+            return load_project(pyproject)
+    return Project(here)
+
+
+def _has_tool_table(path: Path) -> bool:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return re.search(r"^\s*\[\s*tool\s*\.\s*kgbuild\s*\]", text, re.M) is not None
+
+
+def load_project(path: str | Path) -> Project:
+    """Read one configuration file (``kgbuild.toml`` or a ``pyproject.toml``); raises
+    :class:`InputError` naming the file and line for anything malformed."""
+    path = Path(path).resolve()
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8: {exc.reason}", str(path)) from None
+    except tomllib.TOMLDecodeError as exc:
+        line = re.search(r"line (\d+)", str(exc))
+        raise InputError(f"TOML syntax error: {exc}", str(path),
+                         int(line.group(1)) if line else None) from None
+    if path.name == "pyproject.toml":
+        table = data.get("tool", {}).get("kgbuild")
+        if not isinstance(table, dict):
+            raise InputError("[tool.kgbuild] must be a table", str(path))
+    else:
+        table = data
+    values: dict = {}
+    for key, value in table.items():
+        line = _line_of(text, key)
+        if key not in _TYPES:
+            raise InputError(f"unknown setting {key!r} (known: {', '.join(sorted(_TYPES))})",
+                             str(path), line)
+        expected = _TYPES[key]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            raise InputError(f"{key} must be a {expected.__name__}", str(path), line)
+        if expected is list:
+            if not all(isinstance(v, str) for v in value):
+                raise InputError(f"{key} must be a list of strings", str(path), line)
+            value = tuple(value)
+        if key == "max_file_size" and not 1 <= value <= 1 << 20:
+            raise InputError("max_file_size is in MiB, between 1 and 1048576", str(path), line)
+        values[key] = value
+    return Project(path.parent, path, **values)
+
+
+def _line_of(text: str, key: str) -> int | None:
+    match = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
+    return text.count("\n", 0, match.start()) + 1 if match else None
