@@ -78,7 +78,7 @@ def _write_draft(draft, output) -> None:
         d = draft.data
         click.echo(f"wrote {output}: schema {d['name']}: {len(d['node_types'])} node types, "
                    f"{len(d['edge_types'])} edge types, {len(d.get('attributes', {}))} attributes, "
-                   f"{len(draft.warnings())} notes (comments in the file)", err=True)
+                   f"{len(draft.warnings())} note(s) (comments in the file)", err=True)
 
 
 NAME = click.option("--name", help="Schema name (default: the file's name).")
