@@ -6,6 +6,7 @@ of them. The parts live in one folder each: ``schema``, ``graph``, ``store``, ``
 """
 
 from .build.pipeline import BuildResult, build, build_graph
+from .build.project import Project, find_project, load_project
 from .errors import InputError, KgbuildError, Problem, SchemaError
 from .evaluate.retrieval import eval_retrieval
 from .graph.access import AccessRules, Principal, load_access
@@ -32,6 +33,7 @@ __all__ = [
     "Principal", "AccessRules", "load_access",
     # build and store
     "build_graph", "build", "BuildResult", "GraphStore", "export_store",
+    "Project", "find_project", "load_project",
     # validate
     "validate_graph", "validate_file", "load_graph", "ValidationReport",
     # resolve
