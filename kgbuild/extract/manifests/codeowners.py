@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -104,12 +105,21 @@ def repo_root_of(codeowners_path: Path) -> Path:
 
 
 def read_codeowners(path: Path, max_bytes: int, name: str | None = None) -> CodeOwners:
-    """Read and parse a CODEOWNERS file; an unreadable file yields one error and no rules."""
+    """Read and parse a CODEOWNERS file; an unreadable file yields one error and no rules.
+
+    Every manifest below a CODEOWNERS reads it; the parse (and the compiled patterns) of
+    one content is kept for the next manifest, the file is read again each time."""
     name = name or str(path)
     try:
-        return parse_codeowners(read_text(path, max_bytes, name), name)
+        parsed = _parse_cached(read_text(path, max_bytes, name), name)
     except InputError as exc:
         return CodeOwners(name, problems=[Problem("error", "unreadable", exc.message, name, exc.line)])
+    return CodeOwners(parsed.file, list(parsed.rules), list(parsed.problems))
+
+
+@lru_cache(maxsize=32)
+def _parse_cached(text: str, file: str) -> CodeOwners:
+    return parse_codeowners(text, file)
 
 
 def parse_codeowners(text: str, file: str) -> CodeOwners:
