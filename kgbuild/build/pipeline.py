@@ -117,7 +117,7 @@ def _extract(src: SourceFile, ctx: Context, ex: Extractor | None = None
     if ex is None:
         return None
     extraction = ex.extract(src, ctx)
-    add_fallback_owners(src, extraction, ex.name, ctx)
+    add_fallback_owners(src, extraction, ex, ctx)
     return ex, extraction
 
 

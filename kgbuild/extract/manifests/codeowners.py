@@ -30,7 +30,7 @@ from ...errors import InputError, Problem
 from ...io.globs import Pattern, PatternList
 from ...io.text import read_text
 from ..records import Context, EdgeRecord, Extraction, Extractor, SourceFile
-from ..registry import get, register
+from ..registry import register
 
 LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
 _TOKEN = re.compile(r"(?:\\.|[^\s\\])+")
@@ -197,15 +197,14 @@ def candidate_paths(file: Path, stop: Path) -> list[Path]:
     return out
 
 
-def add_fallback_owners(src: SourceFile, extraction: Extraction, extractor: Extractor | str,
+def add_fallback_owners(src: SourceFile, extraction: Extraction, ex: Extractor,
                         ctx: Context) -> None:
     """Give the components a manifest defines the owners CODEOWNERS names for its path,
     unless the manifest names an owner itself; only for extractors that declare
-    ``ownable`` (``extractor``: the extractor, or its registered name). The edges cite the
+    ``ownable``. The edges cite the
     CODEOWNERS line; every place a CODEOWNERS could appear becomes a dependency of the
     manifest's document."""
-    ex = get(extractor) if isinstance(extractor, str) else extractor
-    if ex is None or not ex.ownable or not extraction.nodes:
+    if not ex.ownable or not extraction.nodes:
         return
     extraction.depends.extend(candidate_paths(src.path, src.root))
     co_path = governing_codeowners(src.path, src.root)
