@@ -205,3 +205,16 @@ def test_loader_reserves_layout_predicates_and_needs_an_inverse_for_inverse_iri(
     s = parse_schema(raw)
     assert (s.edge_types["e"].iri, s.edge_types["e"].inverse_iri) == ("http://x.org/e", "http://x.org/f")
     assert s.type_by_iri == {"http://example.org/vocab#A": "A"}
+
+
+def test_cli_prints_at_most_twenty_warnings_then_a_count(tmp_path):
+    bad = "".join(f"ex:bad{i} a kg:Assertion ; rdf:subject ex:svc1 .\n" for i in range(25))
+    f = tmp_path / "many.ttl"
+    f.write_text(FOREIGN + bad)
+    r = CliRunner().invoke(main, ["traverse", "--graph", str(f), "--seed", "svc1", "--path",
+                                  "ownedBy", "--no-cap", "--format", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["answers"] == ["team-a"]
+    lines = r.stderr.splitlines()
+    assert len(lines) == 21 and lines[-1] == "... and 5 more warning(s)"
+    assert all("has no rdf:predicate or rdf:object; skipped [malformed-assertion]" in x
+               for x in lines[:20])

@@ -301,3 +301,16 @@ def test_every_text2kgbench_ontology_imports_to_a_loadable_schema_with_its_relat
             if e is not None and rel["range"] in by_local:
                 assert by_local[rel["range"]] in e.range, (f, rel, e.range)
     assert run("schema", "check", out).exit_code == 0
+
+
+def test_iris_without_a_usable_namespace_get_a_kgbuild_namespace_and_explicit_iris():
+    g = Graph().parse(data="""@prefix owl: <http://www.w3.org/2002/07/owl#> .
+    @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+    <urn:x:A> a owl:Class . <urn:x:link> a owl:ObjectProperty ; rdfs:domain <urn:x:A> ;
+    rdfs:range <urn:x:A> .""", format="turtle")
+    draft = import_ontology(g, name="urns")
+    assert draft.data["namespace"] == "https://kgbuild.dev/schema/urns#"
+    assert draft.data["node_types"] == {"A": {"iri": "urn:x:A"}}
+    assert draft.data["edge_types"]["link"]["iri"] == "urn:x:link"
+    assert any("'urn:x:A' is not an IRI ending in '#' or '/'" in n for n in draft.warnings())
+    assert draft.schema().type_by_iri == {"urn:x:A": "A"}
