@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat as st_mode
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
@@ -11,7 +13,7 @@ from typing import Iterable, NamedTuple, Sequence
 from ..errors import InputError, Problem
 from ..io.globs import IgnoreSpec
 from . import manifests as sources  # noqa: F401  (registers the extractors)
-from .records import Extractor, SourceFile
+from .records import Extractor, SourceFile, escape_name
 from .registry import EXTRACTORS
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".kgbuild",
@@ -56,8 +58,8 @@ def document_base(path: Path, project_root: Path) -> tuple[Path, str]:
     """(base, document ID of ``path`` itself): IDs are paths relative to the project root;
     a source outside the project is named from its own folder (``catalog/x.yaml``)."""
     if path.is_relative_to(project_root):
-        return project_root, path.relative_to(project_root).as_posix()
-    return path.parent, path.name
+        return project_root, escape_name(path.relative_to(project_root).as_posix())
+    return path.parent, escape_name(path.name)
 
 
 def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
@@ -79,6 +81,8 @@ def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
             raise InputError("no such file or directory", str(arg))
         resolved = p.resolve()
         base, own_id = document_base(resolved, project_root)
+        if not p.is_dir() and not p.is_file():
+            raise InputError("not a regular file or a folder", str(arg))
         if p.is_file():
             scan_root = resolved.parent
             listing = [(own_id, str(resolved), file_stat(resolved))]
@@ -88,7 +92,7 @@ def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
             scope.append("" if own_id == "." else own_id)
             ignores = _enclosing_ignores(resolved, base, problems) if gitignore else None
             listing = _walk(str(resolved), "" if own_id == "." else own_id, excluded, ignores,
-                            problems)
+                            problems, str(resolved))
         for doc_id, path, stat in listing:
             if doc_id in found and found[doc_id].path != path:
                 doc_id = f"{doc_id}~{hashlib.sha256(path.encode()).hexdigest()[:8]}"
@@ -113,10 +117,11 @@ def file_stat(path: Path | os.DirEntry) -> str:
 
 
 def _walk(directory: str, prefix: str, excluded: IgnoreSpec | None,
-          ignores: list[tuple[str, IgnoreSpec]] | None, problems: list[Problem]
+          ignores: list[tuple[str, IgnoreSpec]] | None, problems: list[Problem], root: str
           ) -> Iterable[tuple[str, str, str]]:
-    """(document ID, path, stat) of every file below ``directory``, sorted, skipping junk,
-    excluded paths and (``ignores`` not None) what ``.gitignore`` files ignore."""
+    """(document ID, path, stat) of every regular file below ``directory`` (inside the
+    scanned folder ``root``), sorted, skipping junk, excluded paths and (``ignores`` not None)
+    what ``.gitignore`` files ignore."""
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError:
@@ -126,15 +131,53 @@ def _walk(directory: str, prefix: str, excluded: IgnoreSpec | None,
         if spec is not None:
             ignores = [*ignores, (prefix, spec)]
     for entry in entries:
-        doc_id = f"{prefix}/{entry.name}" if prefix else entry.name
-        is_dir = entry.is_dir(follow_symlinks=False)
+        name = escape_name(entry.name)
+        doc_id = f"{prefix}/{name}" if prefix else name
+        try:
+            is_dir = entry.is_dir(follow_symlinks=False)
+            is_link = entry.is_symlink()
+        except OSError:
+            continue
         if _ignored(doc_id, is_dir, excluded, ignores):
             continue
         if is_dir:
             if entry.name not in SKIP_DIRS and (not entry.name.startswith(".") or entry.name == ".github"):
-                yield from _walk(entry.path, doc_id, excluded, ignores, problems)
-        elif entry.is_file():
-            yield doc_id, entry.path, file_stat(entry)
+                yield from _walk(entry.path, doc_id, excluded, ignores, problems, root)
+            continue
+        st = _regular_file(entry, is_link, doc_id, root, problems)
+        if st is not None:
+            yield doc_id, entry.path, f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _regular_file(entry: os.DirEntry, is_link: bool, doc_id: str, root: str,
+                  problems: list[Problem]) -> os.stat_result | None:
+    """The stat of a regular file to read, or None (and a problem) for anything else: a
+    symlink that loops, dangles or leads outside the scanned folder, a FIFO, device or
+    socket. A symlink to a folder is not followed (what it holds is scanned where it is)."""
+    try:
+        if is_link:
+            target = os.path.realpath(entry.path, strict=True)
+            if os.path.commonpath([root, target]) != root:
+                problems.append(Problem("warning", "outside-root", f"a symlink to {escape_name(target)}, "
+                                        f"outside the scanned folder: skipped", doc_id))
+                return None
+            st = os.stat(target)
+            if st_mode.S_ISDIR(st.st_mode):
+                return None
+        else:
+            st = entry.stat(follow_symlinks=False)
+    except OSError as exc:
+        code, what = ("symlink-loop", "a symlink loop") if exc.errno == errno.ELOOP else (
+            "unreadable", f"cannot be read ({exc.strerror or exc})")
+        problems.append(Problem("warning", code, f"{what}: skipped", doc_id))
+        return None
+    if not st_mode.S_ISREG(st.st_mode):
+        kind = ("a FIFO" if st_mode.S_ISFIFO(st.st_mode) else "a socket" if st_mode.S_ISSOCK(st.st_mode)
+                else "a device" if st_mode.S_ISCHR(st.st_mode) or st_mode.S_ISBLK(st.st_mode) else "not a file")
+        problems.append(Problem("warning", "not-a-regular-file", f"{kind}, not a regular file: skipped",
+                                doc_id))
+        return None
+    return st
 
 
 def _enclosing_ignores(folder: Path, base: Path, problems: list[Problem]

@@ -8,6 +8,8 @@ record into an :class:`~kgbuild.model.Assertion`.
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -73,7 +75,16 @@ class SourceFile:
     def doc_id_of(self, path: Path) -> str:
         """The document ID another file under the same base gets."""
         base = self.base if self.base is not None else self.root.parent
-        return path.resolve().relative_to(base.resolve()).as_posix()
+        return escape_name(path.resolve().relative_to(base.resolve()).as_posix())
+
+
+def escape_name(name: str) -> str:
+    """A file name as text: bytes that are not UTF-8 (kept by Python as lone surrogates) are
+    written ``\\xNN``, so every document ID encodes; valid names are unchanged."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace") if _SURROGATE.search(name) else name
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass

@@ -86,11 +86,15 @@ def find_codeowners(repo_root: Path) -> Path | None:
 
 def governing_codeowners(file: Path, stop: Path) -> Path | None:
     """The CODEOWNERS of the nearest directory above ``file`` (up to ``stop``) that has one:
-    scanned folders do not say where repositories start."""
+    scanned folders do not say where repositories start. A CODEOWNERS that is a symlink
+    leading outside ``stop`` is not read."""
+    inside = stop.resolve()
     for folder in file.parents:
         if folder != stop and stop not in folder.parents:
             return None
         found = find_codeowners(folder)
+        if found and not found.resolve().is_relative_to(inside):
+            found = None
         if found and not (found.parent == folder and folder.name in (".github", "docs")):
             return found  # (a CODEOWNERS directly in .github/ or docs/ is its parent's)
         if folder == stop:
