@@ -6,13 +6,19 @@ from dataclasses import dataclass
 
 
 class KgbuildError(Exception):
-    """Base error: a one-line message, optionally located at ``file:line``."""
+    """Base error: a one-line message, optionally located at ``file:line``, with a short
+    machine ``code`` (the CLI prints it in brackets after the message)."""
 
-    def __init__(self, message: str, file: str | None = None, line: int | None = None):
+    code = "error"
+
+    def __init__(self, message: str, file: str | None = None, line: int | None = None,
+                 code: str | None = None):
         super().__init__(message)
         self.message = message
         self.file = file
         self.line = line
+        if code:
+            self.code = code
 
     def __str__(self) -> str:
         where = ""
@@ -24,9 +30,13 @@ class KgbuildError(Exception):
 class SchemaError(KgbuildError):
     """The schema file is malformed or inconsistent."""
 
+    code = "schema"
+
 
 class InputError(KgbuildError):
     """A source or graph file cannot be read or parsed."""
+
+    code = "input"
 
 
 @dataclass(frozen=True)
