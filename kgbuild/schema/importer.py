@@ -447,11 +447,7 @@ def import_ontology(source: str | Path | Graph, name: str | None = None,
                          "inverse_iri": (str(q) if q is not None and str(q) != b.namespace + b.name_of[q]
                                          else None)}
     if not edge_types:
-        n, _ = b.names.claim("seeAlso", "edge type")
-        edge_types[n] = {"domain": _types_field(roots), "range": _types_field(roots),
-                         "iri": str(RDFS.seeAlso)}
-        b.note(f"edge_types.{n}", "the ontology declares no object property; kgbuild needs an edge "
-                                  "type: rdfs:seeAlso between any types")
+        _see_also(b, edge_types, roots, "the ontology declares no object property")
 
     attributes: dict[str, dict] = {}
     for p in attrs:
@@ -637,11 +633,7 @@ def infer_schema(source: str | Path | Graph, name: str | None = None,
         roots = ["Node"]
         b.note("node_types.Node", "the graph has no nodes")
     if not edge_types:
-        n, _ = b.names.claim("seeAlso", "edge type")
-        edge_types[n] = {"domain": _types_field(roots), "range": _types_field(roots),
-                         "iri": str(RDFS.seeAlso)}
-        b.note(f"edge_types.{n}", "no predicate links two nodes; kgbuild needs an edge type: "
-                                  "rdfs:seeAlso between any types")
+        _see_also(b, edge_types, roots, "no predicate links two nodes")
 
     attributes: dict[str, dict] = {}
     for p in attrs:
@@ -680,3 +672,11 @@ def _literal_datatype(o: Literal) -> str:
     if o.datatype is None or not str(o.datatype).startswith(str(XSD)):
         return "string"
     return _XSD.get(local_name(str(o.datatype)), "string")
+
+
+def _see_also(b, edge_types: dict, roots: list[str], why: str) -> None:
+    """kgbuild needs an edge type: without one, rdfs:seeAlso between any types."""
+    n, _ = b.names.claim("seeAlso", "edge type")
+    edge_types[n] = {"domain": _types_field(roots), "range": _types_field(roots),
+                     "iri": str(RDFS.seeAlso)}
+    b.note(f"edge_types.{n}", f"{why}; kgbuild needs an edge type: rdfs:seeAlso between any types")
