@@ -8,7 +8,7 @@ import click
 
 from ..schema.loader import load_schema
 from .main import FORMAT, SCHEMA, STORE, emit, main, project
-from .traverse import GRAPH, graph_and_cache
+from .traverse import ALL_ACCESS, GRAPH, PRINCIPAL, _principal, graph_and_cache
 
 REGISTRY = click.option(
     "--registry", "registry_path", type=click.Path(dir_okay=False),
@@ -37,13 +37,20 @@ def resolve_group():
 @STORE
 @SCHEMA
 @REGISTRY
+@PRINCIPAL
+@ALL_ACCESS
 @FORMAT
-def resolve_explain(mention, type_name, graph_file, store_path, schema_name, registry_path, fmt):
-    """Show how MENTION resolves: stage, reason and every candidate with its score."""
+def resolve_explain(mention, type_name, graph_file, store_path, schema_name, registry_path, labels,
+                    all_access, fmt):
+    """Show how MENTION resolves: stage, reason and every candidate with its score.
+
+    Only entities the caller may see are candidates (public ones unless --principal or
+    --all-access), as in traverse."""
     from ..resolve.review import explain, render_explain
 
+    principal = _principal(labels, all_access)
     kg = graph_and_cache(graph_file, store_path, schema_name)[0]
-    result = explain(kg, mention, type_name, registry_path)
+    result = explain(kg, mention, type_name, registry_path, principal)
     emit(result, fmt, render_explain(result))
 
 
@@ -55,15 +62,22 @@ def resolve_explain(mention, type_name, graph_file, store_path, schema_name, reg
 @STORE
 @SCHEMA
 @REGISTRY
+@PRINCIPAL
+@ALL_ACCESS
 @FORMAT
-def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, registry_path, fmt):
-    """List undecided queued mentions and possible duplicate entities of the graph."""
+def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, registry_path,
+                   labels, all_access, fmt):
+    """List undecided queued mentions and possible duplicate entities of the graph.
+
+    Only what the caller may see is listed (public items unless --principal or --all-access),
+    as in traverse."""
     from ..resolve.review import render_review, review
 
+    principal = _principal(labels, all_access)
     if queue_path is None and not graph_file and (Path(store_path) / "review-queue.json").is_file():
         queue_path = Path(store_path) / "review-queue.json"  # written by the last build
     kg = graph_and_cache(graph_file, store_path, schema_name)[0]
-    report = review(kg, registry_path, queue_path, type_name)
+    report = review(kg, registry_path, queue_path, type_name, principal)
     emit(report, fmt, render_review(report))
 
 

@@ -22,18 +22,23 @@ only. ``!`` is refused: rules only ever add labels.
 **Visibility rule.** Every label is a restriction: a principal sees an item (node, assertion,
 source document) only when it holds *all* of the item's labels; an item without labels is
 public. Adding a label never widens visibility, so merging labels from several sources fails
-closed. An edge is visible when both its endpoints are and it has a visible assertion (edges
-without any assertion, read from foreign RDF, only need visible endpoints); an assertion
-is visible when its own labels and its source document's labels are. The principal
-``Principal.everyone()`` holds every label (trusted, local use).
+closed. A node is visible only through a visible document that defines or mentions it
+(an entity only hidden documents mention does not exist for the principal). An edge is
+visible when both its endpoints are and it has a visible assertion (edges without any
+assertion, read from foreign RDF, only need visible endpoints); an assertion is visible when
+its own labels and its source document's labels are. Visible evidence that names a hidden
+entity is withheld (:func:`visible_graph`). The principal ``Principal.all_access()`` holds
+every label (trusted, local use).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Iterable
+from urllib.parse import unquote
 
 from ..errors import InputError
 from ..io.globs import PatternList
@@ -167,25 +172,163 @@ def _labels(value: object, where: str, fail: Callable[..., InputError], *path: o
         raise fail(f"{where}: {exc}", *path) from None
 
 
+WITHHELD = "[evidence withheld]"
+"""What a visible assertion's evidence becomes when it names an entity the principal cannot see."""
+
+MAX_FORM_TOKENS = 64  # a name is matched on at most this many leading words
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """The words of ``text`` for name matching: NFKC, case-folded, split at everything that is
+    not a letter or digit (``Zephyr Vault``, ``zephyr-vault`` and ``zephyr_vault`` are alike)."""
+    return tuple(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+
+
+def _name_part(node_id: str) -> str:
+    """The name in a reference-shaped ID: ``component:default/x`` -> ``x``, ``kind:x`` -> ``x``."""
+    return node_id.rsplit("/", 1)[-1] if "/" in node_id else node_id.split(":", 1)[-1]
+
+
+def name_forms(node: Node) -> set[str]:
+    """Every way a source may name ``node``: its ID (also percent-decoded), the ID's name part
+    and ``kind:name`` / ``namespace/name`` short forms, its label, aliases and titles."""
+    ids = {node.id, unquote(node.id)}
+    forms = set(ids) | {node.label} | set(node.aliases) | set(node.attributes.get("title", ()))
+    for i in ids:
+        forms.add(_name_part(i))
+        kind, colon, rest = i.partition(":")
+        if colon and "/" in rest:
+            namespace, _, name = rest.rpartition("/")
+            forms.update({f"{kind}:{name}", f"{namespace}/{name}"})
+    return {f for f in forms if f}
+
+
+class NameScreen:
+    """Tells whether a text names a hidden entity (any of its :func:`name_forms`).
+
+    Texts and names are compared as word sequences (:func:`_words`), so a name matches only
+    as whole words, whatever separates them. The text is read left to right taking, at each
+    word, the longest known name that starts there: a name of a *visible* entity is skipped
+    as a whole (``Zephyr Vault Client`` does not name a hidden ``Zephyr Vault``), a name that
+    only hidden entities have is a hit, and a name that visible and hidden entities share
+    reveals nothing and is no hit. Time is linear in the text (times the number of distinct
+    name lengths, at most :data:`MAX_FORM_TOKENS`).
+    """
+
+    def __init__(self, hidden: Iterable[Node], visible: Iterable[Node]):
+        self._forms: dict[tuple[str, ...], bool] = {}  # word sequence -> only hidden ones have it
+        self._bare: set[str] = set()  # hidden names without a letter or digit: matched as text
+        shared: set[str] = set()
+        for node in visible:
+            for form in name_forms(node):
+                words = _words(form)
+                if 0 < len(words) <= MAX_FORM_TOKENS:
+                    self._forms[words] = False
+                elif not words:
+                    shared.add(unicodedata.normalize("NFKC", form.strip()).casefold())
+        for node in hidden:
+            for form in name_forms(node):
+                words = _words(form)[:MAX_FORM_TOKENS]
+                if words:
+                    self._forms.setdefault(words, True)
+                elif len(form.strip()) > 1:  # (one punctuation mark would match any text)
+                    self._bare.add(unicodedata.normalize("NFKC", form.strip()).casefold())
+        self._bare -= shared
+        self._hidden_words = {w for f, hidden in self._forms.items() if hidden for w in f}
+        self._lengths = sorted({len(f) for f in self._forms}, reverse=True)
+
+    def __bool__(self) -> bool:
+        return bool(self._hidden_words or self._bare)
+
+    def names_hidden(self, text: str | None) -> bool:
+        """True when ``text`` names an entity only hidden entities are called."""
+        if not text or not self:
+            return False
+        if self._bare:
+            folded = unicodedata.normalize("NFKC", text).casefold()
+            if any(b in folded for b in self._bare):
+                return True
+        words = _words(text)
+        if self._hidden_words.isdisjoint(words):
+            return False
+        forms, i, n = self._forms, 0, len(words)
+        while i < n:
+            for length in self._lengths:
+                if i + length <= n:
+                    hidden = forms.get(words[i:i + length])
+                    if hidden is not None:
+                        if hidden:
+                            return True
+                        i += length
+                        break
+            else:
+                i += 1
+        return False
+
+
 def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
-    """The part of ``kg`` the principal may see, as a new graph (``kg`` itself when all is)."""
+    """The part of ``kg`` the principal may see, as a new graph (``kg`` itself when all is).
+
+    * A document is visible when the principal holds its labels.
+    * A node is visible when the principal holds its labels *and* a visible document defines
+      it or a visible assertion mentions it (a node no document defines and no assertion
+      mentions, as in a foreign RDF graph, needs its labels only). So an entity only hidden
+      documents mention (the dependency of a secret ``package.json``) does not exist for the
+      principal: it is never a seed, a candidate, a count or an embedded text. A node seen
+      only through a mention loses what hidden definitions said of it (its label becomes
+      the name part of its ID; no attributes or aliases).
+    * An assertion is visible when the principal holds its labels and its source document's,
+      and both its endpoints are visible; an edge when one of its assertions is (edges read
+      without assertions only need visible endpoints).
+    * The evidence of a visible assertion that names a hidden entity (:class:`NameScreen`)
+      becomes :data:`WITHHELD`; a description naming one is left out.
+    """
     if principal.everyone or _unlabelled(kg):
         return kg
     view = KnowledgeGraph(kg.schema)
-    view.nodes = {i: n for i, n in kg.nodes.items() if principal.sees_node(n)}
     view.documents = {i: d for i, d in kg.documents.items() if principal.can_see(d.access)}
-    for n in list(view.nodes.values()):
-        hidden = {d for d in n.defined_in if d in kg.documents and d not in view.documents}
-        if hidden:
-            view.nodes[n.id] = replace(n, defined_in=n.defined_in - hidden)
+    allowed = {i for i, n in kg.nodes.items() if principal.sees_node(n)}
 
-    def endpoints_visible(s: str, o: str) -> bool:
-        return all(x in view.nodes or x not in kg.nodes for x in (s, o))
+    def endpoints_allowed(s: str, o: str) -> bool:
+        return all(x in allowed or x not in kg.nodes for x in (s, o))
 
+    touched: set[str] = set()
+    shown: dict[str, Assertion] = {}
     for key, a in kg.assertions.items():
-        if endpoints_visible(a.subject, a.object) and principal.sees_assertion(a, kg.documents):
-            view.assertions[key] = a
-    view.untyped_edges = {e for e in kg.untyped_edges if endpoints_visible(e[0], e[2])}
+        touched.update((a.subject, a.object))
+        if endpoints_allowed(a.subject, a.object) and principal.sees_assertion(a, kg.documents):
+            shown[key] = a
+    mentioned = {x for a in shown.values() for x in (a.subject, a.object)}
+    for node_id in sorted(allowed):
+        n = kg.nodes[node_id]
+        known = {d for d in n.defined_in if d in kg.documents}
+        defining = known & view.documents.keys()
+        if defining:
+            view.nodes[node_id] = n if defining == known else replace(
+                n, defined_in=(n.defined_in - known) | defining)
+        elif node_id in mentioned:
+            view.nodes[node_id] = n if not known else replace(
+                n, label=_name_part(node_id), attributes={}, aliases=set(),
+                defined_in=n.defined_in - known)
+        elif not known and node_id not in touched:
+            view.nodes[node_id] = n  # no provenance at all (a foreign graph): its labels decide
+    screen = NameScreen([n for i, n in kg.nodes.items() if i not in view.nodes],
+                        view.nodes.values())
+    for key, a in shown.items():
+        hides = screen.names_hidden(a.evidence)
+        view.assertions[key] = replace(a, evidence=WITHHELD) if hides else a
+    if screen:
+        for node_id, n in list(view.nodes.items()):
+            about = n.attributes.get("description")
+            if about and any(screen.names_hidden(d) for d in about):
+                kept = {d for d in about if not screen.names_hidden(d)}
+                attributes = {k: v for k, v in n.attributes.items() if k != "description"}
+                if kept:
+                    attributes["description"] = kept
+                view.nodes[node_id] = replace(n, attributes=attributes)
+    view.untyped_edges = {e for e in kg.untyped_edges
+                          if all(x in view.nodes or x not in kg.nodes for x in (e[0], e[2]))}
     return view
 
 

@@ -2,6 +2,14 @@
 
 The resolver (:mod:`kgbuild.resolve`) decides; this module reports what it decided and what
 waits for a person, in the forms ``kgbuild build`` and ``kgbuild resolve`` print.
+
+``explain`` and ``review`` answer for a principal (public items only by default, as
+traversal): they resolve against the principal's visible graph
+(:func:`~kgbuild.graph.access.visible_graph`) only. When the graph carries access labels and
+the principal does not see everything, registry aliases and accepted decisions count only
+when they point at a visible entity, and a queued mention is listed only when it is the name
+of a visible entity and nothing in it (candidates, reason) names a hidden one; so a hidden
+entity gives exactly what a nonexistent one gives.
 """
 
 from __future__ import annotations
@@ -13,8 +21,11 @@ from pathlib import Path
 from typing import Iterable
 
 from ..errors import InputError
+from ..graph.access import NameScreen, Principal, name_forms, visible_graph
 from ..graph.model import KnowledgeGraph
 from ..io.atomic import atomic_write
+from ..io.text import read_bytes
+from ..io.yamlfile import MAX_CONFIG_BYTES
 from .aliases import AliasRegistry
 from .normalize import fold
 from .resolver import Resolution, Resolver
@@ -72,31 +83,96 @@ def save_review_queue(path: str | Path, items: list[dict]) -> None:
 
 
 def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
-           queue_path: str | Path | None = None, type: str | None = None) -> dict:
-    """What awaits a decision: queued mentions not yet decided, and possible duplicates in ``kg``."""
+           queue_path: str | Path | None = None, type: str | None = None,
+           principal: Principal | None = None) -> dict:
+    """What awaits a decision: queued mentions not yet decided, and possible duplicates in ``kg``,
+    as far as ``principal`` (public items only when None) may see them."""
     registry = AliasRegistry.load(registry_path, missing_ok=True) if registry_path else None
-    queue: list[dict] = []
-    if queue_path:
-        try:
-            queue = json.loads(Path(queue_path).read_text(encoding="utf-8"))["queue"]
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"cannot read review queue: {exc}", str(queue_path)) from None
+    queue = load_review_queue(queue_path) if queue_path else []
     decided = {(fold(d.mention), d.type) for d in (registry.decisions if registry else ())}
-    resolver = Resolver.from_graph(kg, registry)
+    view = visible_graph(kg, principal or Principal())
+    restricted = view is not kg
+    resolver = Resolver.from_graph(view, _visible_registry(registry, view) if restricted
+                                   else registry)
     type_name = kg.schema.node_type(type).name if type else None
     pending = [q for q in queue if (fold(q["mention"]), q.get("type") or "") not in decided
                and (type_name is None or q.get("type") == type_name)]
+    if restricted:
+        pending = [q for q in pending if _shown(q, kg, view)] if pending else pending
     return {"queue": pending,
             "possible_duplicates": [d.to_dict() for d in resolver.possible_duplicates(type_name)]}
+
+
+def load_review_queue(path: str | Path) -> list[dict]:
+    """The items of a review queue file (:func:`save_review_queue`); raises :class:`InputError`
+    naming the file when it is not a regular file, too large, or not a queue."""
+    name = str(path)
+    try:
+        data = json.loads(read_bytes(path, MAX_CONFIG_BYTES, name).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read review queue: not UTF-8 ({exc.reason} at byte {exc.start})",
+                         name, code="bad-queue") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"cannot read review queue: not JSON ({type(exc).__name__}: "
+                         f"{str(exc)[:200]})", name, code="bad-queue") from None
+    items = data.get("queue") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        raise InputError("cannot read review queue: expected {\"queue\": [...]}", name,
+                         code="bad-queue")
+    for i, q in enumerate(items, 1):
+        ok = (isinstance(q, dict) and isinstance(q.get("mention"), str)
+              and isinstance(q.get("type"), (str, type(None)))
+              and isinstance(q.get("candidates", []), list)
+              and all(isinstance(c, dict) and isinstance(c.get("id"), str)
+                      for c in q.get("candidates", [])))
+        if not ok:
+            raise InputError(f"cannot read review queue: item {i} is not a queued mention "
+                             f"(mention, type, candidates with IDs)", name, code="bad-queue")
+    return items
+
+
+def _visible_registry(registry: AliasRegistry | None, view: KnowledgeGraph) -> AliasRegistry | None:
+    """``registry`` without the aliases and accepted decisions naming an entity not in ``view``
+    (hidden and nonexistent alike); distinct pairs and rejections only ever forbid, and stay."""
+    if registry is None:
+        return None
+    return AliasRegistry(
+        {t: {cid: list(names) for cid, names in ids.items() if cid in view.nodes}
+         for t, ids in registry.aliases.items()},
+        set(registry.distinct),
+        [d for d in registry.decisions if d.decision == "rejected" or d.id in view.nodes])
+
+
+def _strings(value: object) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _shown(item: dict, kg: KnowledgeGraph, view: KnowledgeGraph) -> bool:
+    """Whether a queued mention may be listed to whoever sees ``view`` (see the module doc)."""
+    cache = view.__dict__.setdefault("_review_screen", {})
+    if not cache:
+        cache["names"] = {fold(f) for n in view.nodes.values() for f in name_forms(n)}
+        cache["screen"] = NameScreen([n for i, n in kg.nodes.items() if i not in view.nodes],
+                                     view.nodes.values())
+    ids = [c["id"] for c in item.get("candidates", [])] + [i for i in [item.get("id")] if i]
+    return (fold(item["mention"]) in cache["names"] and all(i in view.nodes for i in ids)
+            and not any(cache["screen"].names_hidden(t) for t in _strings(item)))
 
 
 def render_review(report: dict) -> str:
     """:func:`review`'s report as text for people."""
     lines = [f"{len(report['queue'])} queued mention(s)"]
     for q in report["queue"]:
-        cands = ", ".join(f"{c['id']} ({c['score']})" for c in q["candidates"][:3])
-        lines.append(f"  {q['mention']!r} as {q['type'] or 'any type'}: {q['status']}, "
-                     f"{q['reason']}" + (f"; candidates {cands}" if cands else ""))
+        cands = ", ".join(f"{c['id']} ({c.get('score')})" for c in q.get("candidates", [])[:3])
+        lines.append(f"  {q['mention']!r} as {q.get('type') or 'any type'}: {q.get('status')}, "
+                     f"{q.get('reason')}" + (f"; candidates {cands}" if cands else ""))
     lines.append(f"{len(report['possible_duplicates'])} possible duplicate pair(s)")
     for d in report["possible_duplicates"]:
         lines.append(f"  {d['a']} ~ {d['b']} ({d['type']}, {d['reason']} {d['score']})")
@@ -104,10 +180,14 @@ def render_review(report: dict) -> str:
 
 
 def explain(kg: KnowledgeGraph, mention: str, type: str | None = None,
-            registry_path: str | Path | None = None) -> dict:
-    """How ``mention`` resolves against the nodes of ``kg``: the JSON-ready explanation."""
+            registry_path: str | Path | None = None, principal: Principal | None = None) -> dict:
+    """How ``mention`` resolves against the nodes of ``kg`` that ``principal`` (public items
+    only when None) may see: the JSON-ready explanation."""
     registry = AliasRegistry.load(registry_path, missing_ok=True) if registry_path else None
-    return Resolver.from_graph(kg, registry).resolve(mention, type).explain()
+    view = visible_graph(kg, principal or Principal())
+    if view is not kg:
+        registry = _visible_registry(registry, view)
+    return Resolver.from_graph(view, registry).resolve(mention, type).explain()
 
 
 def render_explain(d: dict) -> str:

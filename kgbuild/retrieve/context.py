@@ -4,6 +4,8 @@ A pack lists passages, each with the sources it comes from, in this order: **see
 (the seed entity, its description and where it is defined), then **evidence** (the quoted
 source text of every assertion behind a reported edge, in walk order), then **relation**
 sentences ("Checkout Service depends on Pricing SDK.") in each edge's stored direction.
+Evidence withheld from the principal (it names a hidden entity, see
+:func:`kgbuild.graph.access.visible_graph`) gives no passage; its relation sentence stays.
 Passages are added in that order until ``max_chars`` (counted on :func:`render_context`
 lines) would be exceeded; later ones are dropped and counted. An abstaining traversal gets
 no passages, only its abstain note.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from ..graph.access import WITHHELD
 from ..graph.model import KnowledgeGraph
 
 
@@ -54,7 +57,7 @@ def context_pack(view: KnowledgeGraph, seeds: list[dict], nodes: list[dict], edg
     for e in edges:
         for a in e["assertions"]:
             key = (a["source"], a["location"], a["evidence"])
-            if a["evidence"] and key not in seen:
+            if a["evidence"] and a["evidence"] != WITHHELD and key not in seen:
                 seen.add(key)
                 candidates.append({"kind": "evidence", "edge": [e["subject"], e["predicate"], e["object"]],
                                    "text": f'"{a["evidence"].strip()}"',

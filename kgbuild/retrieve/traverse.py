@@ -22,9 +22,11 @@ and in path mode the neighbour's having an edge for the next step). How many eli
 each node lost is reported. ``cap=None`` walks everything (exact). **Budgets** (max nodes,
 edges, walks listed, context characters) cut the output in rank order and are reported too.
 
-**Access**: everything runs on :func:`kgbuild.access.visible_graph` for the principal
-(public items only by default); hidden items are not in the index, the resolver or the
-output, and influence no ranking or count.
+**Access**: everything runs on :func:`kgbuild.graph.access.visible_graph` for the principal
+(public items only by default); hidden items are not in the index, the resolver, the
+embedded candidates or the output, and influence no ranking or count. An entity only hidden
+documents mention is hidden too, so a hidden seed (by ID, name, question or embeddings)
+gives exactly what a nonexistent one gives; evidence naming a hidden entity is withheld.
 
 **Abstain**: with no seed (``no-seed``, ``ambiguous``), no complete walk (``no-path``) or
 nothing reached (``no-edges``) the result says so and carries no nodes beyond the seeds.

@@ -114,17 +114,20 @@ def test_hidden_items_never_leak_and_do_not_influence_output(kg, held, data):
     out = json.dumps(traverse(kg, spec, principal).to_dict())
 
     docs_ok = {d for d, doc in kg.documents.items() if visible(doc.access, held)}
-    nodes_ok = {i for i, n in kg.nodes.items() if visible(n.access, held)}
+    allowed = {i for i, n in kg.nodes.items() if visible(n.access, held)}
     hidden = [d for d in kg.documents if d not in docs_ok]
-    for i in set(kg.nodes) - nodes_ok:
-        hidden += [i, kg.nodes[i].label]
     asserted_ok = set()
     for a in kg.assertions.values():
         if (visible(a.access, held) and a.source in docs_ok
-                and a.subject in nodes_ok and a.object in nodes_ok):
+                and a.subject in allowed and a.object in allowed):
             asserted_ok.add(a.edge)
         else:
             hidden.append(a.evidence)
+    # a node is seen through a visible document that defines it or a visible assertion
+    mentioned = {x for s, _, o in asserted_ok for x in (s, o)}
+    nodes_ok = {i for i in allowed if kg.nodes[i].defined_in & docs_ok or i in mentioned}
+    for i in set(kg.nodes) - nodes_ok:
+        hidden += [i, kg.nodes[i].label]
     for token in hidden:
         assert token not in out, token
     result = json.loads(out)
@@ -138,8 +141,9 @@ def test_hidden_items_never_leak_and_do_not_influence_output(kg, held, data):
     stripped.documents = {d: kg.documents[d] for d in docs_ok}
     for i in nodes_ok:
         n = kg.nodes[i]
-        stripped.add_node(i, n.type, n.label).access.update(n.access)
-        stripped.nodes[i].defined_in = n.defined_in & docs_ok
+        defined = n.defined_in & docs_ok  # seen only through a mention: the ID's name part
+        stripped.add_node(i, n.type, n.label if defined else i.rsplit("/", 1)[-1]).access.update(n.access)
+        stripped.nodes[i].defined_in = defined
     stripped.assertions = {k: a for k, a in kg.assertions.items()
                            if a.edge in asserted_ok and visible(a.access, held) and a.source in docs_ok}
     stripped.untyped_edges = {e for e in kg.untyped_edges if e[0] in nodes_ok and e[2] in nodes_ok}
