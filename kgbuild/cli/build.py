@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -11,7 +12,19 @@ from ..build.pipeline import build_graph
 from ..schema.loader import load_schema
 from ..store.export import EXPORT_FORMATS, export_store
 from ..store.graphstore import GraphStore
-from .main import FORMAT, SCHEMA, STORE, UsageError, emit, main, project, write_or_echo
+from .main import (
+    EPOCH,
+    FORMAT,
+    MAX_EPOCH,
+    SCHEMA,
+    STORE,
+    UsageError,
+    check_output,
+    emit,
+    main,
+    project,
+    write_or_echo,
+)
 
 
 @main.command()
@@ -41,8 +54,9 @@ from .main import FORMAT, SCHEMA, STORE, UsageError, emit, main, project, write_
                    "mentioned entities.")
 @click.option("--resolve/--no-resolve", "resolve", default=None,
               help="Force or skip the resolution report (default: up to 5,000 entities).")
-@click.option("--timestamp", type=int, metavar="EPOCH",
-              help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
+@click.option("--timestamp", type=EPOCH, metavar="EPOCH",
+              help="Fix prov:generatedAtTime, in seconds since 1970 up to 9999-12-31 (default: "
+                   "$SOURCE_DATE_EPOCH, else file mtime).")
 @click.option("--strict", is_flag=True, help="Exit 1 when any input was rejected or skipped.")
 @click.option("--max-file-size", type=click.IntRange(min=1, max=1 << 20),
               default=lambda: project().max_file_size, show_default="the project's, else 20",
@@ -79,6 +93,9 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
     """
     if no_store and not output:
         raise UsageError("--no-store builds in memory only: give -o FILE to keep the result")
+    check_output(output)  # before the build, not after it
+    if timestamp is None:
+        _check_source_date_epoch()
     proj = project()
     if not sources:
         if not proj.sources:
@@ -105,6 +122,14 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
         sys.exit(1)
     if strict and errors:
         sys.exit(1)
+
+
+def _check_source_date_epoch() -> None:
+    """``$SOURCE_DATE_EPOCH``, when set, must be what --timestamp accepts."""
+    env = os.environ.get("SOURCE_DATE_EPOCH")
+    if env is not None and not (env.isascii() and env.isdigit() and int(env) <= MAX_EPOCH):
+        raise UsageError(f"$SOURCE_DATE_EPOCH must be seconds since 1970 (0 to {MAX_EPOCH}), "
+                         f"got {env!r}")
 
 
 def _progress_bar():
@@ -170,6 +195,7 @@ def export(store_path, schema_name, fmt, output):
     Example:
       kgbuild export --format nt -o graph.nt
     """
+    check_output(output)
     with GraphStore(store_path, load_schema(schema_name), write=False) as store:
         text = export_store(store, fmt)
     write_or_echo(text, output)

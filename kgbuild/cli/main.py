@@ -9,45 +9,165 @@ work ran and found violations (or abstained).
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import click
 
 from ..build.project import Project, find_project
 from ..errors import KgbuildError
+from ..graph.model import safe_text
 from ..io.atomic import atomic_write
+
+MAX_MESSAGE = 2000  # characters of one error line; a longer message is cut with an ellipsis
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` as one bounded line: line breaks and other control characters escaped."""
+    text = safe_text(text[:limit + 1])
+    out = "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+    return out if len(out) <= limit else out[:limit - 1] + "…"
 
 
 class UsageError(click.ClickException):
-    """A bad input or argument: one line on stderr, exit code 2."""
+    """A bad input or argument: one line ``message [code]`` on stderr, exit code 2."""
 
     exit_code = 2
 
+    def __init__(self, message: str, code: str = "usage"):
+        super().__init__(one_line(message))
+        self.code = code
+
+    def format_message(self) -> str:
+        return f"{self.message} [{self.code}]"
+
 
 class KgbuildGroup(click.Group):
-    """A click group whose commands' library errors become :class:`UsageError`."""
+    """The root group: every error below it becomes one line with exit code 2.
+
+    A :class:`~kgbuild.errors.KgbuildError` (located at ``file:line``) keeps its code; a click
+    usage error (an option's bad value, a missing argument) gets ``[usage]``; an error of the
+    file system ``[os-error]``. Anything else is a bug: as a last resort it is one line too,
+    ``internal error: ... (please report) [internal]``, never a traceback (the CLI fuzz test
+    fails on that code, so this net is never the fix).
+    """
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _usage(exc) from None
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except KgbuildError as exc:
-            raise UsageError(str(exc)) from None
+            raise UsageError(str(exc), exc.code) from None
+        except (click.exceptions.NoArgsIsHelpError, click.exceptions.Exit, click.Abort):
+            raise
+        except UsageError:
+            raise
+        except click.UsageError as exc:
+            raise _usage(exc) from None
+        except click.ClickException:
+            raise
+        except OSError as exc:
+            where = f"{os.fsdecode(exc.filename)}: " if exc.filename is not None else ""
+            raise UsageError(f"{where}{exc.strerror or exc}", "os-error") from None
+        except Exception as exc:  # the safety net: see the class docstring
+            raise UsageError(f"internal error: {type(exc).__name__}: {exc} (please report)",
+                             "internal") from None
+
+
+def _usage(exc: click.UsageError) -> UsageError:
+    """A click usage error as one line naming the command and where its help is."""
+    cmd = exc.ctx.command_path if exc.ctx is not None else "kgbuild"
+    return UsageError(f"{cmd}: {exc.format_message()} (see '{cmd} -h')")
+
+
+def echo(text: str = "", **kwargs) -> None:
+    """``click.echo`` for any text: a lone surrogate (from a hostile input) is printed as its
+    escape ``\\udXXX`` (in JSON output that is the JSON escape of the same code unit)."""
+    click.echo(safe_text(text), **kwargs)
 
 
 def emit(data: dict, fmt: str, text: str) -> None:
     """Print ``data`` as sorted JSON, or ``text`` for people."""
     if fmt == "json":
-        click.echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+        echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
     else:
-        click.echo(text)
+        echo(text)
 
 
 def write_or_echo(text: str, output: str | None) -> None:
     """Write ``text`` atomically to ``output``, or print it."""
     if output:
-        atomic_write(Path(output), text)
+        atomic_write(Path(output), safe_text(text))
     else:
-        click.echo(text, nl=False)
+        echo(text, nl=False)
+
+
+def check_output(path: str | os.PathLike | None, option: str = "-o") -> None:
+    """Fail before any work is done when ``path`` cannot be written as a file: it is a folder
+    or something other than a regular file (a device, a FIFO: never replaced), a part of its
+    folder is a file, or the nearest existing folder is not writable. Missing folders are
+    fine: the atomic write creates them."""
+    if path is None:
+        return
+    shown = os.fsdecode(path)
+
+    def fail(why: str) -> UsageError:
+        return UsageError(f"{shown}: cannot write {option} here: {why}", "output")
+
+    try:
+        p = Path(os.path.abspath(path))
+        if p.is_symlink() or p.exists():
+            if p.is_dir():
+                raise fail("it is a folder")
+            if p.exists() and not p.is_file():
+                raise fail("not a regular file (a device, FIFO or socket is never replaced)")
+        folder = p.parent
+        while not folder.exists():
+            if folder.is_symlink():
+                raise fail(f"{folder} is a dangling symlink")
+            folder = folder.parent
+        if not folder.is_dir():
+            raise fail(f"{folder} is not a folder")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise fail(f"the folder {folder} is not writable")
+        with tempfile.TemporaryFile(dir=folder):  # root passes access(); a read-only mount does not
+            pass
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop of symlinks
+        raise fail(getattr(exc, "strerror", None) or str(exc)) from None
+
+
+# Every integer option has an explicit range (in its --help): nothing a user types can overflow
+# an index type further down or make a date that does not exist.
+MAX_COUNT = 10**9  # hub cap, budgets
+MAX_HOPS = 10**6
+MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second xsd:dateTime writes in 4 digits
+EPOCH = click.IntRange(0, MAX_EPOCH)
+
+
+class _Cosine(click.FloatRange):
+    """A cosine similarity: a number in [-1, 1] (not NaN)."""
+
+    def convert(self, value, param, ctx):
+        out = super().convert(value, param, ctx)
+        if out != out:
+            self.fail(f"{value!r} is not a number in [-1, 1]", param, ctx)
+        return out
+
+
+COSINE = _Cosine(-1, 1)
+
+
+def count(default: int, low: int = 0, high: int = MAX_COUNT) -> dict:
+    """``type``/``default`` of a bounded integer option."""
+    return {"type": click.IntRange(low, high), "default": default, "show_default": True}
 
 
 def project() -> Project:

@@ -13,7 +13,7 @@ from ..graph.turtle import to_turtle
 from ..schema.loader import load_schema
 from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
-from .main import FORMAT, UsageError, emit, main, write_or_echo
+from .main import FORMAT, UsageError, check_output, echo, emit, main, write_or_echo
 
 
 @main.group()
@@ -31,9 +31,9 @@ def schema_show(name, fmt):
     """Print schema NAME (bundled name or YAML path): types, edges, inverses, attributes."""
     s = load_schema(name)
     if fmt == "json-schema":
-        click.echo(json.dumps(s.extraction_json_schema(), indent=2, sort_keys=True))
+        echo(json.dumps(s.extraction_json_schema(), indent=2, sort_keys=True))
     elif fmt == "turtle":
-        click.echo(to_turtle(((rdflib_term(a), rdflib_term(b), rdflib_term(c))
+        echo(to_turtle(((rdflib_term(a), rdflib_term(b), rdflib_term(c))
                               for a, b, c in vocabulary(s)), s), nl=False)
     else:
         emit(s.to_dict(), fmt, s.describe())
@@ -48,7 +48,7 @@ def schema_check(path, fmt):
         s = load_schema(path)
     except KgbuildError as exc:
         if fmt == "json":
-            click.echo(json.dumps({"ok": False, "error": str(exc)}))
+            echo(json.dumps({"ok": False, "error": str(exc)}))
             sys.exit(2)
         raise UsageError(str(exc)) from None
     emit({"ok": True, "name": s.name, "node_types": len(s.node_types),
@@ -62,6 +62,7 @@ def schema_check(path, fmt):
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to a file instead.")
 def schema_shapes(name, output):
     """Emit the SHACL shapes (schema-derived + shapes/*.ttl) as Turtle."""
+    check_output(output)
     text = all_shapes(load_schema(name)).serialize(format="turtle")
     write_or_echo(text, output)
 
@@ -72,11 +73,11 @@ def _write_draft(draft, output) -> None:
     """The draft's YAML to ``output`` (or stdout); its notes on stderr."""
     text = draft.to_yaml()
     for line in draft.warnings():
-        click.echo(f"note: {line}", err=True)
+        echo(f"note: {line}", err=True)
     write_or_echo(text, output)
     if output:
         d = draft.data
-        click.echo(f"wrote {output}: schema {d['name']}: {len(d['node_types'])} node types, "
+        echo(f"wrote {output}: schema {d['name']}: {len(d['node_types'])} node types, "
                    f"{len(d['edge_types'])} edge types, {len(d.get('attributes', {}))} attributes, "
                    f"{len(draft.warnings())} note(s) (comments in the file)", err=True)
 
@@ -111,6 +112,8 @@ def schema_import(ontology, output, name, prefix):
     """
     from ..schema.importer import import_ontology
 
+    check_output(output)
+
     _write_draft(import_ontology(ontology, name=name, prefix=prefix), output)
 
 
@@ -135,5 +138,7 @@ def schema_infer(graph, output, name, prefix):
       kgbuild traverse --graph data.nt --schema data.yaml --seed ID --path knows/knows:in
     """
     from ..schema.importer import infer_schema
+
+    check_output(output)
 
     _write_draft(infer_schema(graph, name=name, prefix=prefix), output)

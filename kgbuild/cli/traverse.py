@@ -9,7 +9,7 @@ import click
 
 from ..schema.loader import load_schema
 from ..store.graphstore import GraphStore
-from .main import FORMAT, SCHEMA, STORE, UsageError, emit, main
+from .main import COSINE, FORMAT, MAX_HOPS, SCHEMA, STORE, UsageError, count, echo, emit, main
 
 GRAPH = click.option("--graph", "graph_file", type=click.Path(dir_okay=False, exists=True),
                      help="Read this graph file (Turtle, N-Triples, ...) instead of the store.")
@@ -37,9 +37,9 @@ def graph_and_cache(graph_file, store_path, schema_name):
 def print_warnings(problems, limit: int = 20) -> None:
     """What reading the graph skipped, one line each on stderr (at most ``limit``)."""
     for p in problems[:limit]:
-        click.echo(str(p), err=True)
+        echo(str(p), err=True)
     if len(problems) > limit:
-        click.echo(f"... and {len(problems) - limit} more warning(s)", err=True)
+        echo(f"... and {len(problems) - limit} more warning(s)", err=True)
 
 
 def _principal(labels, all_access):
@@ -53,6 +53,38 @@ def _principal(labels, all_access):
         raise UsageError(str(exc)) from None
 
 
+def _check_spec(spec, schema) -> None:
+    """The walk's settings against the schema: budgets, --path/--follow syntax, --type names."""
+    from ..retrieve.traverse import parse_path, parse_step
+
+    spec.check()
+    if spec.path is not None and not spec.path.strip():
+        raise UsageError("--path is empty: write steps as PRED[:out|:in|:both] joined by '/'")
+    if spec.path:
+        parse_path(spec.path, schema)
+    for f in spec.follow:
+        parse_step(f, schema)
+    for t in spec.types:
+        schema.node_type(t)
+
+
+def _check_url(url: str | None) -> None:
+    """An embeddings endpoint must be an http(s) URL with a host (and a valid port)."""
+    if url is None:
+        return
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok or any(c.isspace() or not c.isprintable() for c in url):
+        raise UsageError(f"--embeddings-url {url!r} is not an http(s) URL with a host, "
+                         f"e.g. http://localhost:11434/v1")
+
+
 @main.command()
 @GRAPH
 @STORE
@@ -62,23 +94,23 @@ def _principal(labels, all_access):
 @click.option("-q", "--question", help="Seed with the entities this question mentions.")
 @click.option("--follow", multiple=True, metavar="PRED[:out|:in|:both]",
               help="Edge type and direction to walk (repeatable); inverse names work.")
-@click.option("--hops", type=click.IntRange(min=1), default=2, show_default=True)
+@click.option("--hops", **count(2, 1, MAX_HOPS))
 @click.option("--path", metavar="P:DIR/P:DIR/...", help="Exact typed path instead of --follow.")
-@click.option("--hub-cap", "--cap", "cap", type=click.IntRange(min=0), default=50, show_default=True,
+@click.option("--hub-cap", "--cap", "cap", **count(50),
               help="At most this many edges from any node per hop (0: no cap).")
 @click.option("--no-cap", is_flag=True, help="Walk every matching edge (same as --hub-cap 0).")
 @click.option("--include-seeds", is_flag=True,
               help="Path mode: keep a seed among the answers when a walk returns to it.")
 @click.option("--type", "types", multiple=True, help="Only enter nodes of this type (follow) / "
                                                        "only end at it (path). Repeatable.")
-@click.option("--max-nodes", type=click.IntRange(min=0), default=200, show_default=True)
-@click.option("--max-edges", type=click.IntRange(min=0), default=400, show_default=True)
-@click.option("--max-paths", type=click.IntRange(min=0), default=100, show_default=True)
-@click.option("--max-chars", type=click.IntRange(min=0), default=12000, show_default=True,
+@click.option("--max-nodes", **count(200))
+@click.option("--max-edges", **count(400))
+@click.option("--max-paths", **count(100))
+@click.option("--max-chars", **count(12000),
               help="Character budget of the context pack.")
-@click.option("--semantic", type=click.IntRange(min=0), default=0, show_default=True, metavar="N",
+@click.option("--semantic", **count(0), metavar="N",
               help="With -q: also seed the N nodes whose embeddings are closest to the question.")
-@click.option("--semantic-min", type=click.FloatRange(-1, 1), default=0.5, show_default=True,
+@click.option("--semantic-min", type=COSINE, default=0.5, show_default=True,
               help="Least cosine similarity for a semantic seed.")
 @click.option("--embeddings-model", default="text-embedding-3-small", show_default=True,
               envvar="KGBUILD_EMBEDDINGS_MODEL", help="Embeddings model ($KGBUILD_EMBEDDINGS_MODEL).")
@@ -118,14 +150,21 @@ def traverse(graph_file, store_path, schema_name, seeds, names, question, follow
                          max_chars=max_chars)
     if not (seeds or names or question):
         raise UsageError("give at least one --seed, --name or --question")
+    if semantic and question:
+        _check_url(embeddings_url)
+    principal = _principal(labels, all_access)
+    _check_spec(spec, load_schema(schema_name))  # before the graph is read
     kg, cache = graph_and_cache(graph_file, store_path, schema_name)
     matcher = None
     if semantic and question:
         from ..retrieve.embeddings import EmbeddingMatcher
 
-        matcher = EmbeddingMatcher.from_env(embeddings_model, embeddings_url,
-                                            cache_dir=cache.parent / "embeddings" if cache else None)
-    result = Traverser(kg, _principal(labels, all_access), cache, matcher=matcher).run(spec)
+        try:  # the client checks the URL its own way and raises its own error types
+            matcher = EmbeddingMatcher.from_env(embeddings_model, embeddings_url,
+                                                cache_dir=cache.parent / "embeddings" if cache else None)
+        except Exception as exc:
+            raise UsageError(f"--embeddings-url {embeddings_url!r}: {type(exc).__name__}: {exc}") from None
+    result = Traverser(kg, principal, cache, matcher=matcher).run(spec)
     emit(result.to_dict(), fmt, result.render())
     sys.exit(1 if result.abstain else 0)
 

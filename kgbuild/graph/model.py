@@ -66,14 +66,26 @@ _LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$
 _UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every lone surrogate (``"\\ud800"`` in JSON, an undecodable byte of a file
+    name) written as the escape ``\\ud800``: what is left encodes as UTF-8, so IDs, hashes,
+    IRIs and literals never fail, and two different surrogates stay different."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def node_iri(node_id: str) -> str:
     """IRI of the node with stable ID ``node_id``."""
-    return ID_BASE + quote(node_id, safe=_SAFE)
+    return ID_BASE + quote(safe_text(node_id), safe=_SAFE)
 
 
 def source_iri(doc_id: str) -> str:
     """IRI of a source document."""
-    return SOURCE_BASE + quote(doc_id, safe=_SAFE)
+    return SOURCE_BASE + quote(safe_text(doc_id), safe=_SAFE)
 
 
 def id_from_iri(iri: str) -> str:
@@ -93,7 +105,7 @@ def utc_timestamp(epoch: float) -> str:
 
 def lit(value: object, datatype: str | None = None) -> str:
     """An N-Triples literal."""
-    s = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    s = safe_text(str(value)).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
     return f'"{s}"^^<{datatype}>' if datatype else f'"{s}"'
 
 
@@ -144,6 +156,17 @@ class Assertion:
     span: tuple[int, int] | None = None
     access: frozenset[str] = frozenset()
     qualifiers: frozenset[str] = frozenset()
+
+    def __post_init__(self) -> None:
+        for name in ("subject", "object", "source", "extractor", "generated_at", "pointer",
+                     "evidence"):
+            value = getattr(self, name)
+            if isinstance(value, str) and not value.isascii():
+                object.__setattr__(self, name, safe_text(value))
+        for name in ("access", "qualifiers"):
+            values = getattr(self, name)
+            if any(not v.isascii() for v in values):
+                object.__setattr__(self, name, frozenset(safe_text(v) for v in values))
 
     @property
     def edge(self) -> tuple[str, str, str]:
@@ -296,6 +319,7 @@ class KnowledgeGraph:
                  source: str | None = None, **attributes: Iterable[str] | str | None) -> Node:
         """Add or merge a node; a more specific type wins, conflicting types raise."""
         type_name = self.schema.node_type(type_name).name
+        node_id, label = safe_text(node_id), label and safe_text(label)
         node = self.nodes.get(node_id)
         if node is None:
             node = self.nodes[node_id] = Node(node_id, type_name, label or node_id)
@@ -314,7 +338,8 @@ class KnowledgeGraph:
             if name not in self.schema.attributes:
                 raise KgbuildError(f"unknown attribute {name!r} for schema {self.schema.name!r}")
             vals = [values] if isinstance(values, str) else list(values)
-            node.attributes.setdefault(name, set()).update(str(v) for v in vals if v is not None)
+            node.attributes.setdefault(name, set()).update(safe_text(str(v)) for v in vals
+                                                           if v is not None)
         return node
 
     def add_assertion(self, assertion: Assertion) -> Assertion:
