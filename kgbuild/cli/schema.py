@@ -50,7 +50,7 @@ def schema_check(path, fmt):
         if fmt == "json":
             echo(json.dumps({"ok": False, "error": str(exc)}))
             sys.exit(2)
-        raise UsageError(str(exc)) from None
+        raise UsageError(str(exc), exc.code) from None
     emit({"ok": True, "name": s.name, "node_types": len(s.node_types),
           "edge_types": len(s.edge_types), "attributes": len(s.attributes)}, fmt,
          f"ok: schema {s.name}: {len(s.node_types)} node types, {len(s.edge_types)} edge types, "

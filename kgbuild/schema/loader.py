@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS
+import pyoxigraph
+from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SH, SKOS, XSD
 
 from ..errors import InputError, SchemaError
 from ..io.yamlfile import YMap, load_yaml, load_yaml_file
@@ -13,9 +14,16 @@ from .bundled import bundled
 from .model import DATATYPES, Attribute, EdgeType, NodeType, Schema
 from .namespaces import ASSERTION_BASE, ID_BASE, KG, SOURCE_BASE
 
-NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
-NAMESPACE = re.compile(r"^[a-z][a-z0-9+.-]*:\S+[#/]$")
-_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|\\^`]+$")
+NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # also a valid Turtle PN_PREFIX and PN_LOCAL
+# no character N-Triples' IRIREF excludes (controls, space, <>"{}|^`\), '#' only at the end
+NAMESPACE = re.compile(r"^[a-z][a-z0-9+.-]*:[^\x00-\x20<>\"{}|^`\\#]+[#/]$")
+_IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x20<>\"{}|^`\\]+$")
+MAX_VERSION = 2**31 - 1
+# prefixes every serialisation binds itself (namespaces.prefixes, the shapes' "sh"/"shape")
+FIXED_PREFIXES = {"kg": str(KG), "prov": str(PROV), "dcterms": str(DCTERMS), "rdf": str(RDF),
+                  "rdfs": str(RDFS), "owl": str(OWL), "skos": str(SKOS), "xsd": str(XSD),
+                  "id": ID_BASE, "assertion": ASSERTION_BASE, "src": SOURCE_BASE,
+                  "sh": str(SH), "shape": None}
 # predicates kgbuild's graph layout gives a meaning of its own: no edge or attribute may be one
 RESERVED_PREDICATES = {str(RDF.type), str(RDFS.label), str(DCTERMS.identifier), str(SKOS.altLabel),
              str(RDF.subject), str(RDF.predicate), str(RDF.object), str(PROV.wasDerivedFrom),
@@ -50,6 +58,18 @@ def load_schema(name_or_path: str | Path = DEFAULT_SCHEMA) -> Schema:
     return parse_schema(doc.data, source=str(path), text=doc.text)
 
 
+def is_iri(text: object) -> bool:
+    """Whether ``text`` is an absolute IRI every RDF tool here accepts (RFC 3987, as the store
+    parses it, and none of the characters N-Triples excludes)."""
+    if not isinstance(text, str) or not _IRI.match(text):
+        return False
+    try:
+        pyoxigraph.NamedNode(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _key_lines(text: str) -> dict[str, int]:
     """Line (1-based) of every top-level key and every key one level below it."""
     try:
@@ -77,6 +97,7 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
 
     if not isinstance(raw, dict):
         raise fail("a schema must be a mapping with node_types and edge_types")
+    _keys_are_text(raw, "the schema", fail)
     for key in ("name", "namespace", "node_types", "edge_types"):
         if key not in raw:
             raise fail(f"missing required key {key!r}")
@@ -84,12 +105,28 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
                           "node_types", "edge_types", "attributes"}
     if unknown:
         raise fail(f"unknown top-level key {sorted(unknown)[0]!r}", sorted(unknown)[0])
-    ns = str(raw["namespace"])
-    if not NAMESPACE.match(ns):
-        raise fail(f"namespace must be an absolute IRI ending in '#' or '/': {ns!r}", "namespace")
-    prefix = str(raw.get("prefix") or raw["name"])
-    if not NAME.match(prefix):
+    schema_name = raw["name"]
+    if (not isinstance(schema_name, str) or not schema_name.strip() or not schema_name.isprintable()
+            or len(schema_name) > 200):
+        raise fail(f"name must be a one-line text of at most 200 characters: {schema_name!r}",
+                   "name")
+    ns = raw["namespace"]
+    if (not isinstance(ns, str) or not NAMESPACE.match(ns) or not is_iri(ns + "X")
+            or not is_iri(ns.rstrip("#/") + "/shapes#X")):
+        raise fail(f"namespace must be an absolute IRI ending in '#' or '/' (no other '#', none "
+                   f"of the characters space <>\"{{}}|^`\\): {ns!r}", "namespace")
+    prefix = raw.get("prefix")
+    if prefix is None:
+        prefix = schema_name
+        if not NAME.match(prefix):
+            raise fail(f"the name {schema_name!r} is no Turtle prefix: give a prefix matching "
+                       f"[A-Za-z][A-Za-z0-9_]*", "name")
+    elif not isinstance(prefix, str) or not NAME.match(prefix):
         raise fail(f"prefix {prefix!r} is not a valid name", "prefix")
+    if prefix in FIXED_PREFIXES and FIXED_PREFIXES[prefix] != ns:
+        raise fail(f"prefix {prefix!r} is one kgbuild binds itself"
+                   + (f" (to <{FIXED_PREFIXES[prefix]}>)" if FIXED_PREFIXES[prefix] else "")
+                   + ": choose another", "prefix")
 
     seen: dict[str, str] = {}
     iris: dict[str, str] = {}
@@ -121,18 +158,37 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         val = raw.get(key) or {}
         if not isinstance(val, dict):
             raise fail(f"{key} must be a mapping of name to definition", key)
+        _keys_are_text(val, key, fail)
         for name, spec in val.items():
             if spec is not None and not isinstance(spec, dict):
                 raise fail(f"{key}.{name} must be a mapping", str(name))
+            _keys_are_text(spec or {}, f"{key}.{name}", fail, name)
+        return val
+
+    def text_field(spec: dict, key: str, what: str, name: str) -> str:
+        """An optional one-value text field (a number is taken as its text)."""
+        val = spec.get(key)
+        if val is None:
+            return ""
+        if isinstance(val, bool) or not isinstance(val, (str, int, float)):
+            raise fail(f"{what} {name!r}: {key} must be text, got {_kind(val)}", name)
+        return str(val).strip()
+
+    def type_name(val: object, what: str, name: str) -> str:
+        if not isinstance(val, str):
+            raise fail(f"{what}: {name} must be a type name, got {_kind(val)} {val!r}", name)
         return val
 
     node_types: dict[str, NodeType] = {}
     for name, spec in mapping("node_types").items():
         spec = spec or {}
         _only(spec, {"parent", "description", "iri"}, f"node type {name!r}", fail, str(name))
+        parent = spec.get("parent")
+        if parent is not None:
+            type_name(parent, f"node type {name!r}", "parent")
         node_types[claim(name, "node type")] = NodeType(
-            name, term_iri(spec, "iri", name, "node type", False), spec.get("parent"),
-            str(spec.get("description", "")).strip())
+            name, term_iri(spec, "iri", name, "node type", False), parent,
+            text_field(spec, "description", "node type", name))
     if not node_types:
         raise fail("node_types is empty", "node_types")
     for t in node_types.values():
@@ -155,6 +211,8 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         dom, rng = _types(spec, "domain", name, node_types, fail), _types(spec, "range", name, node_types, fail)
         inv = spec.get("inverse")
         if inv is not None:
+            if not isinstance(inv, str):
+                raise fail(f"edge type {name!r}: inverse must be a name, got {_kind(inv)}", name)
             if inv in edge_types or inv in mapping("edge_types"):
                 raise fail(f"edge type {name!r}: inverse {inv!r} is declared as an edge type of its "
                            f"own; declare each pair once, in its stored direction", str(name))
@@ -168,7 +226,7 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         iri = term_iri(spec, "iri", name, "edge type", True)
         inv_iri = term_iri(spec, "inverse_iri", inv, f"inverse of {name!r},", True) if inv else None
         edge_types[name] = EdgeType(name, iri, dom, rng, inv, inv_iri,
-                                    transitive, str(spec.get("description", "")).strip())
+                                    transitive, text_field(spec, "description", "edge type", name))
     if not edge_types:
         raise fail("edge_types is empty", "edge_types")
 
@@ -178,18 +236,35 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         _only(spec, {"datatype", "multiple", "description", "iri"}, f"attribute {name!r}", fail,
               str(name))
         dt = spec.get("datatype", "string")
-        if dt not in DATATYPES:
+        if not isinstance(dt, str) or dt not in DATATYPES:
             raise fail(f"attribute {name!r}: unknown datatype {dt!r} "
                        f"(one of {', '.join(sorted(DATATYPES))})", str(name))
+        multiple = spec.get("multiple", False)
+        if not isinstance(multiple, bool):
+            raise fail(f"attribute {name!r}: multiple must be true or false", str(name))
         attributes[claim(name, "attribute")] = Attribute(
-            name, term_iri(spec, "iri", name, "attribute", True), dt, bool(spec.get("multiple", False)),
-            str(spec.get("description", "")).strip())
+            name, term_iri(spec, "iri", name, "attribute", True), dt, multiple,
+            text_field(spec, "description", "attribute", name))
 
     version = raw.get("version", 1)
-    if not isinstance(version, int):
-        raise fail("version must be an integer", "version")
-    return Schema(str(raw["name"]), ns, prefix, node_types, edge_types, attributes,
-                  str(raw.get("description", "")).strip(), version, source)
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= MAX_VERSION:
+        raise fail(f"version must be an integer from 0 to {MAX_VERSION}", "version")
+    return Schema(schema_name, ns, prefix, node_types, edge_types, attributes,
+                  text_field(raw, "description", "schema", schema_name), version, source)
+
+
+def _kind(value: object) -> str:
+    """What a YAML value is, for messages."""
+    return {dict: "a mapping", list: "a list", bool: "true/false", type(None): "null",
+            int: "a number", float: "a number", str: "text"}.get(type(value), type(value).__name__)
+
+
+def _keys_are_text(mapping: dict, where: str, fail, line_key: object = None) -> None:
+    """Every key of a schema mapping is a name, never a number, a date, true/false or null."""
+    for key in mapping:
+        if not isinstance(key, str):
+            raise fail(f"{where}: key {key!r} must be a name, not {_kind(key)} (quote it)",
+                       str(key) if line_key is None else str(line_key))
 
 
 def _only(spec: dict, allowed: set[str], what: str, fail, key: str) -> None:
@@ -206,6 +281,6 @@ def _types(spec: dict, key: str, edge: str, node_types: dict, fail) -> tuple[str
     if not isinstance(vals, list) or not vals:
         raise fail(f"edge type {edge!r}: {key} must be a type name or a non-empty list", edge)
     for v in vals:
-        if v not in node_types:
+        if not isinstance(v, str) or v not in node_types:
             raise fail(f"edge type {edge!r}: unknown type {v!r} in {key}", edge)
     return tuple(vals)
