@@ -1,0 +1,497 @@
+"""Verification of extracted relations against the schema, the source text and the known
+entities, before anything enters the graph.
+
+:func:`verify_relations` checks each :class:`~kgbuild.extract.text.contract.Relation` read
+from one chunk of a document and returns the accepted ones as :class:`VerifiedEdge` (in the
+schema's stored direction, both endpoints with stable IDs, the evidence's character span and
+a confidence from how exactly everything matched) and the others as :class:`Rejected` with a
+reason code (:data:`REASONS`). The checks, in order:
+
+1. ``malformed``: not a relation of the contract (missing subject, predicate or object).
+2. ``unknown-predicate``: the predicate is no edge type, inverse or attribute of the schema
+   by name, IRI local name or short description, compared without case, spaces, underscores,
+   hyphens or camelCase humps (``birth_place``, ``Birth Place`` and ``birthPlace`` are one).
+   An inverse name (``ownerOf``) is turned into its stored edge with the endpoints swapped.
+3. ``evidence-not-found``: the quote is not in the chunk (tolerant to case, whitespace,
+   typographic quotes; an ellipsis may stand for omitted words); its span is recorded.
+4. ``subject-not-grounded`` / ``object-not-grounded``: the name is mentioned neither in the
+   evidence nor elsewhere in the chunk (tolerant to case, accents, punctuation, underscores
+   and camelCase, a parenthetical disambiguator, number and date spellings, and the known
+   names of the entity the resolver finds).
+5. ``invalid-literal``: an attribute's value is not a valid literal of its datatype.
+6. ``ambiguous-entity``: the resolver cannot decide which known entity a name is (review,
+   ambiguous): queued for review, never merged; the candidates are in the detail.
+7. ``type-mismatch``: a declared or known endpoint type contradicts the predicate's domain or
+   range. When the relation fits with subject and object swapped the detail starts with
+   ``reversed``; such relations are rejected, not flipped: a model that reversed an edge got
+   the sentence wrong, and rejecting keeps precision (see bench/README.md).
+
+A name with no type and no known entity gets the predicate's domain (subject) or range
+(object) type; an unknown entity gets the resolver's suggested stable ID
+(``type:default/slug``), or the same form without a resolver.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Protocol
+
+from ...schema.model import Attribute, EdgeType, Schema
+from ..records import EdgeRecord
+from .contract import Relation, relation_from_dict
+from .grounding import Match, find_name, find_quote, literal
+
+__all__ = ["REASONS", "Chunk", "TextChunk", "VerifiedEdge", "Rejected", "VerifyResult",
+           "PredicateIndex", "verify_relations"]
+
+REASONS = {
+    "malformed": "not a relation of the output contract (missing or mistyped fields)",
+    "unknown-predicate": "the predicate is no edge type, inverse or attribute of the schema",
+    "evidence-not-found": "the evidence is not a quote of the chunk",
+    "subject-not-grounded": "the subject is mentioned neither in the evidence nor in the chunk",
+    "object-not-grounded": "the object is mentioned neither in the evidence nor in the chunk",
+    "invalid-literal": "the attribute value is not a valid literal of its datatype",
+    "ambiguous-entity": "a name matches several known entities: queued for review, not merged",
+    "type-mismatch": "an endpoint's type contradicts the predicate's domain or range "
+                     "(detail 'reversed ...' when the swapped relation fits)",
+}
+
+
+class Chunk(Protocol):
+    """What verification needs of a chunk: its text, absolute start offset in the document,
+    the document's ID and its own ID."""
+
+    text: str
+    start: int
+    doc_id: str
+    id: str
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    """A plain chunk (any object with these attributes will do)."""
+
+    text: str
+    doc_id: str
+    id: str = ""
+    start: int = 0
+
+
+@dataclass(frozen=True)
+class VerifiedEdge:
+    """An accepted relation in the schema's stored direction.
+
+    For an edge type ``object_id`` is set; for an attribute ``object_literal`` holds the
+    normalised value (``object_id`` and ``object_type`` are None). ``span`` is the
+    evidence's absolute character span in the document."""
+
+    subject_id: str
+    subject_type: str
+    predicate: str
+    object_id: str | None
+    object_literal: str | None
+    object_type: str | None
+    evidence: str
+    span: tuple[int, int]
+    confidence: float
+    subject_label: str
+    object_label: str | None
+    relation: Relation
+    doc_id: str = ""
+    chunk_id: str = ""
+    subject_status: str = "new"  # resolved (a known entity) or new
+    object_status: str | None = "new"  # None for a literal
+    notes: tuple[str, ...] = ()  # what was tolerated or inferred
+
+    @property
+    def is_attribute(self) -> bool:
+        return self.object_literal is not None
+
+    def to_edge_record(self) -> EdgeRecord | None:
+        """The extraction record of an edge (None for an attribute value)."""
+        if self.object_id is None:
+            return None
+        return EdgeRecord(self.subject_id, self.predicate, self.object_id,
+                          evidence=self.evidence, confidence=self.confidence,
+                          subject_type=self.subject_type, object_type=self.object_type,
+                          subject_label=self.subject_label, object_label=self.object_label,
+                          span=self.span)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["span"] = list(self.span)
+        out["notes"] = list(self.notes)
+        return out
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A relation left out, with its reason code (:data:`REASONS`) and a readable detail."""
+
+    relation: Relation | Any
+    reason: str
+    detail: str
+    candidates: tuple[tuple[str, str, float], ...] = ()  # for ambiguous-entity
+
+    def to_dict(self) -> dict:
+        rel = self.relation.to_dict() if isinstance(self.relation, Relation) else self.relation
+        out = {"relation": rel, "reason": self.reason, "detail": self.detail}
+        if self.candidates:
+            out["candidates"] = [list(c) for c in self.candidates]
+        return out
+
+
+@dataclass
+class VerifyResult:
+    accepted: list[VerifiedEdge] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Accepted and rejected counts, the rejected ones by reason."""
+        out = {"accepted": len(self.accepted), "rejected": len(self.rejected)}
+        for r in self.rejected:
+            out[r.reason] = out.get(r.reason, 0) + 1
+        return out
+
+    def extend(self, other: "VerifyResult") -> None:
+        self.accepted.extend(other.accepted)
+        self.rejected.extend(other.rejected)
+
+
+# -- predicates ---------------------------------------------------------------------------------
+
+def _key(name: str) -> str:
+    text = unicodedata.normalize("NFKD", name)
+    return "".join(c for c in text if c.isalnum() and not unicodedata.combining(c)).casefold()
+
+
+def _local(iri: str) -> str:
+    return re.split(r"[#/:]", iri.rstrip("#/"))[-1]
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A predicate name as found: an edge type (``inverted`` for its inverse name) or an
+    attribute; ``loose`` when matched by local name or description rather than name."""
+
+    edge: EdgeType | None
+    attribute: Attribute | None
+    inverted: bool = False
+    loose: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.edge.name if self.edge else self.attribute.name  # type: ignore[union-attr]
+
+
+class PredicateIndex:
+    """Every name a schema's predicates go by, compared as keys (no case, separators or
+    camelCase): names first, then IRI local names and inverse IRIs, then short descriptions."""
+
+    def __init__(self, schema: Schema):
+        self.schema = schema
+        self._exact: dict[str, list[Predicate]] = {}
+        self._loose: dict[str, list[Predicate]] = {}
+        for et in schema.edge_types.values():
+            self._put(self._exact, et.name, Predicate(et, None))
+            self._put(self._loose, _local(et.iri), Predicate(et, None, loose=True))
+            if et.inverse:
+                self._put(self._exact, et.inverse, Predicate(et, None, True))
+                if et.inverse_iri:
+                    self._put(self._loose, _local(et.inverse_iri), Predicate(et, None, True, True))
+            self._label(et.description, Predicate(et, None, loose=True))
+        for at in schema.attributes.values():
+            self._put(self._exact, at.name, Predicate(None, at))
+            self._put(self._loose, _local(at.iri), Predicate(None, at, loose=True))
+            self._label(at.description, Predicate(None, at, loose=True))
+
+    def _label(self, description: str, pred: Predicate) -> None:
+        label = description.split(":", 1)[0].strip()
+        if label and len(label.split()) <= 4 and len(label) <= 40:
+            self._put(self._loose, label, pred)
+
+    @staticmethod
+    def _put(table: dict, name: str, pred: Predicate) -> None:
+        key = _key(name)
+        if key:
+            found = table.setdefault(key, [])
+            if all((p.name, p.inverted) != (pred.name, pred.inverted) for p in found):
+                found.append(pred)
+
+    def lookup(self, name: str) -> tuple[Predicate | None, str]:
+        """The predicate ``name`` denotes, or None and why not."""
+        key = _key(name)
+        if not key:
+            return None, "empty predicate"
+        for table in (self._exact, self._loose):
+            found = table.get(key)
+            if found and len(found) == 1:
+                return found[0], ""
+            if found:
+                return None, (f"{name!r} could be any of "
+                              f"{', '.join(sorted(p.name for p in found))}")
+        return None, f"{name!r} is no edge type, inverse or attribute of schema {self.schema.name!r}"
+
+
+_INDEXES: dict[int, tuple[Schema, PredicateIndex]] = {}
+
+
+def _index(schema: Schema) -> PredicateIndex:
+    hit = _INDEXES.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        if len(_INDEXES) > 64:
+            _INDEXES.clear()
+        hit = _INDEXES[id(schema)] = (schema, PredicateIndex(schema))
+    return hit[1]
+
+
+# -- verification -------------------------------------------------------------------------------
+
+def verify_relations(relations: Iterable[Relation | dict], chunk: Chunk, schema: Schema,
+                     resolver=None) -> VerifyResult:
+    """Verify relations read from ``chunk`` (see the module docstring); never raises for bad
+    relations. ``resolver`` (a :class:`kgbuild.resolve.resolver.Resolver`) maps names onto the
+    known entities' IDs; without one every entity is new."""
+    result = VerifyResult()
+    index = _index(schema)
+    for rel in relations:
+        out = _verify(rel, chunk, schema, index, resolver)
+        if isinstance(out, Rejected):
+            result.rejected.append(out)
+        else:
+            result.accepted.append(out)
+    return result
+
+
+@dataclass
+class _End:
+    name: str
+    declared: str | None
+    match: Match
+    in_evidence: bool
+    id: str | None = None
+    type: str | None = None
+    status: str = "new"
+    stage: str = ""
+    score: float = 100.0
+
+
+def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: PredicateIndex,
+            resolver) -> VerifiedEdge | Rejected:
+    if isinstance(rel, dict):
+        parsed, err = relation_from_dict(rel)
+        if err:
+            return Rejected(rel, "malformed", err)
+        rel = parsed
+    if not isinstance(rel, Relation):
+        return Rejected(rel, "malformed", f"expected a relation, got {type(rel).__name__}")
+    if not (rel.subject.strip() and rel.predicate.strip() and rel.object.strip()):
+        return Rejected(rel, "malformed", "subject, predicate and object must be non-empty")
+    notes: list[str] = []
+    pred, why = index.lookup(rel.predicate)
+    if pred is None:
+        return Rejected(rel, "unknown-predicate", why)
+    if pred.loose:
+        notes.append(f"predicate {rel.predicate!r} read as {pred.name!r}")
+    text = chunk.text
+    if not rel.evidence.strip():
+        return Rejected(rel, "evidence-not-found", "no evidence given")
+    quote = find_quote(rel.evidence, text)
+    if quote is None:
+        return Rejected(rel, "evidence-not-found",
+                        f"{_short(rel.evidence)!r} is not in chunk {chunk.id or chunk.doc_id}")
+    if not quote.exact:
+        notes.append(f"evidence found {quote.how}")
+    evidence = text[quote.start:quote.end]
+    # the relation as stated, then in stored direction
+    s_name, s_decl, o_name, o_decl = rel.subject, rel.subject_type, rel.object, rel.object_type
+    subject = _ground(s_name, s_decl, evidence, quote.start, text, resolver)
+    if subject is None:
+        return Rejected(rel, "subject-not-grounded",
+                        f"{_short(s_name)!r} is not mentioned in the evidence or the chunk")
+    if pred.attribute is not None:
+        return _attribute(rel, pred, subject, evidence, quote, chunk, schema, resolver, notes)
+    obj = _ground(o_name, o_decl, evidence, quote.start, text, resolver)
+    if obj is None:
+        return Rejected(rel, "object-not-grounded",
+                        f"{_short(o_name)!r} is not mentioned in the evidence or the chunk")
+    et = pred.edge
+    assert et is not None
+    if pred.inverted:
+        subject, obj = obj, subject
+        notes.append(f"inverse {rel.predicate!r} stored as {et.name!r}")
+    for end, allowed, role in ((subject, et.domain, "subject"), (obj, et.range, "object")):
+        bad = _resolve(end, allowed, schema, resolver, role, notes)
+        if bad is not None:
+            return Rejected(rel, bad[0], bad[1], bad[2])
+    mismatch = _type_check(et, subject, obj, schema)
+    if mismatch:
+        return Rejected(rel, "type-mismatch", mismatch)
+    return VerifiedEdge(subject.id, subject.type, et.name, obj.id, None, obj.type, evidence,
+                        (chunk.start + quote.start, chunk.start + quote.end),
+                        _confidence(quote, pred, [subject, obj], notes), subject.name, obj.name,
+                        rel, chunk.doc_id, chunk.id, subject.status, obj.status, tuple(notes))
+
+
+def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quote: Match,
+               chunk: Chunk, schema: Schema, resolver, notes: list[str]) -> VerifiedEdge | Rejected:
+    at = pred.attribute
+    assert at is not None
+    value = literal(rel.object, at.datatype)
+    if value is None:
+        return Rejected(rel, "invalid-literal",
+                        f"{_short(rel.object)!r} is not a valid {at.datatype} for {at.name!r}")
+    where = find_name(rel.object, evidence) or (find_name(value, evidence) if value != rel.object else None)
+    in_evidence = where is not None
+    if where is None:
+        where = find_name(rel.object, chunk.text) or find_name(value, chunk.text)
+    if where is None:
+        return Rejected(rel, "object-not-grounded",
+                        f"{_short(rel.object)!r} is not mentioned in the evidence or the chunk")
+    value_end = _End(rel.object, None, where, in_evidence)
+    roots = tuple(t for t in schema.node_types if schema.node_types[t].parent is None)
+    bad = _resolve(subject, roots, schema, resolver, "subject", notes)
+    if bad is not None:
+        return Rejected(rel, bad[0], bad[1], bad[2])
+    return VerifiedEdge(subject.id, subject.type, at.name, None, value, None, evidence,
+                        (chunk.start + quote.start, chunk.start + quote.end),
+                        _confidence(quote, pred, [subject, value_end], notes), subject.name, None,
+                        rel, chunk.doc_id, chunk.id, subject.status, None, tuple(notes))
+
+
+def _ground(name: str, declared: str | None, evidence: str, offset: int, text: str,
+            resolver) -> _End | None:
+    aliases = _known_names(name, declared, resolver)
+    m = find_name(name, evidence, aliases)
+    if m is not None:
+        return _End(name, declared, Match(m.start + offset, m.end + offset, m.exact, m.how), True)
+    m = find_name(name, text, aliases)
+    if m is not None:
+        return _End(name, declared, m, False)
+    return None
+
+
+def _known_names(name: str, declared: str | None, resolver) -> tuple[str, ...]:
+    """Other names of the entity ``name`` resolves to, so that an alias in the text grounds
+    the canonical name the model wrote (and the other way round)."""
+    if resolver is None:
+        return ()
+    try:
+        res = resolver.resolve(name, declared)
+    except Exception:  # an unknown declared type: no aliases
+        return ()
+    if res.status != "resolved" or not res.id:
+        return ()
+    names = {resolver.label_of(res.id)}
+    names_of = getattr(resolver, "names_of", None)
+    if callable(names_of):
+        names.update(names_of(res.id))
+    return tuple(sorted(n for n in names if n and n != name))
+
+
+def _schema_type(schema: Schema, name: str | None) -> str | None:
+    if not name:
+        return None
+    if name in schema.node_types:
+        return name
+    key = _key(name)
+    for t in schema.node_types:
+        if _key(t) == key:
+            return t
+    return None
+
+
+def _resolve(end: _End, allowed: tuple[str, ...], schema: Schema, resolver, role: str,
+             notes: list[str]):
+    """Fill in the endpoint's ID and type; a rejection tuple (reason, detail, candidates)."""
+    declared = _schema_type(schema, end.declared)
+    if end.declared and declared is None:
+        notes.append(f"{role} type {end.declared!r} is not in the schema: ignored")
+    if resolver is not None:
+        res = resolver.resolve(end.name, declared)
+        if res.status in ("review", "ambiguous") and declared is None:
+            # the predicate's side narrows the search: one compatible entity decides
+            tries = [resolver.resolve(end.name, t) for t in allowed]
+            hits = {r.id for r in tries if r.status == "resolved"}
+            if len(hits) == 1:
+                res = next(r for r in tries if r.status == "resolved")
+        if res.status in ("review", "ambiguous"):
+            cands = tuple((i, t, float(s)) for i, t, s in res.candidates)
+            listed = ", ".join(f"{i} ({t})" for i, t, _ in cands[:5])
+            return ("ambiguous-entity", f"{role} {end.name!r} ({res.status}): {listed}", cands)
+        if res.status == "resolved" and res.id:
+            end.id, end.status, end.stage, end.score = res.id, "resolved", res.stage, res.score
+            end.type = resolver.type_of(res.id) or declared
+            if declared and end.type and schema.more_specific(declared, end.type) is None:
+                end.type = declared  # the type check reports the conflict
+            return None
+    typ = declared or _infer(allowed, schema, role, notes)
+    end.type = typ
+    end.status = "new"
+    suggested = None
+    if resolver is not None:
+        try:
+            suggested = resolver.resolve(end.name, typ).suggested_id
+        except Exception:
+            suggested = None
+    end.id = suggested or f"{typ.lower()}:default/{_slug(end.name)}"
+    return None
+
+
+def _infer(allowed: tuple[str, ...], schema: Schema, role: str, notes: list[str]) -> str:
+    """The type of an untyped new endpoint from the predicate's domain or range."""
+    if len(allowed) == 1:
+        return allowed[0]
+    notes.append(f"{role} type chosen among {', '.join(allowed)}")
+    return allowed[0]
+
+
+def _type_check(et: EdgeType, subject: _End, obj: _End, schema: Schema) -> str:
+    s_ok = any(schema.is_a(subject.type, d) for d in et.domain)
+    o_ok = any(schema.is_a(obj.type, r) for r in et.range)
+    if s_ok and o_ok:
+        return ""
+    rev = (any(schema.is_a(obj.type, d) for d in et.domain)
+           and any(schema.is_a(subject.type, r) for r in et.range))
+    which = []
+    if not s_ok:
+        which.append(f"subject {subject.name!r} is a {subject.type}, {et.name} needs "
+                     f"{'/'.join(et.domain)}")
+    if not o_ok:
+        which.append(f"object {obj.name!r} is a {obj.type}, {et.name} needs {'/'.join(et.range)}")
+    return ("reversed: " if rev else "") + "; ".join(which)
+
+
+def _confidence(quote: Match, pred: Predicate, ends: list[_End], notes: list[str]) -> float:
+    c = 1.0
+    if not quote.exact:
+        c -= 0.05
+    if pred.loose:
+        c -= 0.05
+    for end in ends:
+        if not end.in_evidence:
+            c -= 0.1
+        if end.match.how == "alias":
+            c -= 0.1
+        elif not end.match.exact:
+            c -= 0.05
+        if end.stage == "fuzzy":
+            c -= 0.15
+    if any("chosen among" in n for n in notes):
+        c -= 0.1
+    if any("not in the schema" in n for n in notes):
+        c -= 0.05
+    return round(min(1.0, max(0.05, c)), 3)
+
+
+def _slug(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower())) or "entity"
+
+
+def _short(text: str, n: int = 80) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
