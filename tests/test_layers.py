@@ -12,6 +12,7 @@ PACKAGE = Path(kgbuild.__file__).parent
 LAYERS = [
     {"errors"},
     {"io"},
+    {"llm"},
     {"schema"},
     {"graph"},
     {"store", "extract", "resolve", "validate"},

@@ -1,0 +1,86 @@
+"""The on-disk response cache and the remembered capability of each endpoint.
+
+Layout of a cache folder (``<store>/llm-cache/``)::
+
+    ab/ab12....json   one answer: keyed by model, mode, the full prompt and the schema digest
+    modes.json        per (endpoint, model): the structured-output mode that worked, and what
+                      the endpoint rejected on the way
+
+Every file is written atomically (temporary file, fsync, rename): a killed run leaves whole
+entries or none. A damaged entry is ignored (and overwritten by the next answer), never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ..io.atomic import atomic_write
+
+MODES_FILE = "modes.json"
+
+
+def digest(value: object) -> str:
+    """SHA-256 of a JSON-ready value, in a canonical form (sorted keys, no spaces)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True, separators=(",", ":"),
+                                     ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def request_key(model: str, mode: str, messages: list[dict], schema_digest: str) -> str:
+    """The cache key of one request: what the answer depends on, and nothing else (not the
+    endpoint's URL, so a model served elsewhere reuses its answers)."""
+    return digest({"model": model, "mode": mode, "messages": messages, "schema": schema_digest})
+
+
+class ResponseCache:
+    """Answers by request key; ``folder=None`` keeps them in memory for the run only."""
+
+    def __init__(self, folder: str | Path | None):
+        self.folder = Path(folder) if folder is not None else None
+        self._memory: dict[str, dict] = {}
+
+    def _file(self, key: str) -> Path:
+        assert self.folder is not None
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        if key in self._memory:
+            return self._memory[key]
+        if self.folder is None:
+            return None
+        try:
+            entry = json.loads(self._file(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+            return None
+        self._memory[key] = entry
+        return entry
+
+    def put(self, key: str, entry: dict) -> None:
+        self._memory[key] = entry
+        if self.folder is not None:
+            atomic_write(self._file(key), json.dumps(entry, sort_keys=True, ensure_ascii=False))
+
+    # -- what each endpoint accepts ---------------------------------------------------------------
+    def modes(self) -> dict[str, dict]:
+        if self.folder is None:
+            return dict(self._memory.get(MODES_FILE, {}))
+        try:
+            data = json.loads((self.folder / MODES_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def remembered_mode(self, endpoint: str, model: str) -> dict | None:
+        entry = self.modes().get(f"{endpoint} {model}")
+        return entry if isinstance(entry, dict) and isinstance(entry.get("mode"), str) else None
+
+    def remember_mode(self, endpoint: str, model: str, mode: str, rejected: list[dict]) -> None:
+        data = self.modes()
+        data[f"{endpoint} {model}"] = {"mode": mode, "rejected": rejected}
+        if self.folder is None:
+            self._memory[MODES_FILE] = data
+        else:
+            atomic_write(self.folder / MODES_FILE, json.dumps(data, sort_keys=True, indent=1))

@@ -1,0 +1,403 @@
+"""An OpenAI-compatible chat client for structured extraction, on the real ``openai`` package.
+
+* **Concurrency**: at most ``concurrency`` requests in flight (an asyncio semaphore over one
+  ``AsyncOpenAI`` client per run); the client's own retries (``max_retries``, exponential
+  backoff, ``Retry-After`` honoured) cover 408/409/429/5xx and timeouts (``timeout`` seconds
+  per attempt).
+* **Structured output**, best first (:data:`~kgbuild.llm.settings.MODES`): ``json_schema``
+  (strict), then ``json_object`` with the schema attached (llama.cpp's server turns it into a
+  grammar), then plain ``json_object``. A server that rejects a mode (HTTP 400/422/500, or
+  501, whose message names ``response_format``, ``json_schema``, ...) is asked in the next
+  one. Until a mode has worked for an endpoint and model, requests go one at a time, and the
+  first one is sent without retries, so a rejection costs one request, not one per chunk or
+  retry; the mode that worked is remembered for the run and in the cache folder.
+* **Validation**: every answer is checked (by default: a JSON object with the schema's
+  required keys and types; callers pass their own check); a malformed answer gets ONE
+  repair request showing the model its answer and the error.
+* **Cache**: answers are kept under their request key (model, mode, full prompt, schema
+  digest); a cached answer in any mode is reused, so a re-run makes no request at all.
+* **Usage**: HTTP requests (retries included), cache hits, prompt/completion/cached tokens
+  from the responses' ``usage``, repairs, failures, the mode used; cost from a price table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..errors import KgbuildError
+from .cache import ResponseCache, digest, request_key
+from .settings import MODES, LLMSettings
+
+Check = Callable[[str], "str | None"]  # an answer -> why it must be repaired, or None
+Progress = Callable[[int, int], None]  # (done, total)
+
+REPAIR_PROMPT = ("Your previous answer could not be used: {error}. Answer again with only the "
+                 "corrected JSON object, in exactly the requested format, and nothing else.")
+
+# what servers say when they do not support a response_format (OpenAI, vLLM, Ollama, llama.cpp)
+_CAPABILITY = re.compile(r"response_format|json_schema|json[ _-]?schema|json_object|"
+                         r"structured output|'text'|grammar|guided", re.I)
+_REJECTING_STATUS = {400, 422, 500, 501}
+
+
+@dataclass(frozen=True)
+class Request:
+    """One chat request: the messages and the JSON schema its answer must follow. ``tag``
+    names it in errors (e.g. a chunk ID)."""
+
+    messages: tuple[dict, ...]
+    schema: dict
+    schema_name: str = "kgbuild_extraction"
+    tag: str = ""
+
+    @property
+    def schema_digest(self) -> str:
+        return digest(self.schema)
+
+
+@dataclass
+class Completion:
+    """The answer to a :class:`Request` (or why there is none)."""
+
+    text: str | None
+    mode: str | None = None
+    cached: bool = False
+    repaired: bool = False
+    invalid: str | None = None  # still failing the check after the repair
+    error: str | None = None  # no answer: the request failed (after retries)
+    usage: dict = field(default_factory=dict)
+
+
+@dataclass
+class Usage:
+    """What a run cost: HTTP requests, cache hits, tokens, failures."""
+
+    requests: int = 0  # HTTP requests sent (retries and repairs included)
+    completions: int = 0  # answers obtained from the endpoint
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # prompt tokens the provider reported as prefix-cached
+    repairs: int = 0
+    failures: int = 0
+    modes: dict[str, int] = field(default_factory=dict)  # answers obtained per mode
+    rejected_modes: list[dict] = field(default_factory=list)
+
+    def add_tokens(self, usage: dict) -> None:
+        self.prompt_tokens += usage.get("prompt_tokens", 0)
+        self.completion_tokens += usage.get("completion_tokens", 0)
+        self.cached_prompt_tokens += usage.get("cached_tokens", 0)
+
+    def to_dict(self, settings: LLMSettings | None = None) -> dict:
+        out = asdict(self)
+        price = settings.price if settings else None
+        out["estimated_cost_usd"] = (round(price.cost(self.prompt_tokens, self.completion_tokens), 6)
+                                     if price else None)
+        return out
+
+
+class LLMClient:
+    """Runs :class:`Request` batches against one endpoint and model (see the module doc)."""
+
+    def __init__(self, settings: LLMSettings, cache_dir: str | Path | None = None):
+        if settings.concurrency < 1:
+            raise KgbuildError("concurrency must be at least 1")
+        self.settings = settings
+        self.cache = ResponseCache(cache_dir)
+        self.usage = Usage()
+        remembered = self.cache.remembered_mode(settings.endpoint, settings.model)
+        start = settings.structured_output
+        if start == "auto":
+            self.mode = remembered["mode"] if remembered and remembered["mode"] in MODES else MODES[0]
+            self.confirmed = remembered is not None and remembered["mode"] in MODES
+        else:
+            self.mode, self.confirmed = start, False
+        if remembered and self.confirmed:
+            self.usage.rejected_modes = list(remembered.get("rejected", []))
+        self._fresh: set[str] = set()  # keys answered by the endpoint during this run
+
+    # -- the public, synchronous API --------------------------------------------------------------
+    def run(self, requests: Sequence[Request], check: Check | None = None,
+            progress: Progress | None = None) -> list[Completion]:
+        """Answer every request (cached answers first, the rest concurrently); the results are
+        in request order. Never raises for a failed request: its Completion has ``error``."""
+        results: list[Completion | None] = [self._cached(r) for r in requests]
+        todo = [i for i, c in enumerate(results) if c is None]
+        done = len(requests) - len(todo)
+        if progress and requests:
+            progress(done, len(requests))
+        if todo:
+            fresh = asyncio.run(self._run_all([requests[i] for i in todo], check, progress,
+                                              done, len(requests)))
+            for i, c in zip(todo, fresh):
+                results[i] = c
+        return [c for c in results if c is not None]
+
+    def cached(self, request: Request) -> bool:
+        """Whether an answer to ``request`` is in the cache (no request needed)."""
+        return self._lookup(request) is not None
+
+    def mode_report(self) -> dict:
+        """The mode requests were driven in, whether the endpoint confirmed it, and what it
+        rejected on the way."""
+        return {"endpoint": self.settings.endpoint, "model": self.settings.model,
+                "mode": self.mode, "confirmed": self.confirmed,
+                "rejected": list(self.usage.rejected_modes)}
+
+    # -- cache ------------------------------------------------------------------------------------
+    def _keys(self, request: Request) -> list[tuple[str, str]]:
+        order = [self.mode] + [m for m in MODES if m != self.mode]
+        sd = request.schema_digest
+        return [(m, request_key(self.settings.model, m, list(request.messages), sd)) for m in order]
+
+    def _lookup(self, request: Request) -> tuple[str, dict] | None:
+        for mode, key in self._keys(request):
+            entry = self.cache.get(key)
+            if entry is not None:
+                return mode, {**entry, "_key": key}
+        return None
+
+    def _cached(self, request: Request) -> Completion | None:
+        found = self._lookup(request)
+        if found is None:
+            return None
+        mode, entry = found
+        if entry.get("_key") not in self._fresh:  # not an answer this very run just obtained
+            self.usage.cache_hits += 1
+        return Completion(entry["text"], mode, True, bool(entry.get("repaired")),
+                          entry.get("invalid"), None, dict(entry.get("usage") or {}))
+
+    # -- sending ----------------------------------------------------------------------------------
+    async def _run_all(self, requests: list[Request], check: Check | None,
+                       progress: Progress | None, done: int, total: int) -> list[Completion]:
+        import openai  # here, so commands that never call an LLM do not import it
+
+        async def count(_request) -> None:
+            self.usage.requests += 1
+
+        http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [count]})
+        client = openai.AsyncOpenAI(api_key=self.settings.api_key or "unused",
+                                    base_url=self.settings.base_url, timeout=self.settings.timeout,
+                                    max_retries=self.settings.max_retries, http_client=http)
+        sem = asyncio.Semaphore(self.settings.concurrency)
+        probe = asyncio.Lock()
+        finished = [done]
+        inflight: dict[str, asyncio.Future] = {}
+
+        async def one(request: Request) -> Completion:
+            key = self._keys(request)[0][1]
+            if key in inflight:  # the same prompt twice in one batch: ask once
+                return await asyncio.shield(inflight[key])
+            future = asyncio.get_running_loop().create_future()
+            inflight[key] = future
+            async with sem:
+                result = await self._complete(client, request, check, probe)
+            future.set_result(result)
+            finished[0] += 1
+            if progress:
+                progress(finished[0], total)
+            return result
+
+        try:
+            return list(await asyncio.gather(*(one(r) for r in requests)))
+        finally:
+            await client.close()
+
+    async def _complete(self, client, request: Request, check: Check | None,
+                        probe: asyncio.Lock) -> Completion:
+        messages = list(request.messages)
+        try:
+            if self.confirmed:
+                mode = self.mode
+                text, usage = await self._send(client, request, messages, mode)
+            else:
+                async with probe:
+                    if self.confirmed:
+                        text, usage = await self._send(client, request, messages, self.mode)
+                        mode = self.mode
+                    else:
+                        text, usage, mode = await self._probe(client, request, messages)
+        except Exception as exc:  # the client raises many transport and API error types
+            return self._failed(request, exc)
+        tokens = dict(usage)
+        problem = (check or default_check(request.schema))(text)
+        repaired = False
+        if problem:
+            repair = messages + [{"role": "assistant", "content": text},
+                                 {"role": "user", "content": REPAIR_PROMPT.format(error=problem)}]
+            try:
+                text, more = await self._send(client, request, repair, mode)
+            except Exception as exc:
+                return self._failed(request, exc)
+            self.usage.repairs += 1
+            repaired = True
+            for k, v in more.items():
+                tokens[k] = tokens.get(k, 0) + v
+            problem = (check or default_check(request.schema))(text)
+        entry = {"text": text, "usage": tokens, "repaired": repaired, "invalid": problem,
+                 "model": self.settings.model, "mode": mode}
+        key = request_key(self.settings.model, mode, messages, request.schema_digest)
+        self._fresh.add(key)
+        self.cache.put(key, entry)
+        return Completion(text, mode, False, repaired, problem, None, tokens)
+
+    async def _probe(self, client, request: Request, messages: list[dict]
+                     ) -> tuple[str, dict, str]:
+        """The first request to an endpoint whose mode is not known yet: each mode, best first,
+        sent once without retries; a rejection moves on to the next mode, anything else is
+        retried as usual. The mode that answers is remembered."""
+        import openai
+
+        modes = list(MODES[MODES.index(self.mode):])
+        for i, mode in enumerate(modes):
+            self.mode = mode
+            try:
+                text, usage = await self._send(client.with_options(max_retries=0), request,
+                                               messages, mode)
+            except openai.APIStatusError as exc:
+                if rejects_format(exc) and i + 1 < len(modes):
+                    self.usage.rejected_modes.append(
+                        {"mode": mode, "status": exc.status_code, "message": _short(exc)})
+                    continue
+                if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
+                    text, usage = await self._send(client, request, messages, mode)
+                else:
+                    raise
+            except (openai.APITimeoutError, openai.APIConnectionError):
+                text, usage = await self._send(client, request, messages, mode)
+            self.confirmed = True
+            self.cache.remember_mode(self.settings.endpoint, self.settings.model, mode,
+                                     self.usage.rejected_modes)
+            return text, usage, mode
+        raise KgbuildError("no structured-output mode left to try")  # pragma: no cover
+
+    async def _send(self, client, request: Request, messages: list[dict], mode: str
+                    ) -> tuple[str, dict]:
+        response = await client.chat.completions.create(
+            model=self.settings.model, messages=messages, temperature=self.settings.temperature,
+            response_format=response_format(mode, request.schema, request.schema_name))
+        self.usage.completions += 1
+        self.usage.modes[mode] = self.usage.modes.get(mode, 0) + 1
+        choice = response.choices[0] if response.choices else None
+        text = (choice.message.content if choice and choice.message else None) or ""
+        usage = _usage(response)
+        self.usage.add_tokens(usage)
+        return text, usage
+
+    def _failed(self, request: Request, exc: Exception) -> Completion:
+        self.usage.failures += 1
+        message = f"{type(exc).__name__}: {_short(exc)}"
+        return Completion(None, self.mode, error=message)
+
+
+def response_format(mode: str, schema: dict, name: str) -> dict:
+    """The ``response_format`` parameter of a mode."""
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    return {"type": "json_object"}
+
+
+def rejects_format(exc) -> bool:
+    """Whether an API error says the server does not support the requested response_format."""
+    status = getattr(exc, "status_code", None)
+    if status not in _REJECTING_STATUS:
+        return False
+    body = getattr(exc, "body", None)
+    text = f"{exc} {json.dumps(body) if isinstance(body, (dict, list)) else body or ''}"
+    return bool(_CAPABILITY.search(text))
+
+
+def _short(exc: Exception, limit: int = 300) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _usage(response) -> dict:
+    u = getattr(response, "usage", None)
+    if u is None:
+        return {}
+    out = {"prompt_tokens": int(getattr(u, "prompt_tokens", 0) or 0),
+           "completion_tokens": int(getattr(u, "completion_tokens", 0) or 0)}
+    details = getattr(u, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached:
+        out["cached_tokens"] = int(cached)
+    return out
+
+
+# -- answer checks --------------------------------------------------------------------------------
+_FENCED = re.compile(r"^\s*```[A-Za-z0-9_-]*\s*\n?(.*?)```\s*$", re.S)
+
+
+def load_json(text: str) -> object:
+    """The JSON value of an answer (a whole-answer code fence is allowed); raises ValueError."""
+    m = _FENCED.match(text)
+    return json.loads(m.group(1) if m else text)
+
+
+def default_check(schema: dict) -> Check:
+    """A check: the answer is JSON whose shape follows ``schema`` (types, required keys, array
+    items, ``anyOf``). Enums are not checked here: a value outside one is the verifier's call
+    (it has a reason code for it), not a reason to pay for a repair."""
+    def check(text: str) -> str | None:
+        try:
+            value = load_json(text)
+        except (ValueError, RecursionError) as exc:
+            return f"not valid JSON ({exc})"
+        return shape_error(value, schema)
+    return check
+
+
+_JSON_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
+
+
+def shape_error(value: object, schema: dict, where: str = "$") -> str | None:
+    """The first way ``value`` breaks ``schema``'s shape, or None (``$.relations[0].subject
+    must be string``)."""
+    if not isinstance(schema, dict):
+        return None
+    if "anyOf" in schema:
+        if any(shape_error(value, s, where) is None for s in schema["anyOf"]):
+            return None
+        return f"{where} matches none of the allowed forms"
+    types = schema.get("type")
+    if types is not None:
+        names = [types] if isinstance(types, str) else list(types)
+        if not any(_is(value, t) for t in names):
+            return f"{where} must be {' or '.join(names)}"
+    if isinstance(value, dict):
+        for key in schema.get("required", ()):
+            if key not in value:
+                return f"{where} lacks the required key {key!r}"
+        for key, sub in (schema.get("properties") or {}).items():
+            if key in value:
+                err = shape_error(value[key], sub, f"{where}.{key}")
+                if err:
+                    return err
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, item in enumerate(value):
+            err = shape_error(item, schema["items"], f"{where}[{i}]")
+            if err:
+                return err
+    return None
+
+
+def _is(value: object, type_name: str) -> bool:
+    if type_name == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if type_name == "number":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    t = _JSON_TYPES.get(type_name)
+    return t is None or isinstance(value, t)
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count for ``--dry-run``: characters / 4 (no tokenizer is loaded)."""
+    return (len(text) + 3) // 4

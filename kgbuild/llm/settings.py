@@ -1,0 +1,83 @@
+"""Where an LLM run's settings come from: arguments, then the environment, then the project.
+
+``model``: ``--model``, else ``$KGBUILD_MODEL``, else the project's ``[llm] model``;
+``base_url``: ``--base-url``, else ``$OPENAI_BASE_URL``, else ``[llm] base_url``, else the
+``openai`` client's default (OpenAI itself); the key only from ``$OPENAI_API_KEY`` (never a
+file in the project; local servers need none). The price table is US dollars per million
+input and output tokens, for the cost estimate only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from ..errors import InputError
+
+MODES = ("json_schema", "json_object_schema", "json_object")
+"""Structured-output modes, best first: a strict JSON schema (OpenAI, vLLM, Ollama); JSON mode
+with the schema attached (llama.cpp's server constrains by grammar); plain JSON mode, the
+answer validated and repaired once."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input: float = 0.0
+    output: float = 0.0
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.input + completion_tokens * self.output) / 1_000_000
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Everything a :class:`~kgbuild.llm.client.LLMClient` needs to know."""
+
+    model: str
+    base_url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    concurrency: int = 4
+    timeout: float = 120.0
+    max_retries: int = 2
+    temperature: float = 0.0
+    structured_output: str = "auto"  # or one of MODES: start there (and never go higher)
+    price: Price | None = None
+
+    @property
+    def endpoint(self) -> str:
+        """What capability outcomes are remembered per: the base URL (or ``openai``)."""
+        return (self.base_url or "https://api.openai.com/v1").rstrip("/")
+
+    @classmethod
+    def resolve(cls, *, model: str | None = None, base_url: str | None = None,
+                concurrency: int | None = None, timeout: float | None = None,
+                max_retries: int | None = None, structured_output: str | None = None,
+                config: Mapping | None = None, env: Mapping[str, str] | None = None
+                ) -> "LLMSettings":
+        """Arguments first, then the environment, then ``config`` (a project's ``[llm]``
+        table, already type-checked); raises :class:`InputError` when no model is named."""
+        env = os.environ if env is None else env
+        config = config or {}
+        model = model or env.get("KGBUILD_MODEL") or config.get("model")
+        if not model:
+            raise InputError("no model given: pass --model, set $KGBUILD_MODEL or the project's "
+                             "[llm] model")
+        so = structured_output or config.get("structured_output") or "auto"
+        if so != "auto" and so not in MODES:
+            raise InputError(f"structured_output must be auto or one of {', '.join(MODES)}, not {so!r}")
+        price = config.get("price")
+        return cls(
+            model=model,
+            base_url=base_url or env.get("OPENAI_BASE_URL") or config.get("base_url") or None,
+            api_key=env.get("OPENAI_API_KEY") or None,
+            concurrency=concurrency or int(config.get("concurrency", 4)),
+            timeout=float(timeout if timeout is not None else config.get("timeout", 120.0)),
+            max_retries=int(max_retries if max_retries is not None else config.get("max_retries", 2)),
+            temperature=float(config.get("temperature", 0.0)),
+            structured_output=so,
+            price=Price(float(price.get("input", 0.0)), float(price.get("output", 0.0)))
+            if isinstance(price, Mapping) else None,
+        )
