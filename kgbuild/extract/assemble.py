@@ -5,6 +5,13 @@ the store, which is what lets a rebuild replace one document's graph and nothing
 Edge direction is canonicalised through the schema, endpoint types come from the records
 (or, for an endpoint a record leaves untyped, from ``known_type``), and edges that break the
 schema's domain or range are reported instead of written.
+
+Every document is bounded here, whatever its extractor did: at most
+:data:`~kgbuild.extract.records.MAX_RECORDS` records (``too-many-records``), IDs of at most
+:data:`MAX_ID_CHARS` characters (longer ones cannot be cut without merging distinct
+entities: the record is left out, ``id-too-long``), string values (labels, attributes,
+aliases) of at most :data:`~kgbuild.io.text.MAX_LITERAL_CHARS` (cut, ``literal-too-long``)
+and evidence of at most :data:`~kgbuild.io.text.MAX_EVIDENCE_CHARS` (cut with a marker).
 """
 
 from __future__ import annotations
@@ -24,8 +31,11 @@ from ..graph.model import (
     node_fact_triples,
     source_triples,
 )
+from ..io.text import MAX_EVIDENCE_CHARS, MAX_LITERAL_CHARS, clip
 from ..schema.model import Schema
-from .records import EdgeRecord, Extraction
+from .records import MAX_RECORDS, EdgeRecord, Extraction, NodeRecord
+
+MAX_ID_CHARS = 2048  # an entity ID (a ref, a purl, a document-scoped name)
 
 Canonical = Callable[[str, str, str], str | None]
 
@@ -39,9 +49,10 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
     it (the alias registry's curated aliases and accepted decisions).
     """
     problems = list(extraction.problems)
+    nodes, edges = _bounded(extraction, doc.id, problems)
     triples: list[Triple] = []
     local = KnowledgeGraph(schema)  # merges this document's records: types, attributes
-    for rec in extraction.nodes:
+    for rec in nodes:
         try:
             node = local.add_node(rec.id, rec.type, rec.label, source=doc.id, **rec.attributes)
         except KgbuildError as exc:
@@ -55,7 +66,7 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
         triples.extend(node_fact_triples(node, schema))
     mentioned: set[tuple[str, str, str | None]] = set()
     own: set[str] = set()
-    for rec in extraction.edges:
+    for rec in edges:
         out = _edge(rec, doc, extractor, schema, generated_at, defined, known_type, canonical)
         if isinstance(out, Problem):
             problems.append(out)
@@ -121,3 +132,70 @@ def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, 
 
 def _default_label(node_id: str) -> str:
     return node_id.rsplit("/", 1)[-1] if "/" in node_id else node_id.split(":", 1)[-1]
+
+
+def _bounded(extraction: Extraction, doc_id: str, problems: list[Problem]
+             ) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+    """The records of one document within the bounds (see the module's docstring); one
+    problem per kind of bound hit, at the first record that hit it, with the count."""
+    nodes, edges = extraction.nodes, extraction.edges
+    if len(nodes) + len(edges) > MAX_RECORDS:
+        first = nodes[MAX_RECORDS] if len(nodes) > MAX_RECORDS else edges[MAX_RECORDS - len(nodes)]
+        if not extraction.capped:
+            problems.append(Problem("error", "too-many-records",
+                                    f"the file yields more than {MAX_RECORDS:,} entities and "
+                                    f"relations; the rest is left out", doc_id, first.line))
+        nodes = nodes[:MAX_RECORDS]
+        edges = edges[:MAX_RECORDS - len(nodes)]
+    hits: dict[str, list] = {}  # code -> [first line, count]
+
+    def hit(code: str, line: int | None) -> None:
+        if code in hits:
+            hits[code][1] += 1
+        else:
+            hits[code] = [line, 1]
+
+    def text(value: object, line: int | None) -> object:
+        if isinstance(value, str) and len(value) > MAX_LITERAL_CHARS:
+            hit("literal-too-long", line)
+            return clip(value, MAX_LITERAL_CHARS)
+        return value
+
+    kept_nodes = []
+    for rec in nodes:
+        if len(rec.id) > MAX_ID_CHARS:
+            hit("id-too-long", rec.line)
+            continue
+        if len(rec.label) > MAX_LITERAL_CHARS or any(
+                len(a) > MAX_LITERAL_CHARS for a in rec.aliases) or any(
+                len(v) > MAX_LITERAL_CHARS if isinstance(v, str) else
+                any(isinstance(x, str) and len(x) > MAX_LITERAL_CHARS for x in v)
+                for v in rec.attributes.values() if isinstance(v, (str, list, tuple))):
+            attrs = {k: text(v, rec.line) if isinstance(v, str) else
+                     [text(x, rec.line) for x in v] if isinstance(v, (list, tuple)) else v
+                     for k, v in rec.attributes.items()}
+            aliases = tuple(a for a in rec.aliases if len(a) <= MAX_LITERAL_CHARS)
+            if len(aliases) < len(rec.aliases):
+                hit("literal-too-long", rec.line)
+            rec = replace(rec, label=text(rec.label, rec.line), attributes=attrs, aliases=aliases)
+        kept_nodes.append(rec)
+    kept_edges = []
+    for rec in edges:
+        if len(rec.subject) > MAX_ID_CHARS or len(rec.object) > MAX_ID_CHARS:
+            hit("id-too-long", rec.line)
+            continue
+        if (rec.evidence is not None and len(rec.evidence) > MAX_EVIDENCE_CHARS) or any(
+                len(x) > MAX_LITERAL_CHARS for x in (rec.subject_label or "", rec.object_label or "")):
+            rec = replace(rec, evidence=None if rec.evidence is None else clip(rec.evidence),
+                          subject_label=text(rec.subject_label, rec.line),
+                          object_label=text(rec.object_label, rec.line))
+        kept_edges.append(rec)
+    for code, (line, count) in hits.items():
+        many = f" ({count:,} in this file; this is the first)" if count > 1 else ""
+        if code == "id-too-long":
+            problems.append(Problem("error", code, f"an entity ID is longer than {MAX_ID_CHARS:,} "
+                                    f"characters: left out{many}", doc_id, line))
+        else:
+            problems.append(Problem("warning", code, f"a value longer than {MAX_LITERAL_CHARS:,} "
+                                    f"characters was cut{many}", doc_id, line))
+    return kept_nodes, kept_edges

@@ -12,6 +12,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 from ..errors import InputError, Problem
 from ..io.globs import IgnoreSpec
+from ..io.text import head_as_utf8, open_regular
 from . import manifests as sources  # noqa: F401  (registers the extractors)
 from .records import Extractor, SourceFile, escape_name
 from .registry import EXTRACTORS
@@ -20,7 +21,9 @@ SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache_
              ".tox", ".mypy_cache", ".pytest_cache", "dist", "build"}
 
 
-HEAD_BYTES = 64 * 1024
+HEAD_BYTES = 64 * 1024  # what extractors sniff first
+SNIFF_BYTES = 20 * 1024 * 1024  # how far a JSON or YAML file nobody claimed is sniffed
+SNIFFED_SUFFIXES = {".yaml", ".yml", ".json"}
 
 
 class Candidate(NamedTuple):
@@ -219,20 +222,31 @@ def _ignored(doc_id: str, is_dir: bool, excluded: IgnoreSpec | None,
 
 
 def extractor_for(path: Path):
+    """The first registered extractor that claims ``path``, or None. Only a regular file is
+    opened (never blocking). Extractors see its first :data:`HEAD_BYTES` as UTF-8 (a UTF-16
+    or UTF-32 head transcoded); when none claims a longer JSON or YAML file by them, they are
+    offered up to :data:`SNIFF_BYTES` (a catalog marker after a long comment still counts)."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             head = fh.read(HEAD_BYTES)
+            for ex in EXTRACTORS:
+                if ex.claims(path, head_as_utf8(head)):
+                    return ex
+            if len(head) < HEAD_BYTES or path.suffix.lower() not in SNIFFED_SUFFIXES:
+                return None
+            longer = head_as_utf8(head + fh.read(SNIFF_BYTES - HEAD_BYTES))
     except OSError:
         return None
     for ex in EXTRACTORS:
-        if ex.claims(path, head):
+        if ex.claims(path, longer):
             return ex
     return None
 
 
 def sha256_file(path: Path) -> str:
+    """Content hash of a regular file (OSError for anything else: a FIFO never blocks it)."""
     h = hashlib.sha256()
-    with path.open("rb") as fh:
+    with open_regular(path) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()

@@ -87,6 +87,9 @@ def escape_name(name: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+MAX_RECORDS = 100_000  # entities and relations one source file may yield
+
+
 @dataclass
 class Extraction:
     """What one extractor found in one file."""
@@ -99,6 +102,22 @@ class Extraction:
     # False when other documents also record assertions derived from this file (CODEOWNERS):
     # then the file cannot declare how many assertions it is the source of
     exhaustive: bool = True
+    capped: bool = False  # the file reached :data:`MAX_RECORDS` (see :meth:`full`)
+
+    def full(self, doc_id: str, line: int | None = None, limit: int | None = None) -> bool:
+        """Whether this extraction holds as many records as one file may yield; the first
+        time, an error ``too-many-records`` is added (at ``line``, where the rest starts).
+        Extractors ask before each record they add, so that a hostile file costs bounded
+        work; :func:`~kgbuild.extract.assemble.document_triples` enforces it again."""
+        limit = MAX_RECORDS if limit is None else limit
+        if len(self.nodes) + len(self.edges) < limit:
+            return False
+        if not self.capped:
+            self.capped = True
+            self.problems.append(Problem("error", "too-many-records",
+                                         f"the file yields more than {limit:,} entities and "
+                                         f"relations; the rest is not read", doc_id, line))
+        return True
 
 
 @dataclass

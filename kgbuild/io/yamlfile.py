@@ -6,17 +6,25 @@ go through it, so every YAML document read is bounded (a size cap on the file, a
 values aliases expand to, recursive aliases refused) and every error names the file and line.
 Duplicate mapping keys are an error, as in Backstage and Compose (PyYAML would silently keep
 the last value); keys a ``<<`` merge brings in may be overridden, as YAML intends.
+
+Lines are YAML 1.2's (and editors'): only ``\\n`` ends one, where libyaml (YAML 1.1) also
+breaks at U+0085, U+2028, U+2029 and a lone ``\\r``. Every key and item keeps where its text
+is (``spans``), so :meth:`YamlSource.evidence` can quote the one entry that states something
+instead of a whole, possibly very long, line. A large stream is counted (parser events,
+nothing built) before it is composed, so that no more than ``max_nodes`` values are ever
+built in memory.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from ..errors import InputError
-from .text import decode_text
+from .text import MAX_EVIDENCE_CHARS, LineIndex, brief, decode_text, one_line, read_bytes
 
 try:  # libyaml is much faster when present
     _Loader = yaml.CSafeLoader
@@ -26,26 +34,30 @@ except AttributeError:  # pragma: no cover - depends on the platform build
 
 MAX_YAML_NODES = 1_000_000
 MAX_CONFIG_BYTES = 20 * 1024 * 1024  # the tool's own YAML files (schema, access, aliases, cases)
+COUNT_FIRST_CHARS = 256 * 1024  # streams longer than this are counted before being composed
 _scalars = yaml.constructor.SafeConstructor()
 
 
 class YMap(dict):
-    """A YAML mapping that remembers the line of each key (1-based) and its own line."""
+    """A YAML mapping that remembers the line of each key (1-based) and its own line, and
+    where each entry's text is (``spans``: key -> (key start, value start, value end) as
+    character offsets; merged keys have none)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.line, self.lines = 0, {}
+        self.line, self.lines, self.spans = 0, {}, {}
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, self.line)
 
 
 class YList(list):
-    """A YAML sequence that remembers the line of each item (1-based) and its own line."""
+    """A YAML sequence that remembers the line of each item (1-based) and its own line, and
+    where each item's text is (``spans``: (start, end) character offsets)."""
 
     def __init__(self, *args):
         super().__init__(*args)
-        self.line, self.lines = 0, []
+        self.line, self.lines, self.spans = 0, [], []
 
     def line_of(self, index: int) -> int:
         return self.lines[index] if 0 <= index < len(self.lines) else self.line
@@ -60,12 +72,66 @@ class DuplicateKeyError(YamlError):
     """A mapping names one key twice."""
 
 
+class YamlSource:
+    """The text a stream was read from: line numbers of offsets, and the quote of an entry."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.odd_breaks = _has_odd_breaks(text)
+        self._index: LineIndex | None = None
+        self.values_on: Counter[int] = Counter()  # line -> scalar values (not keys) touching it
+
+    @property
+    def index(self) -> LineIndex:
+        if self._index is None:
+            self._index = LineIndex(self.text)
+        return self._index
+
+    def line(self, mark) -> int:
+        """The 1-based line of a libyaml mark, counting ``\\n`` only."""
+        if not self.odd_breaks or getattr(mark, "index", None) is None:
+            return mark.line + 1
+        return self.index.line(mark.index)
+
+    def evidence(self, container: YMap | YList, key: object,
+                 limit: int = MAX_EVIDENCE_CHARS) -> str | None:
+        """The quote of one entry of ``container`` (a mapping key and its value, a list item):
+        its whole line, trimmed, when that line states nothing else (no other value on it)
+        and fits in ``limit``; else the entry's own text on one line, clipped to ``limit``."""
+        if isinstance(container, YMap):
+            span = container.spans.get(key)
+            if span is None:
+                return None
+            start, end = span[0], span[2]
+        else:
+            if not isinstance(key, int) or not 0 <= key < len(container.spans):
+                return None
+            start, end = container.spans[key]
+        index = self.index
+        first, last = index.line(start), index.line(max(end - 1, start))
+        if first == last and self.values_on.get(first, 0) <= 1:
+            whole = index.line_text(first).strip()
+            if len(whole) <= limit:
+                return whole
+        return one_line(self.text[start:end], limit)
+
+
+def _has_odd_breaks(text: str) -> bool:
+    """Whether libyaml would count line breaks ``\\n`` does not: U+0085, U+2028, U+2029, a
+    ``\\r`` not followed by ``\\n``."""
+    if text.isascii():
+        return "\r" in text and text.count("\r") != text.count("\r\n")
+    return any(c in text for c in "\x85\u2028\u2029") or (
+        "\r" in text and text.count("\r") != text.count("\r\n"))
+
+
 @dataclass
 class YamlDocument:
     data: object
     line: int  # line the document starts on (1-based)
     index: int  # position in a multi-document stream
     error: YamlError | None = None  # with ``per_document=True``: why this document was refused
+    source: YamlSource | None = field(default=None, repr=False, compare=False)
 
 
 def load_yaml(text: str, name: str, max_nodes: int = MAX_YAML_NODES, *,
@@ -77,35 +143,59 @@ def load_yaml(text: str, name: str, max_nodes: int = MAX_YAML_NODES, *,
     ``per_document``: then that document comes back with ``data=None`` and its ``error``,
     and the other documents are read as usual.
     """
+    src = YamlSource(text)
     try:
+        if len(text) > COUNT_FIRST_CHARS:
+            _count_values(text, name, max_nodes, src)
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
         raise YamlError(f"YAML syntax error: {problem}", name,
-                        mark.line + 1 if mark else None) from None
+                        src.line(mark) if mark else None) from None
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        line = src.index.line(exc.position) if isinstance(exc.position, int) else None
+        raise YamlError(f"YAML does not allow the character U+{ord(char):04X}", name, line) from None
     except yaml.YAMLError as exc:
-        raise YamlError(f"YAML error: {exc}", name) from None
+        raise YamlError(f"YAML error: {one_line(str(exc))}", name) from None
     except RecursionError:
         raise YamlError("YAML nested too deeply to read", name, 1) from None
     docs = []
     for i, node in enumerate(nodes):
         if node is None:
             continue
-        line = node.start_mark.line + 1
+        line = src.line(node.start_mark)
         try:
-            _check_expansion(node, name, max_nodes)
-            docs.append(YamlDocument(_convert(node, {}, name), line, i))
+            _check_expansion(node, name, max_nodes, src)
+            docs.append(YamlDocument(_convert(node, {}, name, src), line, i, source=src))
         except YamlError as exc:
             if not per_document:
                 raise
-            docs.append(YamlDocument(None, line, i, exc))
+            docs.append(YamlDocument(None, line, i, exc, src))
         except RecursionError:
             exc = YamlError("YAML nested too deeply to read", name, line)
             if not per_document:
                 raise exc from None
-            docs.append(YamlDocument(None, line, i, exc))
+            docs.append(YamlDocument(None, line, i, exc, src))
+        nodes[i] = None  # the composed nodes of a document are not needed any more
     return docs
+
+
+_VALUE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent,
+                 yaml.MappingStartEvent)
+
+
+def _count_values(text: str, name: str, max_nodes: int, src: YamlSource) -> None:
+    """Raise before composing when the stream holds more than ``max_nodes`` values (parser
+    events only: nothing is built)."""
+    count = 0
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, _VALUE_EVENTS):
+            count += 1
+            if count > max_nodes:
+                raise YamlError(f"YAML stream has more than {max_nodes:,} values; not read",
+                                name, src.line(event.start_mark))
 
 
 @dataclass
@@ -141,15 +231,7 @@ def read_bounded(path: str | Path, max_bytes: int, name: str | None = None) -> s
     """The UTF-8 text of ``path``, refusing more than ``max_bytes`` even where the size
     cannot be known beforehand (a pipe, a device, a file still growing)."""
     name = name or str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name) from None
-    if len(data) > max_bytes:
-        raise InputError(f"file is over the {max_bytes / 2**20:g} MiB limit for a YAML file",
-                         name)
-    return decode_text(data, name)
+    return decode_text(read_bytes(path, max_bytes, name, "a YAML file"), name)
 
 
 def load_yaml_file(path: str | Path, max_bytes: int = MAX_CONFIG_BYTES, name: str | None = None,
@@ -189,7 +271,7 @@ def plain(value: object, memo: dict | None = None) -> object:
     return out
 
 
-def _check_expansion(root: yaml.Node, name: str, max_nodes: int) -> None:
+def _check_expansion(root: yaml.Node, name: str, max_nodes: int, src: YamlSource) -> None:
     """Raise when the document would expand (through aliases) past ``max_nodes`` values."""
     sizes: dict[int, int] = {}
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
@@ -204,19 +286,19 @@ def _check_expansion(root: yaml.Node, name: str, max_nodes: int) -> None:
                 total += sizes[id(child)]
                 if total > max_nodes:
                     raise YamlError(f"YAML aliases expand to more than {max_nodes:,} values "
-                                    f"(an alias bomb?)", name, node.start_mark.line + 1)
+                                    f"(an alias bomb?)", name, src.line(node.start_mark))
             sizes[key] = total
             continue
         if key in sizes:
             continue
         if key in active:
-            raise YamlError("recursive YAML alias", name, node.start_mark.line + 1)
+            raise YamlError("recursive YAML alias", name, src.line(node.start_mark))
         active.add(key)
         stack.append((node, True))
         for child in _children(node):
             if id(child) not in sizes:
                 if id(child) in active:
-                    raise YamlError("recursive YAML alias", name, child.start_mark.line + 1)
+                    raise YamlError("recursive YAML alias", name, src.line(child.start_mark))
                 stack.append((child, False))
 
 
@@ -228,48 +310,79 @@ def _children(node: yaml.Node) -> list[yaml.Node]:
     return []
 
 
-def _convert(node: yaml.Node, memo: dict, name: str):
+def _convert(node: yaml.Node, memo: dict, name: str, src: YamlSource):
     key = id(node)
     if key in memo:
         return memo[key]
-    line = node.start_mark.line + 1
+    line = src.line(node.start_mark)
     if isinstance(node, yaml.MappingNode):
         out = YMap()
-        out.line, out.lines = line, {}
+        out.line = line
         memo[key] = out
         written: set = set()  # keys written in this mapping (merged ones may be overridden)
         for k, v in node.value:
             if k.tag == "tag:yaml.org,2002:merge":
-                merged = _convert(v, memo, name)
+                merged = _convert(v, memo, name, src)
                 for m in merged if isinstance(merged, list) else [merged]:
                     if isinstance(m, dict):
                         for mk, mv in m.items():
                             out.setdefault(mk, mv)
                             out.lines.setdefault(mk, getattr(m, "lines", {}).get(mk, line))
+                            if mk in getattr(m, "spans", {}):
+                                out.spans.setdefault(mk, m.spans[mk])
                 continue
-            kv = _convert(k, memo, name)
+            kv = _convert(k, memo, name, src)
             try:
                 hash(kv)
             except TypeError:
-                raise YamlError("unhashable mapping key", name, k.start_mark.line + 1) from None
+                raise YamlError("unhashable mapping key", name, src.line(k.start_mark)) from None
             if kv in written:
-                raise DuplicateKeyError(f"duplicate key {kv!r} (first at line {out.lines[kv]})",
-                                        name, k.start_mark.line + 1)
+                raise DuplicateKeyError(f"duplicate key {brief(kv)} (first at line {out.lines[kv]})",
+                                        name, src.line(k.start_mark))
             written.add(kv)
-            out[kv] = _convert(v, memo, name)
-            out.lines[kv] = k.start_mark.line + 1
+            out[kv] = _convert(v, memo, name, src)
+            out.lines[kv] = src.line(k.start_mark)
+            out.spans[kv] = (k.start_mark.index, v.start_mark.index, v.end_mark.index)
+            _count_value(v, src)
         return out
     if isinstance(node, yaml.SequenceNode):
         out = YList()
-        out.line, out.lines = line, []
+        out.line = line
         memo[key] = out
         for item in node.value:
-            out.append(_convert(item, memo, name))
-            out.lines.append(item.start_mark.line + 1)
+            out.append(_convert(item, memo, name, src))
+            out.lines.append(src.line(item.start_mark))
+            out.spans.append((item.start_mark.index, item.end_mark.index))
+            _count_value(item, src)
         return out
     try:
         value = _scalars.construct_object(node, deep=True)
     except yaml.constructor.ConstructorError as exc:
         raise YamlError(f"YAML value error: {exc.problem}", name, line) from None
+    except (ValueError, OverflowError, TypeError) as exc:
+        # a plain scalar that looks like a number or date but is not one Python can hold
+        # (over 4,300 digits, 2024-13-45): kept as the text it is, as YAML 1.2 parsers do
+        if isinstance(node, yaml.ScalarNode) and node.style is None and not _explicit(node, src):
+            value = node.value
+        else:
+            raise YamlError(f"YAML value error: {one_line(str(exc), 120)}", name, line) from None
+    finally:  # the constructor caches every node it built: keep nothing of one file for the next
+        _scalars.constructed_objects.clear()
+        _scalars.recursive_objects.clear()
     memo[key] = value
     return value
+
+
+def _explicit(node: yaml.ScalarNode, src: YamlSource) -> bool:
+    """Whether the scalar's text starts with a tag (``!!int 12``): its type was asked for."""
+    start = node.start_mark.index
+    return src.text[start:start + 1] == "!" if isinstance(start, int) else True
+
+
+def _count_value(node: yaml.Node, src: YamlSource) -> None:
+    """Note the lines a scalar value's text touches (for :meth:`YamlSource.evidence`)."""
+    if isinstance(node, yaml.ScalarNode) and node.end_mark.index > node.start_mark.index:
+        first, last = src.line(node.start_mark), src.line(node.end_mark)
+        src.values_on[first] += 1
+        if last != first:
+            src.values_on[last] += 1

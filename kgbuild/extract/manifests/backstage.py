@@ -14,11 +14,12 @@ from pathlib import Path, PurePosixPath
 
 from ...errors import InputError, KgbuildError, Problem
 from ...graph.refs import RefError, is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
-from ...io.text import read_text
-from ...io.yamlfile import DuplicateKeyError, YList, YMap, load_yaml
+from ...io.text import brief, read_text
+from ...io.yamlfile import DuplicateKeyError, YamlSource, YList, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .openapi import read_api_spec
+from .packages import input_problem
 
 CORE_API = ("backstage.io/v1alpha1", "backstage.io/v1beta1")
 API_VERSIONS = {
@@ -54,6 +55,9 @@ RELATIONS = {
     "Template": [("owner", "Group", "ownedBy", False)],
     "Location": [],
 }
+# read as catalog descriptors by name, whatever their first bytes hold (a marker after a long
+# comment, an encoding the sniffing missed): the name Backstage's docs and templates use
+CATALOG_NAMES = {"catalog-info"}
 COMPONENT_SUBTYPES = {"service": "Service", "library": "Library", "website": "Website"}
 STRING_PLACEHOLDERS = {"$text", "$openapi", "$asyncapi"}
 OBJECT_PLACEHOLDERS = {"$json", "$yaml"}
@@ -74,7 +78,7 @@ class Rejected(Exception):
 
 class BackstageExtractor:
     name = "backstage"
-    version = 1
+    version = 2  # 2: evidence is the entry stating a relation, never a whole long line
     emits = frozenset({"Component", "Service", "Library", "Website", "API", "Resource", "System",
                        "Domain", "Group", "User", "Location", "Template", "ownedBy", "partOf",
                        "providesApi", "consumesApi", "dependsOn", "dependencyOf", "memberOf",
@@ -82,7 +86,9 @@ class BackstageExtractor:
     ownable = False  # Backstage requires an owner of every kind that can have one
 
     def claims(self, path: Path, head: bytes) -> bool:
-        return path.suffix in (".yaml", ".yml") and b"backstage.io/" in head and b"kind" in head
+        if path.suffix not in (".yaml", ".yml"):
+            return False
+        return path.stem.lower() in CATALOG_NAMES or (b"backstage.io/" in head and b"kind" in head)
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
         out = Extraction()
@@ -90,9 +96,8 @@ class BackstageExtractor:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
             docs = load_yaml(text, src.doc_id, per_document=True)
         except InputError as exc:
-            out.problems.append(Problem("error", "bad-input", exc.message, src.doc_id, exc.line))
+            out.problems.append(input_problem(exc))
             return out
-        lines = text.splitlines()
         for doc in docs:
             if doc.error is not None:  # like Backstage: that entity is refused, the rest is read
                 code = "rejected-entity" if isinstance(doc.error, DuplicateKeyError) else "bad-input"
@@ -106,7 +111,7 @@ class BackstageExtractor:
                                             src.doc_id, doc.line))
                 continue
             try:
-                _entity(entity, src, ctx, lines, out)
+                _entity(entity, src, ctx, doc.source, out)
             except Rejected as exc:
                 out.problems.append(Problem("error", "rejected-entity", str(exc), src.doc_id, exc.line))
             except KgbuildError as exc:  # e.g. a kind the chosen schema has no type for
@@ -115,39 +120,40 @@ class BackstageExtractor:
         return out
 
 
-def _entity(e: YMap, src: SourceFile, ctx: Context, lines: list[str], out: Extraction) -> None:
+def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
+            out: Extraction) -> None:
     kind, api_version = e.get("kind"), e.get("apiVersion")
     meta = e.get("metadata")
     if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
-        raise Rejected(f"apiVersion {api_version!r} is not of the form group/version", e.line_of("apiVersion"))
+        raise Rejected(f"apiVersion {brief(api_version)} is not of the form group/version", e.line_of("apiVersion"))
     if not is_valid_kind(kind):
-        raise Rejected(f"invalid kind {kind!r}", e.line_of("kind"))
+        raise Rejected(f"invalid kind {brief(kind)}", e.line_of("kind"))
     if kind not in API_VERSIONS:
-        raise Rejected(f"unknown kind {kind!r}: no Backstage processor accepts it", e.line_of("kind"))
+        raise Rejected(f"unknown kind {brief(kind)}: no Backstage processor accepts it", e.line_of("kind"))
     if api_version not in API_VERSIONS[kind]:
-        raise Rejected(f"kind {kind} does not support apiVersion {api_version!r} "
+        raise Rejected(f"kind {kind} does not support apiVersion {brief(api_version)} "
                        f"(expected {' or '.join(API_VERSIONS[kind])})", e.line_of("apiVersion"))
     if not isinstance(meta, YMap):
         raise Rejected("metadata is missing or not a mapping", e.line_of("metadata") if "metadata" in e else e.line)
     name, namespace = meta.get("name"), meta.get("namespace", "default")
     if not is_valid_name(name):
-        raise Rejected(f"invalid metadata.name {name!r}: 1-63 characters of [a-zA-Z0-9] "
+        raise Rejected(f"invalid metadata.name {brief(name)}: 1-63 characters of [a-zA-Z0-9] "
                        f"separated by [-_.]", meta.line_of("name"))
     if not is_valid_namespace(namespace):
-        raise Rejected(f"invalid metadata.namespace {namespace!r}", meta.line_of("namespace"))
+        raise Rejected(f"invalid metadata.namespace {brief(namespace)}", meta.line_of("namespace"))
     _check_metadata(meta)
     spec = e.get("spec", YMap())
     if kind != "Location" and "spec" not in e:
-        raise Rejected(f"{kind} {name!r} has no spec", e.line)
+        raise Rejected(f"{kind} {brief(name)} has no spec", e.line)
     if not isinstance(spec, YMap):
         raise Rejected("spec is not a mapping", e.line_of("spec"))
     local_specs = _resolve_placeholders(spec, src, ctx, out)
     for field, typ in REQUIRED[kind].items():
         if field not in spec:
-            raise Rejected(f"{kind} {name!r} is missing required spec.{field}", spec.line_of(field) if spec else e.line)
+            raise Rejected(f"{kind} {brief(name)} is missing required spec.{field}", spec.line_of(field) if spec else e.line)
         if not isinstance(spec[field], typ) or (typ is str and not spec[field]):
             what = "a non-empty string" if typ is str else "a list"
-            raise Rejected(f"spec.{field} of {kind} {name!r} must be {what}", spec.line_of(field))
+            raise Rejected(f"spec.{field} of {kind} {brief(name)} must be {what}", spec.line_of(field))
     if kind == "Location":
         _location(spec, src, ctx, out, name)
 
@@ -160,14 +166,14 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, lines: list[str], out: Extra
         values = spec[field]
         if many and not isinstance(values, YList):
             raise Rejected(f"spec.{field} must be a list of entity references", spec.line_of(field))
-        items = list(enumerate(values)) if many else [(None, values)]
+        items = list(enumerate(values)) if many else [(field, values)]
         for index, value in items:
             line = values.line_of(index) if many else spec.line_of(field)
             try:
                 target = parse_ref(value, default_kind, namespace)
             except RefError as exc:
                 raise Rejected(f"spec.{field}: {exc}", line) from None
-            edges.append((relation, target, line))
+            edges.append((relation, target, line, values if many else spec, index))
 
     access = _access_labels(meta)
     node_type = _node_type(kind, spec.get("type"), ctx)
@@ -186,16 +192,20 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, lines: list[str], out: Extra
         label = profile["displayName"]
     out.nodes.append(NodeRecord(self_id, node_type, label, meta.line_of("name"), attributes=attrs,
                                 aliases=tuple(sorted({name, label} - {self_id})), access=access))
-    for relation, target, line in edges:
+    for relation, target, line, container, key in edges:
+        if out.full(src.doc_id, line):
+            break
         try:
             target_type = ctx.schema.node_type(target.kind).name
         except Exception:
             out.problems.append(Problem("warning", "unknown-kind",
                                         f"{self_id}: relation {relation} to {target} skipped: kind "
-                                        f"{target.kind!r} is not a type of schema {ctx.schema.name!r}",
+                                        f"{brief(target.kind)} is not a type of schema {ctx.schema.name!r}",
                                         src.doc_id, line))
             continue
-        evidence = lines[line - 1].strip() if 0 < line <= len(lines) else None
+        # the entry stating the relation (its line when it states nothing else), never a
+        # whole long line: one-line lists of thousands of refs stay linear
+        evidence = text.evidence(container, key) if text is not None else None
         out.edges.append(EdgeRecord(self_id, relation, str(target), line=line, evidence=evidence,
                                     subject_type=node_type, object_type=target_type,
                                     object_label=target.name.lower(), access=access))
@@ -218,7 +228,7 @@ def _check_metadata(meta: YMap) -> None:
         raise Rejected("metadata.tags must be a list", meta.line_of("tags"))
     for i, tag in enumerate(tags):
         if not (isinstance(tag, str) and 1 <= len(tag) <= 63 and _TAG.match(tag)):
-            raise Rejected(f"invalid tag {tag!r}: lowercase [a-z0-9:+#] words joined by '-'",
+            raise Rejected(f"invalid tag {brief(tag)}: lowercase [a-z0-9:+#] words joined by '-'",
                            tags.line_of(i) if isinstance(tags, YList) else meta.line_of("tags"))
     for field in ("labels", "annotations"):
         values = meta.get(field, {})
@@ -227,11 +237,11 @@ def _check_metadata(meta: YMap) -> None:
         for key, value in values.items():
             line = values.line_of(key) if isinstance(values, YMap) else meta.line_of(field)
             if not _valid_key(key):
-                raise Rejected(f"invalid metadata.{field} key {key!r}", line)
+                raise Rejected(f"invalid metadata.{field} key {brief(key)}", line)
             if not isinstance(value, str):
                 raise Rejected(f"metadata.{field}.{key} must be a string", line)
             if field == "labels" and value and not is_valid_name(value):
-                raise Rejected(f"invalid label value {value!r} for {key!r}", line)
+                raise Rejected(f"invalid label value {brief(value)} for {brief(key)}", line)
 
 
 def _valid_key(key: object) -> bool:
@@ -321,11 +331,11 @@ def _location(spec: YMap, src: SourceFile, ctx: Context, out: Extraction, name: 
         targets += [(t, spec["targets"].line_of(i)) for i, t in enumerate(spec["targets"])]
     for target, line in targets:
         if not isinstance(target, str) or not target:
-            raise Rejected(f"Location {name!r}: target must be a non-empty string", line)
+            raise Rejected(f"Location {brief(name)}: target must be a non-empty string", line)
     for target, line in targets:
         if _URL.match(target):
             out.problems.append(Problem("warning", "not-fetched",
-                                        f"Location {name!r} target {target} is a URL; not fetched",
+                                        f"Location {brief(name)} target {target} is a URL; not fetched",
                                         src.doc_id, line))
             continue
         try:
@@ -335,7 +345,7 @@ def _location(spec: YMap, src: SourceFile, ctx: Context, out: Extraction, name: 
             continue
         if not path.is_file():
             out.problems.append(Problem("warning", "missing-target",
-                                        f"Location {name!r} target {target} does not exist",
+                                        f"Location {brief(name)} target {target} does not exist",
                                         src.doc_id, line))
             continue
         out.follow.append(path)

@@ -28,11 +28,12 @@ from typing import Iterable
 
 from ...errors import InputError, Problem
 from ...io.globs import Pattern, PatternList
-from ...io.text import read_text
+from ...io.text import MAX_EVIDENCE_CHARS, brief, clip, read_text, split_lines
 from ..records import Context, EdgeRecord, Extraction, Extractor, SourceFile
 from ..registry import register
 
 LOCATIONS = (".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS")
+MAX_OWNER_CHARS = 320  # an email address is at most 254 characters, a team name far less
 _TOKEN = re.compile(r"(?:\\.|[^\s\\])+")
 _TEAM = re.compile(r"^@([A-Za-z0-9][\w.-]*)/([\w.-]+)$")
 _USER = re.compile(r"^@?([A-Za-z0-9][\w.-]*)$")
@@ -62,6 +63,13 @@ class Rule:
     def matches(self, path: str) -> bool:
         """Whether this rule covers ``path`` (a file path relative to the repository root)."""
         return self.glob.matches(_relative(path))
+
+    def evidence(self, owner: Owner) -> str:
+        """The quote that states ``owner``'s ownership: the rule's line when it names that
+        owner alone, else the pattern and that owner (never other owners, never a long line)."""
+        if len(self.owners) == 1 and len(self.text) <= MAX_EVIDENCE_CHARS:
+            return self.text
+        return clip(f"{clip(self.pattern, 200)} {owner.written}")
 
 
 @dataclass
@@ -129,7 +137,7 @@ def _parse_cached(text: str, file: str) -> CodeOwners:
 def parse_codeowners(text: str, file: str) -> CodeOwners:
     """Rules in file order; bad patterns and owners are reported with their line."""
     out = CodeOwners(file)
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(split_lines(text), 1):
         tokens = _TOKEN.findall(raw)
         if not tokens or tokens[0].startswith("#"):
             continue
@@ -140,27 +148,29 @@ def parse_codeowners(text: str, file: str) -> CodeOwners:
             out.problems.append(Problem("warning", "codeowners", msg, file, n))
 
         if pattern.startswith("!") or re.search(r"(?<!\\)\[", pattern):
-            warn(f"pattern {pattern!r}: GitHub supports neither '!' nor '[...]'; rule skipped")
+            warn(f"pattern {brief(pattern)}: GitHub supports neither '!' nor '[...]'; rule skipped")
             continue
         try:
             glob = Pattern(pattern, file, n, codeowners=True)
         except InputError as exc:
-            warn(f"pattern {pattern[:80]!r}: {exc.message}; rule skipped")
+            warn(f"pattern {brief(pattern[:80])}: {exc.message}; rule skipped")
             continue
         owners = []
         for w in written:
             owner = _owner(w)
             if owner is None:
-                warn(f"{w!r} is not a user, team or email; ignored")
+                warn(f"{brief(w)} is not a user, team or email; ignored")
                 continue
             if owner.confidence < 1:
-                warn(f"owner {w!r} lacks '@' (GitHub ignores it); read as {owner.ref}")
+                warn(f"owner {brief(w)} lacks '@' (GitHub ignores it); read as {owner.ref}")
             owners.append(owner)
         out.rules.append(Rule(pattern, tuple(owners), n, raw.strip(), glob))
     return out
 
 
 def _owner(written: str) -> Owner | None:
+    if len(written) > MAX_OWNER_CHARS:  # no login, team or address is this long
+        return None
     if m := _TEAM.match(written):
         return Owner(f"group:default/{m.group(2).lower()}", "Group", written)
     if m := _EMAIL.match(written):
@@ -184,7 +194,7 @@ def codeowners_edges(codeowners: CodeOwners, components: Iterable[tuple[str, str
         rule = codeowners.rule_for(manifest)
         for owner in rule.owners if rule else ():
             edges.append(EdgeRecord(component, "ownedBy", owner.ref, line=rule.line,
-                                    evidence=rule.text, confidence=owner.confidence,
+                                    evidence=rule.evidence(owner), confidence=owner.confidence,
                                     object_type=owner.type, object_label=owner.written))
     return edges
 
@@ -221,6 +231,8 @@ def add_fallback_owners(src: SourceFile, extraction: Extraction, ex: Extractor,
     manifest = src.path.relative_to(repo_root_of(co_path)).as_posix()
     components = sorted({(n.id, manifest) for n in extraction.nodes})
     for edge in codeowners_edges(rules, components, owned):
+        if extraction.full(src.doc_id, edge.line):
+            break
         edge.source = doc_id
         extraction.edges.append(edge)
 
@@ -230,7 +242,7 @@ class CodeownersExtractor:
     ownership it implies is added to manifests by :func:`add_fallback_owners`."""
 
     name = "codeowners"
-    version = 1
+    version = 2  # 2: lines counted at \n only
     emits: frozenset[str] = frozenset()  # problems only; the ownedBy edges belong to the manifests
     ownable = False
 

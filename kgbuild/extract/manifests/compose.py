@@ -6,6 +6,8 @@ lowercased with characters outside ``[a-z0-9_-]`` dropped. Files of one project 
 ``docker-compose.yml`` and an override beside it) describe the same services; two projects
 with a ``db`` service do not merge. ``depends_on`` is read in list and map form (the map's
 ``condition``/``required`` join the evidence); ``image`` and the build context are kept.
+Evidence is the entry that names the dependency (its line when that line names nothing
+else), never a whole long line.
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 from ...errors import InputError, Problem
-from ...io.text import read_text
-from ...io.yamlfile import YMap, load_yaml
+from ...io.text import brief, one_line, read_text
+from ...io.yamlfile import YamlSource, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .packages import input_problem
@@ -38,7 +40,7 @@ def service_id(project: str, service: str) -> str:
 
 class ComposeExtractor:
     name = "compose"
-    version = 1
+    version = 2  # 2: evidence is the entry (not its whole line), CODEOWNERS evidence one owner
     emits = frozenset({"Service", "dependsOn", "ownedBy"})
     ownable = True  # the services of a compose project are the repository's own; it names no owner
 
@@ -57,26 +59,30 @@ class ComposeExtractor:
             return Extraction(problems=[Problem("error", "not-compose",
                                                 "no 'services' mapping: not a Compose file",
                                                 src.doc_id, getattr(top, "line", 1))])
-        lines = text.splitlines()
+        source = docs[0].source
         project = project_name(top, src.path)
         out = Extraction()
         for name, spec in services.items():
             line = services.line_of(name)
+            if out.full(src.doc_id, line):
+                break
             if not isinstance(spec, YMap):
                 out.problems.append(Problem("warning", "bad-service",
-                                            f"service {name!r} is not a mapping; skipped",
+                                            f"service {brief(name)} is not a mapping; skipped",
                                             src.doc_id, line))
                 continue
             out.nodes.append(NodeRecord(service_id(project, str(name)), "Service", str(name),
                                         line=line, attributes=_attributes(spec)))
-            for target, at, extra in _dependencies(spec, src.doc_id, out.problems):
+            for target, at, evidence in _dependencies(spec, src.doc_id, out.problems, source):
+                if out.full(src.doc_id, at):
+                    break
                 if target not in services:
                     out.problems.append(Problem("warning", "unknown-service",
-                                                f"service {name!r} depends on undefined service "
-                                                f"{target!r}", src.doc_id, at))
+                                                f"service {brief(name)} depends on undefined service "
+                                                f"{brief(target)}", src.doc_id, at))
                 out.edges.append(EdgeRecord(
                     service_id(project, str(name)), "dependsOn", service_id(project, target),
-                    line=at, evidence=(lines[at - 1].strip() + extra).strip(),
+                    line=at, evidence=evidence,
                     subject_type="Service", object_type="Service", object_label=target))
         return out
 
@@ -92,25 +98,29 @@ def _attributes(spec: YMap) -> dict[str, str]:
     return attrs
 
 
-def _dependencies(spec: YMap, doc_id: str, problems: list[Problem]):
-    """``(target service, line, evidence suffix)`` for each ``depends_on``/``links`` entry."""
+def _dependencies(spec: YMap, doc_id: str, problems: list[Problem], source: YamlSource):
+    """``(target service, line, evidence)`` for each ``depends_on``/``links`` entry."""
     for key in ("depends_on", "links"):
         deps = spec.get(key)
         if isinstance(deps, list):
             for i, item in enumerate(deps):
                 if isinstance(item, str) and item.strip():
                     yield item.split(":")[0].strip() if key == "links" else item.strip(), \
-                        deps.line_of(i), ""
+                        deps.line_of(i), source.evidence(deps, i)
                 else:
                     problems.append(Problem("warning", "bad-depends-on",
-                                            f"{key} entry {item!r} is not a service name; skipped",
+                                            f"{key} entry {brief(item)} is not a service name; skipped",
                                             doc_id, deps.line_of(i)))
         elif isinstance(deps, YMap) and key == "depends_on":
             for target, opts in deps.items():
-                extra = "".join(f" {k}: {str(v).lower() if isinstance(v, bool) else v}"
-                                for k, v in opts.items() if k in ("condition", "required", "restart")
-                                ) if isinstance(opts, dict) else ""
-                yield str(target), deps.line_of(target), extra
+                if isinstance(opts, dict):  # the service's key and the options that qualify it
+                    extra = "".join(f" {k}: {str(v).lower() if isinstance(v, bool) else v}"
+                                    for k, v in opts.items()
+                                    if k in ("condition", "required", "restart"))
+                    evidence = one_line(f"{str(target)[:400]}:{extra}")
+                else:
+                    evidence = source.evidence(deps, target)
+                yield str(target), deps.line_of(target), evidence
         elif deps is not None:
             problems.append(Problem("warning", "bad-depends-on", f"{key} must be a list"
                                     f"{' or a mapping' if key == 'depends_on' else ''}; skipped",

@@ -14,15 +14,14 @@ are ``partOf`` their parent.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from ...errors import InputError, Problem
-from ...io.text import read_text
+from ...io.text import brief, clip, read_text
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .packages import input_problem, json_lines, json_pointer, parse_json, scoped_id
+from .packages import input_problem, json_lines, json_pointer, parse_json, quoted, scoped_id
 from .purl import is_purl
 
 _SNIFF = re.compile(rb'"bomFormat"\s*:\s*"CycloneDX"')
@@ -31,7 +30,7 @@ LIBRARY_TYPES = {"library", "framework"}
 
 class CycloneDxExtractor:
     name = "cyclonedx"
-    version = 1
+    version = 2  # 2: long bom-refs cut in the evidence; bounded records
     emits = frozenset({"Library", "Component", "Service", "dependsOn", "partOf"})
     # not ownable: an SBOM lists an artifact's contents, mostly third-party (and may describe a
     # vendor's image); the project it describes has its own manifest, which CODEOWNERS owns
@@ -77,13 +76,15 @@ class _Bom:
                 continue
             for j, target in enumerate(targets):
                 ptr = json_pointer("dependencies", i, "dependsOn", j)
+                if self.out.full(self.doc_id, self.lines.get(ptr)):
+                    return self.out
                 if not isinstance(target, str):
-                    self._warn(ptr, f"{target!r} is not a bom-ref; skipped")
+                    self._warn(ptr, f"{brief(target)} is not a bom-ref; skipped")
                     continue
                 self.out.edges.append(EdgeRecord(
                     self._ref(ref, ptr), "dependsOn", self._ref(target, ptr),
                     line=self.lines.get(ptr), pointer=ptr,
-                    evidence=f'"ref": {json.dumps(ref)}, "dependsOn": [{json.dumps(target)}]',
+                    evidence=f'"ref": {quoted(ref)}, "dependsOn": [{quoted(target)}]',
                     subject_type="Component", object_type="Component"))
         return self.out
 
@@ -94,6 +95,8 @@ class _Bom:
             self._warn(json_pointer(*path), "not an array; skipped")
             return
         for i, item in enumerate(items):
+            if self.out.full(self.doc_id, self.lines.get(json_pointer(*path, i))):
+                return
             if not isinstance(item, dict):
                 self._warn(json_pointer(*path, i), "not an object; skipped")
                 continue
@@ -116,7 +119,7 @@ class _Bom:
             local = f"{group}/{name}" if isinstance(group, str) and group else name
             local += f"@{item['version']}" if isinstance(item.get("version"), str) else ""
         if local in self.ids:
-            self._warn(ptr, f"duplicate bom-ref {local!r}; skipped")
+            self._warn(ptr, f"duplicate bom-ref {brief(local)}; skipped")
             return None
         node_id = self.ids[local] = local if is_purl(local) else scoped_id(self.doc_id, local)
         kind = "service" if service else str(item.get("type", ""))
@@ -131,12 +134,13 @@ class _Bom:
         if parent:
             self.out.edges.append(EdgeRecord(node_id, "partOf", parent, line=self.lines.get(ptr),
                                              pointer=ptr,
-                                             evidence=f"{name} nested in {json_pointer(*path[:-2])}"))
+                                             evidence=clip(f"{name[:200]} nested in "
+                                                           f"{json_pointer(*path[:-2])}")))
         return node_id
 
     def _ref(self, ref: str, ptr: str) -> str:
         if ref not in self.ids:
-            self._warn(ptr, f"bom-ref {ref!r} is not declared in this BOM")
+            self._warn(ptr, f"bom-ref {brief(ref)} is not declared in this BOM")
             self.ids[ref] = ref if is_purl(ref) else scoped_id(self.doc_id, ref)
         return self.ids[ref]
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from ...errors import InputError, Problem
-from ...io.text import read_text
+from ...io.text import brief, clip, read_text, split_lines
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .packages import depends_on, input_problem, scoped_id
@@ -25,7 +25,7 @@ _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`|\S+')
 
 class GoModExtractor:
     name = "gomod"
-    version = 1
+    version = 2  # 2: lines counted at \n only; CODEOWNERS evidence of one owner per rule
     emits = frozenset({"Component", "dependsOn", "ownedBy"})
     ownable = True  # the module is the repository's own; go.mod names no owner
 
@@ -48,10 +48,12 @@ class GoModExtractor:
         out.nodes.append(_module_node(module, src, out.problems))
         me = out.nodes[0].id
         for line, args, raw in requires:
+            if out.full(src.doc_id, line):
+                break
             try:
                 if len(args) != 2:
                     raise ValueError(f"expected 'path version', got {len(args)} fields")
-                out.edges.append(depends_on(me, golang_purl(args[0]), args[0], raw, line=line,
+                out.edges.append(depends_on(me, golang_purl(args[0]), args[0], clip(raw), line=line,
                                             qualifiers=("indirect",) if "// indirect" in raw else ()))
             except ValueError as exc:
                 out.problems.append(Problem("warning", "bad-require", f"require: {exc}; skipped",
@@ -76,7 +78,7 @@ def _module_node(module: tuple[int, list[str]] | None, src: SourceFile,
 def _directives(text: str, doc_id: str, problems: list[Problem]):
     """``(line, verb, args, trimmed line)`` for every directive, block entries included."""
     block: tuple[str, int] | None = None
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(split_lines(text), 1):
         code = raw.split("//", 1)[0].strip()
         if not code:
             continue
@@ -89,7 +91,7 @@ def _directives(text: str, doc_id: str, problems: list[Problem]):
             continue
         if words[0] not in DIRECTIVES:
             problems.append(Problem("warning", "unknown-directive",
-                                    f"unknown go.mod directive {words[0]!r}; skipped", doc_id, n))
+                                    f"unknown go.mod directive {brief(words[0])}; skipped", doc_id, n))
         elif words[1:] == ["("]:
             block = (words[0], n)
         else:

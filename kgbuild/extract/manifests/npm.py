@@ -10,14 +10,21 @@ unique.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path, PurePosixPath
 
 from ...errors import InputError, Problem
-from ...io.text import read_text
+from ...io.text import brief, read_text
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .packages import depends_on, input_problem, json_lines, json_pointer, parse_json, scoped_id
+from .packages import (
+    depends_on,
+    input_problem,
+    json_lines,
+    json_pointer,
+    parse_json,
+    quoted,
+    scoped_id,
+)
 from .purl import npm_purl
 
 SECTIONS = ("dependencies", "devDependencies", "peerDependencies", "optionalDependencies")
@@ -27,7 +34,7 @@ QUALIFIERS = {"devDependencies": ("dev",), "peerDependencies": ("peer",),
 
 class NpmExtractor:
     name = "npm"
-    version = 1
+    version = 2  # 2: CODEOWNERS evidence names one owner; long names cut in the evidence
     emits = frozenset({"Component", "dependsOn", "ownedBy"})
     ownable = True  # the package is the repository's own; "author"/"maintainers" are people, not owners
 
@@ -59,8 +66,10 @@ class NpmExtractor:
                 continue
             for name, spec in (deps or {}).items():
                 ptr = json_pointer(section, name)
+                if out.full(src.doc_id, lines.get(ptr)):
+                    break
                 if not isinstance(spec, str):
-                    warn(ptr, f"version range {spec!r} is not a string")
+                    warn(ptr, f"version range {brief(spec)} is not a string")
                     continue
                 target = _target(name, spec)
                 try:
@@ -69,7 +78,7 @@ class NpmExtractor:
                     warn(ptr, str(exc))
                     continue
                 out.edges.append(depends_on(me.id, lib, target.strip(),
-                                            f"{section}: {json.dumps(name)}: {json.dumps(spec)}",
+                                            f"{section}: {quoted(name)}: {quoted(spec)}",
                                             line=lines.get(ptr), pointer=ptr,
                                             qualifiers=QUALIFIERS.get(section, ())))
         return out

@@ -73,8 +73,9 @@ def referenced_by_catalog(src: SourceFile, ctx: Context) -> tuple[bool, list[Pat
             break
         looked.append(folder)
         for candidate in sorted(folder.glob("*.y*ml")):
-            if candidate == target or candidate.suffix not in (".yaml", ".yml"):
-                continue
+            if candidate == target or candidate.suffix not in (".yaml", ".yml") \
+                    or not candidate.resolve().is_relative_to(root):
+                continue  # (a link to outside the scanned root is not read)
             looked.append(candidate)
             try:
                 text = read_text(candidate, ctx.max_file_bytes)
@@ -96,7 +97,7 @@ def spec_api_id(doc_id: str) -> str:
 
 class ApiSpecExtractor:
     name = "openapi"
-    version = 1
+    version = 2  # 2: lines counted at \n only; UTF-16/32 specs read
     emits = frozenset({"API"})
     # not ownable: a spec a catalog API points at describes that (owned) API, and a spec's
     # info.contact is its own answer to who is responsible

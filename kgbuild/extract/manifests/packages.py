@@ -18,7 +18,8 @@ import posixpath
 import re
 from bisect import bisect_left
 
-from ...errors import InputError, Problem
+from ...errors import InputError, KgbuildError, Problem
+from ...io.text import CUT, clip, one_line
 from ..records import EdgeRecord
 
 
@@ -38,8 +39,10 @@ def json_pointer(*parts: object) -> str:
 
 
 def input_problem(exc: InputError) -> Problem:
-    """The located error for a file that cannot be read or parsed at all."""
-    return Problem("error", "bad-input", exc.message, exc.file or "", exc.line)
+    """The located error for a file that cannot be read or parsed at all, with the error's
+    own code when it has one (``not-a-regular-file``, ``file-too-large``, ...)."""
+    code = exc.code if exc.code not in (InputError.code, KgbuildError.code) else "bad-input"
+    return Problem("error", code, exc.message, exc.file or "", exc.line)
 
 
 def parse_json(text: str, name: str) -> object:
@@ -51,6 +54,8 @@ def parse_json(text: str, name: str) -> object:
         raise InputError(f"JSON syntax error: {exc.msg}", name, exc.lineno) from None
     except RecursionError:
         raise InputError("JSON nested too deeply to read", name, 1) from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError(f"JSON value error: {one_line(str(exc), 120)}", name) from None
 
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^\s{}\[\],:"]+')
@@ -91,11 +96,17 @@ def _join(pointer: str, part: object) -> str:
     return pointer + json_pointer(part)
 
 
+def quoted(value: str, limit: int = 120) -> str:
+    """``value`` as a JSON string for evidence, cut to ``limit`` characters (and marked)
+    before it is quoted: a long name repeated in many entries costs no more than once."""
+    return json.dumps(value) if len(value) <= limit else json.dumps(value[:limit])[:-1] + CUT + '"'
+
+
 def depends_on(subject: str, library: str, label: str, evidence: str, *,
                line: int | None = None, pointer: str | None = None,
                qualifiers: tuple[str, ...] = ()) -> EdgeRecord:
     """A ``dependsOn`` edge from a manifest's Component to a Library it names; ``qualifiers``
     say how the manifest qualifies it (``dev``, ``peer``, ``optional:<group>``, ``build``, ...)."""
     return EdgeRecord(subject, "dependsOn", library, line=line, pointer=pointer,
-                      evidence=evidence, subject_type="Component", object_type="Library",
+                      evidence=clip(evidence), subject_type="Component", object_type="Library",
                       object_label=label, qualifiers=qualifiers)

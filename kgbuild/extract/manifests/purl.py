@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from ...io.text import brief
+
 _PYPI = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _NPM_PART = re.compile(r"^[a-z0-9~-][a-z0-9._~!'()*-]*$")
 _GO_ELEM = re.compile(r"^[A-Za-z0-9._~+-]+$")
@@ -26,7 +28,7 @@ def pypi_name(name: str) -> str:
     """PEP 503 normal form: lowercase, runs of ``-``, ``_``, ``.`` become one ``-``."""
     name = name.strip()
     if not _PYPI.match(name):
-        raise ValueError(f"not a valid Python package name: {name!r}")
+        raise ValueError(f"not a valid Python package name: {brief(name)}")
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -38,7 +40,7 @@ def npm_name(name: str) -> str:
         "/" not in norm if not scope else
         scope.startswith("@") and "/" not in scope and _NPM_PART.match(scope[1:]))
     if not ok:
-        raise ValueError(f"not a valid npm package name: {name!r}")
+        raise ValueError(f"not a valid npm package name: {brief(name)}")
     return norm
 
 
@@ -47,7 +49,7 @@ def go_module(path: str) -> str:
     path = path.strip()
     elems = path.split("/")
     if not path or not all(_GO_ELEM.match(e) and e not in (".", "..") for e in elems):
-        raise ValueError(f"not a valid Go module path: {path!r}")
+        raise ValueError(f"not a valid Go module path: {brief(path)}")
     return path
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import tomllib
 from bisect import bisect_right
+from collections import Counter
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Iterator
@@ -26,7 +27,7 @@ from typing import Iterator
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ...errors import InputError, Problem
-from ...io.text import read_text
+from ...io.text import MAX_EVIDENCE_CHARS, brief, clip, one_line, read_text, split_lines
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .packages import depends_on, input_problem, python_dir_id
@@ -38,7 +39,9 @@ PRIVATE = "Private :: Do Not Upload"
 # -- pyproject.toml ---------------------------------------------------------------------------
 class PyprojectExtractor:
     name = "pyproject"
-    version = 2  # 2: CODEOWNERS owns the project (it was never owned before)
+    # 2: CODEOWNERS owns the project (it was never owned before); 3: evidence is the entry,
+    # lines counted at \n only
+    version = 3
     emits = frozenset({"Component", "dependsOn", "ownedBy"})
     ownable = True  # the project is the repository's own; authors/maintainers are people, not owners
 
@@ -59,20 +62,26 @@ class PyprojectExtractor:
             msg = str(exc)[:m.start()] if m else str(exc)
             return Extraction(problems=[Problem("error", "bad-input", f"TOML syntax error: {msg}",
                                                 src.doc_id, int(m.group(1)) if m else None)])
+        except ValueError as exc:  # e.g. an integer of over 4,300 digits
+            return Extraction(problems=[Problem("error", "bad-input",
+                                                f"TOML value error: {one_line(str(exc), 120)}",
+                                                src.doc_id)])
         out = Extraction()
         where = _TomlLines(text)
         me = _project_node(data, src.doc_id, where, out.problems)
         out.nodes.append(me)
         for scope, pep508, entries in _dependency_entries(data, out.problems, src.doc_id, where):
-            for item, line in entries:
+            for item, line, evidence in entries:
+                if out.full(src.doc_id, line):
+                    break
                 try:
                     name = Requirement(item).name if pep508 else item
                     out.edges.append(depends_on(me.id, pypi_purl(name), name,
-                                                f"{scope}: {where.text(line)}", line=line,
+                                                f"{scope}: {evidence}", line=line,
                                                 qualifiers=scope_qualifiers(scope)))
                 except (InvalidRequirement, ValueError) as exc:
                     out.problems.append(Problem("warning", "bad-requirement",
-                                                f"{scope}: not a valid requirement {item!r}: "
+                                                f"{scope}: not a valid requirement {brief(item)}: "
                                                 f"{str(exc).splitlines()[0]}",
                                                 src.doc_id, line))
         return out
@@ -122,9 +131,10 @@ def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where:
         strings = [x for x in items if isinstance(x, str)]
         for x in items:
             if not isinstance(x, str) and not (isinstance(x, dict) and "include-group" in x):
-                problems.append(Problem("warning", "bad-dependency", f"{scope}: entry {x!r} is not a "
+                problems.append(Problem("warning", "bad-dependency", f"{scope}: entry {brief(x)} is not a "
                                         f"requirement string; skipped", doc_id, where.line(path)))
-        yield scope, True, list(zip(strings, where.strings(path, strings)))
+        yield scope, True, [(x, line, evidence) for x, (line, evidence)
+                            in zip(strings, where.strings(path, strings))]
     poetry = _get(data, ("tool", "poetry"))
     if not isinstance(poetry, dict):
         return
@@ -136,7 +146,8 @@ def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where:
         deps = _get(data, path)
         if isinstance(deps, dict):
             names = [n for n in deps if n.lower() != "python"]
-            yield ".".join(path), False, [(n, where.line((*path, n))) for n in names]
+            yield ".".join(path), False, [(n, where.line((*path, n)), where.entry((*path, n)))
+                                          for n in names]
 
 
 def scope_qualifiers(scope: str) -> tuple[str, ...]:
@@ -171,7 +182,7 @@ class _TomlLines:
     """Where keys and string array items sit in a TOML text (tomllib keeps no positions)."""
 
     def __init__(self, text: str):
-        self.lines = text.splitlines()
+        self.lines = split_lines(text)
         self.joined = "\n".join(self.lines)
         self.offsets = [0]
         for line in self.lines:
@@ -202,19 +213,35 @@ class _TomlLines:
     def text(self, line: int | None) -> str:
         return self.lines[line - 1].strip() if line else ""
 
-    def strings(self, path: tuple, values: list[str]) -> list[int | None]:
-        """Line of each string of the array at ``path``, found in order after its key."""
+    def entry(self, path: tuple) -> str:
+        """Evidence for the key at ``path``: its line, or (a key inside an inline table, whose
+        line states other keys too) the key itself."""
+        return clip(self.text(self.keys[path])) if path in self.keys else clip(str(path[-1]))
+
+    def strings(self, path: tuple, values: list[str]) -> list[tuple[int | None, str]]:
+        """(line, evidence) of each string of the array at ``path``, found in order after its
+        key. The evidence is the line when no other string sits on it, else the string itself
+        as written: a one-line array of thousands of entries costs linear, not quadratic."""
         first = self.line(path)
         if first is None:
-            return [None] * len(values)
-        end = next((s for s in self.starts if s > first), len(self.lines) + 1)
-        tokens = [(m.group(0), m.start()) for m in
-                  _TOKEN.finditer(self.joined, self.offsets[first - 1], self.offsets[end - 1])]
+            return [(None, clip(value)) for value in values]
+        at = bisect_right(self.starts, first)
+        end = self.starts[at] if at < len(self.starts) else len(self.lines) + 1
+        tokens = [(m.group(0), bisect_right(self.offsets, m.start())) for m in
+                  _TOKEN.finditer(self.joined, self.offsets[first - 1], self.offsets[end - 1])
+                  if m.group(0)[0] != "#"]
+        per_line = Counter(line for _, line in tokens)
         out, i = [], 0
         for value in values:
-            while i < len(tokens) and (tokens[i][0][0] == "#" or _unquote(tokens[i][0]) != value):
+            while i < len(tokens) and _unquote(tokens[i][0]) != value:
                 i += 1
-            out.append(bisect_right(self.offsets, tokens[i][1]) if i < len(tokens) else first)
+            if i < len(tokens):
+                token, line = tokens[i]
+                text = self.text(line)
+                out.append((line, text if per_line[line] == 1 and len(text) <= MAX_EVIDENCE_CHARS
+                            else clip(token)))
+            else:
+                out.append((first, clip(value)))
             i += i < len(tokens)
         return out
 
@@ -236,6 +263,7 @@ _REQ_OPTIONS = re.compile(r"\s+--[A-Za-z]")
 _NAMED_URL = re.compile(r"^[\w.-]+\s*(\[[^\]]*\])?\s*@")
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^[./~]|\.(whl|zip|tar\.gz|tgz|tar\.bz2)$")
 _EGG = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+MAX_INCLUDES = 256  # -r files one requirements file may read, nested ones included
 _GLOBAL_OPTIONS = ("-i", "--index-url", "--extra-index-url", "--no-index", "-f", "--find-links",
                    "--pre", "--trusted-host", "--prefer-binary", "--require-hashes",
                    "--only-binary", "--no-binary", "--use-feature")
@@ -243,7 +271,9 @@ _GLOBAL_OPTIONS = ("-i", "--index-url", "--extra-index-url", "--no-index", "-f",
 
 class RequirementsExtractor:
     name = "requirements"
-    version = 2  # 2: CODEOWNERS owns the directory's project (it was never owned before)
+    # 2: CODEOWNERS owns the directory's project (it was never owned before); 3: lines counted
+    # at \n only, includes read as regular files only
+    version = 3
     emits = frozenset({"Component", "dependsOn", "ownedBy"})
     ownable = True  # the directory's project is the repository's own; requirements name no owner
 
@@ -268,6 +298,7 @@ class _RequirementsReader:
         self.subject = python_dir_id(src.doc_id)
         label = PurePosixPath(src.doc_id).parent.name or self.subject
         self.out = Extraction(nodes=[NodeRecord(self.subject, "Component", label)])
+        self.includes, self.included_bytes = 0, 0  # what -r includes read, all together
 
     def read(self, path: Path, text: str, seen: frozenset, via: tuple[int, str] | None = None):
         """Read one file; ``via`` is the (line, ``-r`` text) of its include in the scanned file."""
@@ -280,9 +311,12 @@ class _RequirementsReader:
                     self._warn("bad-include", where + reason, at)
                 continue
             if kind == "requirement":
+                if self.out.full(self.src.doc_id, at):
+                    return
                 try:
                     self.out.edges.append(depends_on(self.subject, pypi_purl(value), value,
-                                                     f"{via[1]}: {raw}" if via else raw, line=at))
+                                                     clip(f"{via[1]}: {raw}" if via else raw),
+                                                     line=at))
                     continue
                 except ValueError as exc:
                     value = f"{exc}; skipped"
@@ -292,13 +326,21 @@ class _RequirementsReader:
         """Follow ``-r value``, or say why not."""
         target = (path.parent / value).resolve()
         if "://" in value or not target.is_relative_to(self.src.root.resolve()):
-            return f"include {value!r} is outside the scanned root; not followed"
+            return f"include {brief(value)} is outside the scanned root; not followed"
         if target in seen:
-            return f"include {value!r} was already read (include cycle?)"
+            return f"include {brief(value)} was already read (include cycle?)"
+        if self.includes >= MAX_INCLUDES:
+            return f"include {brief(value)}: more than {MAX_INCLUDES} includes; not followed"
+        budget = self.ctx.max_file_bytes - self.included_bytes
         try:
-            text = read_text(target, self.ctx.max_file_bytes, value)
+            text = read_text(target, budget, value)
         except InputError as exc:
-            return f"include {value!r}: {exc.message}"
+            if exc.code == "file-too-large":
+                return (f"include {brief(value)}: the includes of one file may hold "
+                        f"{self.ctx.max_file_bytes / 2**20:g} MiB in all; not followed")
+            return f"include {brief(value)}: {exc.message}"
+        self.includes += 1
+        self.included_bytes += len(text)
         self.read(target, text, seen | {target}, via)
         return None
 
@@ -332,14 +374,14 @@ def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
         try:
             yield line, "requirement", Requirement(spec).name, raw.strip()
         except InvalidRequirement as exc:
-            yield line, "problem", (f"not a PEP 508 requirement {spec!r}: "
+            yield line, "problem", (f"not a PEP 508 requirement {brief(spec)}: "
                                     f"{str(exc).splitlines()[0]}"), content
 
 
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """Lines with ``\\`` continuations joined, each with the number of its first line."""
     start, buf = 0, []
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(split_lines(text), 1):
         start = start or n
         if raw.endswith("\\"):
             buf.append(raw[:-1])
@@ -360,7 +402,7 @@ def _named(target: str, what: str) -> tuple[str, str]:
     for ext in (".tar.gz", ".tgz", ".tar.bz2", ".zip"):
         if stem.endswith(ext) and "-" in stem:
             return "requirement", stem[:-len(ext)].rpartition("-")[0]
-    return "problem", f"{what} requirement {target!r} does not name its package; skipped"
+    return "problem", f"{what} requirement {brief(target)} does not name its package; skipped"
 
 
 register(PyprojectExtractor())
