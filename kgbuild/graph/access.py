@@ -33,6 +33,7 @@ every label (trusted, local use).
 
 from __future__ import annotations
 
+import copy
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -177,12 +178,18 @@ WITHHELD = "[evidence withheld]"
 
 MAX_FORM_TOKENS = 64  # a name is matched on at most this many leading words
 _WORD = re.compile(r"[^\W_]+")
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 
 def _words(text: str) -> tuple[str, ...]:
-    """The words of ``text`` for name matching: NFKC, case-folded, split at everything that is
-    not a letter or digit (``Zephyr Vault``, ``zephyr-vault`` and ``zephyr_vault`` are alike)."""
-    return tuple(_WORD.findall(unicodedata.normalize("NFKC", text).casefold()))
+    """The words of ``text`` for name matching: NFKC, split at camelCase humps, case-folded,
+    split at everything that is not a letter or digit (``Zephyr Vault``, ``zephyr-vault``,
+    ``zephyr_vault`` and ``ZephyrVault`` are alike)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    if not text.islower():  # (some capital letter, or no cased letter at all)
+        text = _HUMP.sub(" ", text)
+    return tuple(_WORD.findall(text.casefold()))
 
 
 def _name_part(node_id: str) -> str:
@@ -193,8 +200,8 @@ def _name_part(node_id: str) -> str:
 def name_forms(node: Node) -> set[str]:
     """Every way a source may name ``node``: its ID (also percent-decoded), the ID's name part
     and ``kind:name`` / ``namespace/name`` short forms, its label, aliases and titles."""
-    ids = {node.id, unquote(node.id)}
-    forms = set(ids) | {node.label} | set(node.aliases) | set(node.attributes.get("title", ()))
+    ids = {node.id, unquote(node.id)} if "%" in node.id else {node.id}
+    forms = ids | {node.label} | set(node.aliases) | set(node.attributes.get("title", ()))
     for i in ids:
         forms.add(_name_part(i))
         kind, colon, rest = i.partition(":")
@@ -204,39 +211,57 @@ def name_forms(node: Node) -> set[str]:
     return {f for f in forms if f}
 
 
+def _node_words(node: Node) -> tuple[set[tuple[str, ...]], set[str]]:
+    """:func:`name_forms` as word sequences (each also run together: ``zephyrvault``), and the
+    forms without a letter or digit (NFKC, case-folded)."""
+    out: set[tuple[str, ...]] = set()
+    bare: set[str] = set()
+    for form in name_forms(node):
+        words = _words(form)[:MAX_FORM_TOKENS]
+        if not words:
+            if len(form.strip()) > 1:  # (one punctuation mark would match any text)
+                bare.add(unicodedata.normalize("NFKC", form.strip()).casefold())
+            continue
+        out.add(words)
+        if len(words) > 1:
+            out.add(("".join(words),))
+    return out, bare
+
+
 class NameScreen:
     """Tells whether a text names a hidden entity (any of its :func:`name_forms`).
 
     Texts and names are compared as word sequences (:func:`_words`), so a name matches only
-    as whole words, whatever separates them. The text is read left to right taking, at each
-    word, the longest known name that starts there: a name of a *visible* entity is skipped
-    as a whole (``Zephyr Vault Client`` does not name a hidden ``Zephyr Vault``), a name that
-    only hidden entities have is a hit, and a name that visible and hidden entities share
-    reveals nothing and is no hit. Time is linear in the text (times the number of distinct
-    name lengths, at most :data:`MAX_FORM_TOKENS`).
+    as whole words, whatever separates them. An occurrence of a hidden entity's name is a hit
+    unless it lies inside an occurrence of a *visible* entity's name (``Zephyr Vault Client``
+    does not name a hidden ``Zephyr Vault``) or a visible entity has that name too (then it
+    reveals nothing). Time is linear in the text (times the number of distinct name lengths,
+    at most :data:`MAX_FORM_TOKENS`); nothing is built when nothing is hidden.
     """
 
     def __init__(self, hidden: Iterable[Node], visible: Iterable[Node]):
         self._forms: dict[tuple[str, ...], bool] = {}  # word sequence -> only hidden ones have it
         self._bare: set[str] = set()  # hidden names without a letter or digit: matched as text
-        shared: set[str] = set()
-        for node in visible:
-            for form in name_forms(node):
-                words = _words(form)
-                if 0 < len(words) <= MAX_FORM_TOKENS:
-                    self._forms[words] = False
-                elif not words:
-                    shared.add(unicodedata.normalize("NFKC", form.strip()).casefold())
         for node in hidden:
-            for form in name_forms(node):
-                words = _words(form)[:MAX_FORM_TOKENS]
-                if words:
-                    self._forms.setdefault(words, True)
-                elif len(form.strip()) > 1:  # (one punctuation mark would match any text)
-                    self._bare.add(unicodedata.normalize("NFKC", form.strip()).casefold())
-        self._bare -= shared
+            words, bare = _node_words(node)
+            self._forms.update(dict.fromkeys(words, True))
+            self._bare |= bare
+        self._hidden_words = {w for f in self._forms for w in f}
+        if not self:
+            return
+        hidden_words = self._hidden_words
+        for node in visible:  # only names sharing a word with a hidden one can matter
+            words, bare = _node_words(node)
+            self._bare -= bare
+            for f in words:
+                if not hidden_words.isdisjoint(f):
+                    self._forms[f] = False
         self._hidden_words = {w for f, hidden in self._forms.items() if hidden for w in f}
-        self._lengths = sorted({len(f) for f in self._forms}, reverse=True)
+        self._lengths: dict[str, list[int]] = {}  # first word -> lengths of the names it starts
+        for f in self._forms:
+            self._lengths.setdefault(f[0], []).append(len(f))
+        for lengths in self._lengths.values():
+            lengths[:] = sorted(set(lengths))
 
     def __bool__(self) -> bool:
         return bool(self._hidden_words or self._bare)
@@ -252,19 +277,21 @@ class NameScreen:
         words = _words(text)
         if self._hidden_words.isdisjoint(words):
             return False
-        forms, i, n = self._forms, 0, len(words)
-        while i < n:
-            for length in self._lengths:
-                if i + length <= n:
-                    hidden = forms.get(words[i:i + length])
-                    if hidden is not None:
-                        if hidden:
-                            return True
-                        i += length
-                        break
-            else:
-                i += 1
-        return False
+        n, forms, starts = len(words), self._forms, self._lengths
+        reach = [0] * n  # reach[i]: the furthest end of a visible name starting at <= i
+        hits: list[tuple[int, int]] = []
+        furthest = 0
+        for i, word in enumerate(words):
+            for length in starts.get(word, ()):
+                if i + length > n:
+                    break
+                hidden = forms.get(words[i:i + length])
+                if hidden:
+                    hits.append((i, i + length))
+                elif hidden is False and i + length > furthest:
+                    furthest = i + length
+            reach[i] = furthest
+        return any(reach[start] < end for start, end in hits)
 
 
 def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
@@ -290,8 +317,10 @@ def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
     view.documents = {i: d for i, d in kg.documents.items() if principal.can_see(d.access)}
     allowed = {i for i, n in kg.nodes.items() if principal.sees_node(n)}
 
+    nodes = kg.nodes
+
     def endpoints_allowed(s: str, o: str) -> bool:
-        return all(x in allowed or x not in kg.nodes for x in (s, o))
+        return (s in allowed or s not in nodes) and (o in allowed or o not in nodes)
 
     touched: set[str] = set()
     shown: dict[str, Assertion] = {}
@@ -316,13 +345,15 @@ def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
     screen = NameScreen([n for i, n in kg.nodes.items() if i not in view.nodes],
                         view.nodes.values())
     for key, a in shown.items():
-        hides = screen.names_hidden(a.evidence)
-        view.assertions[key] = replace(a, evidence=WITHHELD) if hides else a
+        if screen.names_hidden(a.evidence):
+            a = copy.copy(a)  # (the key does not depend on the evidence)
+            object.__setattr__(a, "evidence", WITHHELD)
+        view.assertions[key] = a
     if screen:
         for node_id, n in list(view.nodes.items()):
             about = n.attributes.get("description")
-            if about and any(screen.names_hidden(d) for d in about):
-                kept = {d for d in about if not screen.names_hidden(d)}
+            kept = {d for d in about if not screen.names_hidden(d)} if about else about
+            if kept != about:
                 attributes = {k: v for k, v in n.attributes.items() if k != "description"}
                 if kept:
                     attributes["description"] = kept
