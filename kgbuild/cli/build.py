@@ -18,6 +18,7 @@ from .main import (
     MAX_EPOCH,
     SCHEMA,
     STORE,
+    FileArg,
     UsageError,
     check_output,
     emit,
@@ -43,12 +44,12 @@ from .main import (
                    "against paths relative to the project root; repeatable; adds to the "
                    "project's exclude list).")
 @click.option("--no-gitignore", is_flag=True, help="Read files that .gitignore files ignore.")
-@click.option("--access", "access_file", type=click.Path(dir_okay=False, exists=True),
+@click.option("--access", "access_file", type=FileArg(),
               help="access.yaml mapping source path globs to access labels (default: the "
                    "project's access setting).")
 @click.option("--validate/--no-validate", default=None,
               help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
-@click.option("--aliases", "registry_path", type=click.Path(dir_okay=False),
+@click.option("--aliases", "registry_path", type=FileArg(exists=False),
               help="Alias registry (default: the project's, else aliases.yaml in the project root, "
                    "else in the first source folder); its aliases and accepted decisions rename "
                    "mentioned entities.")

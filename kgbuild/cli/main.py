@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -142,6 +143,27 @@ def check_output(path: str | os.PathLike | None, option: str = "-o") -> None:
             pass
     except (OSError, ValueError) as exc:  # a name too long, a NUL byte, a loop of symlinks
         raise fail(getattr(exc, "strerror", None) or str(exc)) from None
+
+
+class FileArg(click.Path):
+    """A file to read: a regular file (a FIFO could block forever, a device never end; a folder,
+    a socket cannot be read), and existing unless ``exists=False`` (then only when present)."""
+
+    def __init__(self, exists: bool = True):
+        super().__init__(exists=exists, dir_okay=False)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            return path  # allowed to be missing (``exists=False``)
+        except (OSError, ValueError) as exc:
+            self.fail(f"{os.fsdecode(value)!r}: {getattr(exc, 'strerror', None) or exc}", param, ctx)
+        if not stat.S_ISREG(mode):
+            self.fail(f"{os.fsdecode(value)!r} is not a regular file (a FIFO, device or socket is "
+                      f"never read)", param, ctx)
+        return path
 
 
 # Every integer option has an explicit range (in its --help): nothing a user types can overflow

@@ -7,11 +7,11 @@ from pathlib import Path
 import click
 
 from ..schema.loader import load_schema
-from .main import FORMAT, SCHEMA, STORE, emit, main, project
+from .main import FORMAT, SCHEMA, STORE, FileArg, emit, main, project
 from .traverse import ALL_ACCESS, GRAPH, PRINCIPAL, _principal, graph_and_cache
 
 REGISTRY = click.option(
-    "--registry", "registry_path", type=click.Path(dir_okay=False),
+    "--registry", "registry_path", type=FileArg(exists=False),
     default=lambda: str(project().aliases_path() or project().path("aliases.yaml")),
     show_default="the project's, else aliases.yaml in the project root",
     help="The alias registry.")
@@ -55,7 +55,7 @@ def resolve_explain(mention, type_name, graph_file, store_path, schema_name, reg
 
 
 @resolve_group.command("review")
-@click.option("--queue", "queue_path", type=click.Path(dir_okay=False, exists=True),
+@click.option("--queue", "queue_path", type=FileArg(),
               help="Review queue written by a build (default: the store's review-queue.json).")
 @click.option("--type", "type_name", help="Only this type.")
 @GRAPH

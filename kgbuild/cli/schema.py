@@ -13,7 +13,7 @@ from ..graph.turtle import to_turtle
 from ..schema.loader import load_schema
 from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
-from .main import FORMAT, UsageError, check_output, echo, emit, main, write_or_echo
+from .main import FORMAT, FileArg, UsageError, check_output, echo, emit, main, write_or_echo
 
 
 @main.group()
@@ -90,7 +90,7 @@ OUTPUT = click.option("-o", "--output", type=click.Path(dir_okay=False),
 
 
 @schema.command("import")
-@click.argument("ontology", type=click.Path(dir_okay=False, exists=True))
+@click.argument("ontology", type=FileArg())
 @OUTPUT
 @NAME
 @PREFIX
@@ -118,7 +118,7 @@ def schema_import(ontology, output, name, prefix):
 
 
 @schema.command("infer")
-@click.argument("graph", type=click.Path(dir_okay=False, exists=True))
+@click.argument("graph", type=FileArg())
 @OUTPUT
 @NAME
 @PREFIX

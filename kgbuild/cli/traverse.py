@@ -9,9 +9,21 @@ import click
 
 from ..schema.loader import load_schema
 from ..store.graphstore import GraphStore
-from .main import COSINE, FORMAT, MAX_HOPS, SCHEMA, STORE, UsageError, count, echo, emit, main
+from .main import (
+    COSINE,
+    FORMAT,
+    MAX_HOPS,
+    SCHEMA,
+    STORE,
+    FileArg,
+    UsageError,
+    count,
+    echo,
+    emit,
+    main,
+)
 
-GRAPH = click.option("--graph", "graph_file", type=click.Path(dir_okay=False, exists=True),
+GRAPH = click.option("--graph", "graph_file", type=FileArg(),
                      help="Read this graph file (Turtle, N-Triples, ...) instead of the store.")
 PRINCIPAL = click.option("--principal", "--as", "labels", multiple=True, metavar="LABEL[,LABEL]",
                          help="Access labels the caller holds; without --principal/--all-access "
@@ -175,7 +187,7 @@ def eval_group():
 
 
 @eval_group.command("retrieval")
-@click.argument("cases", type=click.Path(dir_okay=False, exists=True))
+@click.argument("cases", type=FileArg())
 @GRAPH
 @click.option("--store", "store_path", type=click.Path(file_okay=False),
               help="Use this store's graph instead of the graph the cases file names.")

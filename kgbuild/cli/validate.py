@@ -8,11 +8,11 @@ import click
 
 from ..schema.loader import load_schema
 from ..validate.validator import validate_file
-from .main import FORMAT, SCHEMA, emit, main
+from .main import FORMAT, SCHEMA, FileArg, emit, main
 
 
 @main.command()
-@click.argument("graph", type=click.Path(dir_okay=False))
+@click.argument("graph", type=FileArg(exists=False))
 @SCHEMA
 @FORMAT
 def validate(graph, schema_name, fmt):

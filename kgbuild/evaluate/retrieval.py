@@ -42,25 +42,129 @@ _SPEC_KEYS = {"seeds", "names", "question", "follow", "hops", "path", "cap", "ty
               "max_nodes", "max_edges", "max_paths", "max_chars"}
 _CASE_KEYS = _SPEC_KEYS | {"name", "principal", "remove", "required", "forbidden", "answers",
                            "expect", "abstain_reason", "note"}
+_FILE_KEYS = {"graph", "cases", "description", "note"}
+# the bounds of ``kgbuild traverse``'s options (kgbuild/cli/main.py), for the same settings here
+MAX_COUNT = 10**9
+MAX_HOPS = 10**6
+_NUMBERS = {"hops": (1, MAX_HOPS, False), "cap": (0, MAX_COUNT, True),
+            "max_nodes": (0, MAX_COUNT, True), "max_edges": (0, MAX_COUNT, True),
+            "max_paths": (0, MAX_COUNT, False), "max_chars": (0, MAX_COUNT, True)}
+_TEXT_LISTS = ("seeds", "names", "follow", "types", "answers")  # a list of text, or one text
+_REASONS = ("no-seed", "ambiguous", "no-path", "no-edges")
+
+
+def _kind(value: object) -> str:
+    return {dict: "a mapping", list: "a list", bool: "true/false", type(None): "null",
+            int: "a number", float: "a number", str: "text"}.get(type(value), type(value).__name__)
+
+
+def _line(container, key) -> int | None:
+    return container.line_of(key) if hasattr(container, "line_of") else None
 
 
 def load_cases(path: str | Path) -> dict:
-    """Read a cases file; raises :class:`InputError` for unreadable or malformed ones."""
+    """Read a cases file and check every field's type and range; raises :class:`InputError`
+    at the file and line of the first bad value, naming the case."""
     try:  # bounded: size cap, alias bombs and duplicate keys refused, errors at file:line
         raw = load_yaml_file(path).data
     except YamlError as exc:
         raise InputError(f"not a readable YAML file: {exc.message}", str(path), exc.line) from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cases"), list) or not raw["cases"]:
         raise InputError("expected a mapping with a non-empty 'cases' list", str(path))
-    for i, case in enumerate(raw["cases"], 1):
-        if not isinstance(case, dict) or not case.get("name"):
-            raise InputError(f"case {i} needs a name", str(path))
-        extra = sorted(set(case) - _CASE_KEYS)
-        if extra:
-            raise InputError(f"case {case['name']!r}: unknown key {extra[0]!r}", str(path))
-        if case.get("expect", "answer") not in ("answer", "abstain"):
-            raise InputError(f"case {case['name']!r}: expect must be answer or abstain", str(path))
-    return raw
+    extra = sorted(str(k) for k in set(raw) - _FILE_KEYS)
+    if extra:
+        raise InputError(f"unknown key {extra[0]!r} (allowed: {', '.join(sorted(_FILE_KEYS))})",
+                         str(path), _line(raw, extra[0]))
+    if raw.get("graph") is not None and not isinstance(raw["graph"], str):
+        raise InputError(f"graph must be the path of a folder or graph file, got "
+                         f"{_kind(raw['graph'])}", str(path), _line(raw, "graph"))
+    cases, names = [], set()
+    for i, case in enumerate(raw["cases"]):
+        where = _line(raw["cases"], i)
+        if not isinstance(case, dict) or not isinstance(case.get("name"), (str, int)) \
+                or isinstance(case.get("name"), bool) or not str(case["name"]).strip():
+            raise InputError(f"case {i + 1} needs a name (text)", str(path), where)
+        cases.append(_check_case(case, str(path), where))
+        if cases[-1]["name"] in names:
+            raise InputError(f"case {cases[-1]['name']!r}: the name is used twice", str(path), where)
+        names.add(cases[-1]["name"])
+    return {"graph": raw.get("graph"), "cases": cases}
+
+
+def _check_case(case: dict, path: str, where: int | None) -> dict:
+    """One case with each field checked; one text where a list belongs becomes a list."""
+    name = str(case["name"])
+
+    def fail(msg: str, key: str | None = None) -> InputError:
+        return InputError(f"case {name!r}: {msg}", path, (_line(case, key) if key else None) or where)
+
+    extra = sorted(str(k) for k in set(case) - _CASE_KEYS)
+    if extra:
+        raise fail(f"unknown key {extra[0]!r}", extra[0])
+    out: dict = {"name": name, "_line": where}
+    for key, value in case.items():
+        if key == "name" or (value is None and key not in _NUMBERS):
+            continue
+        if key in _TEXT_LISTS:
+            values = [value] if isinstance(value, str) else value
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise fail(f"{key} must be a list of text, got {_kind(value)}", key)
+            out[key] = values
+        elif key in ("question", "path", "note"):
+            if not isinstance(value, str):
+                raise fail(f"{key} must be text, got {_kind(value)}", key)
+            out[key] = value
+        elif key in _NUMBERS:
+            low, high, nullable = _NUMBERS[key]
+            if value is None and nullable:
+                out[key] = None
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise fail(f"{key} must be an integer from {low} to {high}"
+                           + (" (or null: no limit)" if nullable else "") + f", got {value!r}", key)
+            out[key] = value
+        elif key == "principal":
+            if value != "all":
+                if isinstance(value, str):
+                    value = [value]
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    raise fail(f"principal must be \"all\" or a list of access labels, got "
+                               f"{_kind(value)}", key)
+                try:
+                    Principal.of(value)
+                except ValueError as exc:
+                    raise fail(str(exc), key) from None
+            out[key] = value
+        elif key == "remove":
+            if not isinstance(value, list) or not all(_is_triple(e) for e in value):
+                raise fail("remove must be a list of edges [subject, edge, object]", key)
+            out[key] = value
+        elif key in ("required", "forbidden"):
+            if not isinstance(value, list) or not all(_is_evidence(e) for e in value):
+                bad = next((e for e in value if not _is_evidence(e)), value) \
+                    if isinstance(value, list) else value
+                raise fail(f"{key}: evidence items are {{node: ID}} or {{edge: [s, p, o]}}, "
+                           f"got {bad!r}", key)
+            out[key] = value
+        elif key == "expect":
+            if value not in ("answer", "abstain"):
+                raise fail("expect must be answer or abstain", key)
+            out[key] = value
+        elif key == "abstain_reason":
+            if value not in _REASONS:
+                raise fail(f"abstain_reason must be one of {', '.join(_REASONS)}", key)
+            out[key] = value
+    return out
+
+
+def _is_triple(value: object) -> bool:
+    return isinstance(value, list) and len(value) == 3 and all(isinstance(v, str) for v in value)
+
+
+def _is_evidence(entry: object) -> bool:
+    return isinstance(entry, dict) and (
+        (set(entry) == {"node"} and isinstance(entry["node"], str))
+        or (set(entry) == {"edge"} and _is_triple(entry["edge"])))
 
 
 def graph_for_cases(cases_path: str | Path, raw: dict) -> KnowledgeGraph:
@@ -74,15 +178,11 @@ def graph_for_cases(cases_path: str | Path, raw: dict) -> KnowledgeGraph:
 
 
 def _item(kg: KnowledgeGraph, entry: dict, case: str) -> tuple:
-    if isinstance(entry, dict) and set(entry) == {"node"}:
-        return ("node", str(entry["node"]))
-    if isinstance(entry, dict) and set(entry) == {"edge"} and len(entry["edge"]) == 3:
-        try:
-            return ("edge", kg.schema.canonical(*map(str, entry["edge"])))
-        except KgbuildError as exc:
-            raise KgbuildError(f"case {case!r}: {exc}") from None
-    raise KgbuildError(f"case {case!r}: evidence items are {{node: ID}} or {{edge: [s, p, o]}}, "
-                       f"got {entry!r}")
+    """A checked evidence item (see :func:`_is_evidence`) as ``(node, ID)`` or ``(edge, s p o)``
+    in the stored direction; an unknown edge name raises :class:`KgbuildError`."""
+    if "node" in entry:
+        return ("node", entry["node"])
+    return ("edge", kg.schema.canonical(*entry["edge"]))
 
 
 def _without(kg: KnowledgeGraph, edges: set) -> KnowledgeGraph:
@@ -101,16 +201,21 @@ def eval_retrieval(cases_path: str | Path, graph: KnowledgeGraph | None = None,
     traversers: dict[tuple, Traverser] = {}
     results = []
     for case in raw["cases"]:
-        name = str(case["name"])
-        held = case.get("principal") or []
-        principal = Principal.all_access() if held == "all" else Principal.of(held)
-        removed = frozenset(_item(kg, {"edge": e}, name)[1] for e in case.get("remove") or [])
-        key = (principal, removed)
-        if key not in traversers:
-            traversers[key] = Traverser(_without(kg, removed) if removed else kg, principal, cache_dir)
-        spec = TraversalSpec(**{k: v for k, v in case.items() if k in _SPEC_KEYS})
-        result = traversers[key].run(spec)
-        results.append(_score(kg, case, name, result))
+        name = case["name"]
+        try:  # a setting the graph's schema does not know (an edge or type name): this case
+            held = case.get("principal") or []
+            principal = Principal.all_access() if held == "all" else Principal.of(held)
+            removed = frozenset(_item(kg, {"edge": e}, name)[1] for e in case.get("remove") or [])
+            key = (principal, removed)
+            if key not in traversers:
+                traversers[key] = Traverser(_without(kg, removed) if removed else kg, principal,
+                                            cache_dir)
+            spec = TraversalSpec(**{k: v for k, v in case.items() if k in _SPEC_KEYS})
+            result = traversers[key].run(spec)
+            results.append(_score(kg, case, name, result))
+        except KgbuildError as exc:
+            raise InputError(f"case {name!r}: {exc.message}", str(cases_path),
+                             case.get("_line")) from None
     answerable = [r for r in results if r["expect"] == "answer"]
     return {
         "cases": results,
