@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyoxigraph as ox
 from pyshacl import validate as shacl_validate
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDF, SH
 
 from ..errors import InputError
 from ..graph.model import doc_from_iri, id_from_iri
+from ..graph.rdf import add_quads
 from ..schema.model import Schema
 from ..schema.namespaces import SOURCE_BASE
 from ..schema.shapes import all_shapes
@@ -72,23 +77,96 @@ class ValidationReport:
 
 
 def load_graph(path: str | Path) -> Graph:
-    """Parse an RDF file (format from its extension); raises :class:`InputError` with the line."""
+    """Parse an RDF file (format from its extension) into one graph; raises
+    :class:`InputError` located at the file and line.
+
+    TriG and N-Quads give the union of their graphs (the default graph and every named one),
+    as ``kgbuild export`` writes one named graph per source document. Every format but N3 is
+    read by pyoxigraph: linear in the input (rdflib's N-Triples reader is quadratic in a
+    literal's length), strict, and it never fetches anything (a remote JSON-LD ``@context``
+    is an error). Only a regular file is opened: a FIFO or a device is refused, never read.
+    """
     path = Path(path)
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise InputError(f"unknown RDF file extension {path.suffix!r} "
                          f"(one of {', '.join(sorted(FORMATS))})", str(path))
-    if not path.is_file():
-        raise InputError("no such file", str(path))
     g = Graph()
+    with _open_regular(path) as fh:
+        if fmt not in _OXIGRAPH:
+            _parse_rdflib(g, fh, path, fmt)
+            return g
+        try:
+            parser = ox.parse(fh, format=_OXIGRAPH[fmt], base_iri=path.absolute().as_uri())
+            add_quads(g, parser)
+        except SyntaxError as exc:
+            raise InputError(f"cannot parse as {fmt}: {_syntax_message(exc)}", str(path),
+                             exc.lineno if isinstance(exc.lineno, int) else None) from None
+        except ValueError as exc:  # a term rdflib cannot hold (an RDF 1.2 triple term)
+            raise InputError(f"cannot read as {fmt}: {exc}", str(path)) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    for prefix, namespace in sorted(parser.prefixes.items())[:_MAX_PREFIXES]:
+        g.bind(prefix, namespace, override=False)  # as rdflib's own parsers do
+    return g
+
+
+_OXIGRAPH = {"turtle": ox.RdfFormat.TURTLE, "nt": ox.RdfFormat.N_TRIPLES,
+             "nquads": ox.RdfFormat.N_QUADS, "trig": ox.RdfFormat.TRIG,
+             "json-ld": ox.RdfFormat.JSON_LD, "xml": ox.RdfFormat.RDF_XML}
+_MAX_PREFIXES = 1000
+_POSITION = re.compile(r"^Parser error at line \d+ (?:between columns (\d+) and \d+|column (\d+))"
+                       r"(?: \(byte \d+\))?: ")
+
+
+def _syntax_message(exc: SyntaxError) -> str:
+    """pyoxigraph's message on one line, the line number left to the location."""
+    lines = str(exc.msg or exc).strip().splitlines() or [type(exc).__name__]
+    text = lines[0]
+    m = _POSITION.match(text)
+    if m:
+        text = f"{text[m.end():]} (column {m.group(1) or m.group(2)})"
+    return text[:300]
+
+
+class _open_regular:
+    """Open ``path`` for reading only when it is a regular file (a FIFO would block, a device
+    never end): ``O_NONBLOCK`` first, then ``fstat``."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fh = None
+
+    def __enter__(self):
+        where = str(self.path)
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            raise InputError("no such file", where) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", where) from None
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            os.close(fd)
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a device")
+            raise InputError(f"not a regular file ({kind}); not read", where, code="not-regular")
+        os.set_blocking(fd, True)
+        self.fh = os.fdopen(fd, "rb")
+        return self.fh
+
+    def __exit__(self, *exc) -> None:
+        self.fh.close()
+
+
+def _parse_rdflib(g: Graph, fh, path: Path, fmt: str) -> None:
     try:
-        g.parse(path, format=fmt)
+        g.parse(fh, format=fmt, publicID=path.absolute().as_uri())
     except Exception as exc:  # rdflib raises many parser-specific types
         msg = str(exc).strip().splitlines()
         line = getattr(exc, "lines", None)
-        raise InputError(f"cannot parse as {fmt}: {msg[0] if msg else type(exc).__name__}",
+        raise InputError(f"cannot parse as {fmt}: {msg[0][:300] if msg else type(exc).__name__}",
                          str(path), line if isinstance(line, int) else None) from None
-    return g
 
 
 def validate_graph(data: Graph, schema: Schema) -> ValidationReport:
@@ -126,8 +204,13 @@ def validate_graph(data: Graph, schema: Schema) -> ValidationReport:
 
 
 def validate_file(path: str | Path, schema: Schema) -> ValidationReport:
-    """Load an RDF file and validate it; see :func:`validate_graph`."""
-    return validate_graph(load_graph(path), schema)
+    """Load an RDF file and validate it; see :func:`validate_graph`. A file that yields no
+    triples is an :class:`InputError`: an empty graph would "conform" and hide the mistake."""
+    data = load_graph(path)
+    if len(data) == 0:
+        raise InputError(f"no triples read from this {FORMATS[Path(path).suffix.lower()]} file: "
+                         f"nothing to validate", str(path), code="no-triples")
+    return validate_graph(data, schema)
 
 
 _SHORT = {"http://www.w3.org/ns/shacl#": "sh:", "http://www.w3.org/2001/XMLSchema#": "xsd:",
