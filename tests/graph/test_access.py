@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from kgbuild import Assertion, InputError, KnowledgeGraph, SourceDocument
-from kgbuild.graph.access import Principal, load_access, parse_access, parse_labels, visible_graph
+from kgbuild.graph.access import (
+    WITHHELD,
+    NameScreen,
+    Principal,
+    load_access,
+    parse_access,
+    parse_labels,
+    visible_graph,
+)
 from kgbuild.retrieve.traverse import TraversalSpec, traverse
 
 
@@ -168,3 +178,109 @@ def test_traversal_never_passes_through_or_reports_hidden_items(schema):
     capped = traverse(kg, TraversalSpec(seeds=["component:default/pricing"], follow=["dependencyOf"],
                                         hops=1, cap=1))
     assert capped.truncated["cap"] == []
+
+
+# -- an entity is seen only through a visible document; evidence never names a hidden one ------
+def _stub_graph(schema) -> KnowledgeGraph:
+    """A public and a secret document; the secret one alone mentions two stubs and defines a
+    component; the public one quotes a line naming the secret component."""
+    kg = KnowledgeGraph(schema)
+    kg.add_document(SourceDocument("pub.yaml", "pub.yaml", "0" * 64))
+    kg.add_document(SourceDocument("sec.json", "sec.json", "1" * 64, frozenset({"s"})))
+    kg.add_node("component:default/app", "Service", "App", source="pub.yaml",
+                description=["Calls zephyr-vault at night.", "The shop."])
+    kg.add_node("component:default/lib", "Library", "Lib", source="pub.yaml")
+    kg.add_node("component:default/zephyr-vault", "Service", "Zephyr Vault", source="sec.json")
+    kg.nodes["component:default/zephyr-vault"].access.add("s")
+    kg.add_node("pkg:npm/quokka", "Library", "quokka")  # stubs: defined nowhere
+    kg.add_node("pkg:npm/left-pad", "Library", "left-pad")
+    kg.add_node("component:default/orphan", "Library", "Orphan")  # no provenance at all
+
+    def add(s, p, o, src, evidence):
+        kg.add_assertion(Assertion(s, p, o, src, "t", "2024-01-01T00:00:00Z", 1.0, 1,
+                                   evidence=evidence, access=kg.documents[src].access))
+    add("component:default/app", "dependsOn", "component:default/lib", "pub.yaml",
+        "dependsOn: [component:lib, component:zephyr-vault]")
+    add("component:default/app", "dependsOn", "pkg:npm/left-pad", "pub.yaml", "left-pad: ^1")
+    add("component:default/zephyr-vault", "dependsOn", "pkg:npm/quokka", "sec.json", "quokka: 1")
+    add("component:default/zephyr-vault", "dependsOn", "pkg:npm/left-pad", "sec.json", "left-pad")
+    return kg
+
+
+def test_a_node_only_hidden_documents_mention_is_hidden(schema):
+    kg = _stub_graph(schema)
+    view = visible_graph(kg, Principal())
+    assert set(view.nodes) == {"component:default/app", "component:default/lib",
+                               "pkg:npm/left-pad", "component:default/orphan"}
+    assert set(visible_graph(kg, Principal.of("s")).nodes) == set(kg.nodes)
+    # a hidden stub is as absent as a missing one, by every seed route
+    for seed in ({"seeds": ["pkg:npm/quokka"]}, {"names": ["quokka"]}, {"question": "Who uses quokka?"}):
+        hidden = traverse(kg, TraversalSpec(follow=["dependsOn:both"], **seed)).to_dict()
+        ghost = {k: [x.replace("quokka", "wombat") for x in v] if isinstance(v, list) else
+                 v.replace("quokka", "wombat") for k, v in seed.items()}
+        missing = traverse(kg, TraversalSpec(follow=["dependsOn:both"], **ghost)).to_dict()
+        assert hidden["abstain"]["reason"] == missing["abstain"]["reason"] == "no-seed"
+        assert json.dumps(hidden).replace("quokka", "wombat") == json.dumps(missing)
+
+
+def test_evidence_and_descriptions_naming_a_hidden_entity_are_withheld(schema):
+    kg = _stub_graph(schema)
+    view = visible_graph(kg, Principal())
+    evidence = {a.object: a.evidence for a in view.assertions.values()}
+    assert evidence == {"component:default/lib": WITHHELD, "pkg:npm/left-pad": "left-pad: ^1"}
+    assert view.nodes["component:default/app"].attributes["description"] == {"The shop."}
+    assert kg.nodes["component:default/app"].attributes["description"] == {
+        "Calls zephyr-vault at night.", "The shop."}  # the graph itself is untouched
+    assert {a.key for a in view.assertions.values()} <= set(kg.assertions)  # same keys
+    r = traverse(kg, TraversalSpec(seeds=["component:default/app"], follow=["dependsOn"]))
+    out = json.dumps(r.to_dict()) + r.render()
+    assert "zephyr" not in out.lower() and WITHHELD in out
+    assert all(WITHHELD not in i["text"] for i in r.context["items"])  # no empty passage
+    assert "App depends on Lib." in [i["text"] for i in r.context["items"]]
+
+
+def test_a_node_seen_only_through_a_mention_loses_what_hidden_definitions_said(schema):
+    kg = KnowledgeGraph(schema)
+    kg.add_document(SourceDocument("pub.yaml", "pub.yaml", "0" * 64))
+    kg.add_document(SourceDocument("sec.yaml", "sec.yaml", "1" * 64, frozenset({"s"})))
+    kg.add_node("component:default/app", "Service", "App", source="pub.yaml")
+    n = kg.add_node("component:default/db-x", "Service", "Codename Marlin", source="sec.yaml",
+                    description="secret plans")
+    n.aliases.add("marlin")
+    kg.add_assertion(Assertion("component:default/app", "dependsOn", "component:default/db-x",
+                               "pub.yaml", "t", "2024-01-01T00:00:00Z", 1.0, 3, evidence="- db-x"))
+    seen = visible_graph(kg, Principal()).nodes["component:default/db-x"]
+    assert (seen.label, seen.attributes, seen.aliases, seen.defined_in) == ("db-x", {}, set(), set())
+
+
+@pytest.mark.parametrize("text, hit", [
+    ("dependsOn: [component:lib, component:zephyr-vault]", True),
+    ("resource:zephyr-vault", True), ("Zephyr Vault", True), ("zephyr_vault", True),
+    ("uses ZephyrVault daily", True), ("zephyrvault", True), ("ZEPHYR-VAULT", True),
+    ("component:default/zephyr-vault", True),
+    ("- component:zephyr-vault-client", False),  # a visible name containing the hidden one
+    ("ZephyrVaultClient", False), ("vault", False), ("zephyr", False), ("zephyrs vaults", False),
+    ("bar baz", True), ("foo bar", False), ("foo bar baz", True),  # overlapping, not inside
+    ("", False), (None, False),
+])
+def test_name_screen(schema, text, hit):
+    kg = KnowledgeGraph(schema)
+    hidden = [kg.add_node("resource:default/zephyr-vault", "Resource", "Zephyr Vault"),
+              kg.add_node("resource:default/bar-baz", "Resource", "bar baz")]
+    visible = [kg.add_node("component:default/zephyr-vault-client", "Library", "Zephyr Vault Client"),
+               kg.add_node("component:default/foo-bar", "Library", "foo bar")]
+    assert NameScreen(hidden, visible).names_hidden(text) is hit
+
+
+def test_name_screen_shared_names_reveal_nothing_and_is_linear(schema):
+    kg = KnowledgeGraph(schema)
+    hidden = kg.add_node("resource:default/db", "Resource", "db")
+    public = kg.add_node("component:default/db", "Service", "db")
+    screen = NameScreen([hidden], [public])
+    assert not screen.names_hidden("image: db") and screen.names_hidden("resource:db")
+    assert not NameScreen([], [public]) and not NameScreen([], [public]).names_hidden("db")
+    many = [kg.add_node(f"resource:default/r{i}", "Resource", " ".join(["w"] * 40) + f" r{i}")
+            for i in range(300)]
+    screen = NameScreen(many, [public])
+    assert screen.names_hidden("x " * 100_000 + "r7")  # finishes: linear in the text
+    assert not screen.names_hidden("w " * 100_000)
