@@ -97,8 +97,9 @@ def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
     type_name = kg.schema.node_type(type).name if type else None
     pending = [q for q in queue if (fold(q["mention"]), q.get("type") or "") not in decided
                and (type_name is None or q.get("type") == type_name)]
-    if restricted:
-        pending = [q for q in pending if _shown(q, kg, view)] if pending else pending
+    if restricted and pending:
+        shown = _visible_items(kg, view)
+        pending = [q for q in pending if shown(q)]
     return {"queue": pending,
             "possible_duplicates": [d.to_dict() for d in resolver.possible_duplicates(type_name)]}
 
@@ -122,12 +123,13 @@ def load_review_queue(path: str | Path) -> list[dict]:
     for i, q in enumerate(items, 1):
         ok = (isinstance(q, dict) and isinstance(q.get("mention"), str)
               and isinstance(q.get("type"), (str, type(None)))
+              and isinstance(q.get("id"), (str, type(None)))
               and isinstance(q.get("candidates", []), list)
               and all(isinstance(c, dict) and isinstance(c.get("id"), str)
                       for c in q.get("candidates", [])))
         if not ok:
             raise InputError(f"cannot read review queue: item {i} is not a queued mention "
-                             f"(mention, type, candidates with IDs)", name, code="bad-queue")
+                             f"(mention, type, id, candidates with IDs)", name, code="bad-queue")
     return items
 
 
@@ -154,16 +156,17 @@ def _strings(value: object) -> Iterable[str]:
             yield from _strings(v)
 
 
-def _shown(item: dict, kg: KnowledgeGraph, view: KnowledgeGraph) -> bool:
-    """Whether a queued mention may be listed to whoever sees ``view`` (see the module doc)."""
-    cache = view.__dict__.setdefault("_review_screen", {})
-    if not cache:
-        cache["names"] = {fold(f) for n in view.nodes.values() for f in name_forms(n)}
-        cache["screen"] = NameScreen([n for i, n in kg.nodes.items() if i not in view.nodes],
-                                     view.nodes.values())
-    ids = [c["id"] for c in item.get("candidates", [])] + [i for i in [item.get("id")] if i]
-    return (fold(item["mention"]) in cache["names"] and all(i in view.nodes for i in ids)
-            and not any(cache["screen"].names_hidden(t) for t in _strings(item)))
+def _visible_items(kg: KnowledgeGraph, view: KnowledgeGraph):
+    """A test of whether a queued mention may be listed to whoever sees ``view``: it is the
+    name of a visible entity, its candidates are visible, and no text in it names a hidden one."""
+    names = {fold(f) for n in view.nodes.values() for f in name_forms(n)}
+    screen = NameScreen([n for i, n in kg.nodes.items() if i not in view.nodes], view.nodes.values())
+
+    def shown(item: dict) -> bool:
+        ids = [c["id"] for c in item.get("candidates", [])] + [i for i in [item.get("id")] if i]
+        return (fold(item["mention"]) in names and all(i in view.nodes for i in ids)
+                and not any(screen.names_hidden(t) for t in _strings(item)))
+    return shown
 
 
 def render_review(report: dict) -> str:

@@ -96,6 +96,7 @@ def test_an_unlabelled_graph_is_reviewed_as_before(tmp_path):
     (b'{"queue": [{"mention": "a", "type": 7}]}', "item 1"),
     (b'{"queue": [{"mention": "a", "candidates": [{"score": 1}]}]}', "item 1"),
     (b'{"queue": [{"mention": "a", "candidates": "xy"}]}', "item 1"),
+    (b'{"queue": [{"mention": "a", "type": null}, {"mention": "b", "id": [1]}]}', "item 2"),
     (b'\xff\xfe{"queue": []}', "not UTF-8"),
 ])
 def test_bad_queue_files_are_one_located_error(tmp_path, content, message):
