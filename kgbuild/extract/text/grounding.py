@@ -115,7 +115,7 @@ def find_quote(quote: str, text: str) -> Match | None:
 
 # -- names ------------------------------------------------------------------------------
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _PAREN = re.compile(r"\s*[\(\[][^()\[\]]*[\)\]]\s*")
 _NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:[,\u00a0 ]\d{3})+|\d+)(?:\.\d+)?$")
@@ -151,17 +151,32 @@ def _number_forms(name: str) -> list[str]:
     return forms
 
 
+# Generic lowercase words DBpedia-style names append to what the text calls by its bare name:
+# "English language" is "English", "Rock music" is "Rock", "Tudor Revival architecture".
+CATEGORY_WORDS = frozenset({"language", "languages", "music", "architecture", "people", "cuisine",
+                            "genre", "style", "dialect"})
+_INITIAL = re.compile(r"(?<!\S)[A-Z]\.(?=\s)|(?<=\s)[A-Z](?=\s)")
+
+
 def name_variants(name: str) -> list[tuple[str, str]]:
-    """The forms of ``name`` tried in text, most specific first, with how each was made:
-    the name itself, without a parenthetical disambiguator, without a trailing qualifier
-    after a comma (``Austin, Texas`` -> ``Austin``) is NOT tried (it would ground a different
-    entity), number spellings."""
+    """The forms of ``name`` tried in text, most specific first, with how each was made: the
+    name itself; without a parenthetical disambiguator; without middle initials
+    (``Abraham A. Ribicoff``); without a trailing lowercase category word (``English
+    language``); number spellings. A qualifier after a comma is not dropped (``Austin,
+    Texas`` needs both parts: see :func:`find_name`)."""
     name = name.strip().strip("\"'`\u201c\u201d\u2018\u2019").strip()
     out = [(name, "words")]
     bare = _PAREN.sub(" ", name).strip()
     if bare and bare != name:
         out.append((bare, "parenthetical"))
-    for form in _number_forms(bare or name):
+    base = bare or name
+    no_initials = re.sub(r"\s+", " ", _INITIAL.sub(" ", f" {base} ")).strip()
+    if no_initials != base and len(no_initials.split()) >= 2:
+        out.append((no_initials, "initials"))
+    words = base.split()
+    if len(words) >= 2 and words[-1] in CATEGORY_WORDS:
+        out.append((" ".join(words[:-1]), "category"))
+    for form in _number_forms(base):
         if form != name:
             out.append((form, "number"))
     return out
@@ -177,6 +192,8 @@ def _find_compact(key: str, toks: list[tuple[str, int, int]], text: str,
         w = toks[i][0]
         if not key.startswith(w):
             continue
+        if i and _glued(text, toks[i - 1][2], toks[i][1]):
+            continue  # starts inside a word ("4000ft" splits, "ft" alone is no match)
         acc = w
         j = i
         while len(acc) < len(key) and j + 1 < n:
@@ -185,6 +202,9 @@ def _find_compact(key: str, toks: list[tuple[str, int, int]], text: str,
             if not key.startswith(acc):
                 break
         if acc == key:
+            if j + 1 < n and _glued(text, toks[j][2], toks[j + 1][1]) and not (
+                    toks[j][0].isdigit() and not toks[j + 1][0].isdigit()):
+                continue  # ends inside a word (a number may carry its unit: "4000ft")
             start, end = toks[i][1], toks[j][2]
             if numeric and j > i and not re.fullmatch(r"[\d.,\u00a0 ]+", text[start:end]):
                 continue
@@ -192,16 +212,24 @@ def _find_compact(key: str, toks: list[tuple[str, int, int]], text: str,
     return None
 
 
-def find_name(name: str, text: str, aliases: tuple[str, ...] = ()) -> Match | None:
-    """Where ``name`` (or one of ``aliases``) is mentioned in ``text``; see the module
-    docstring for the tolerances. None when it is not."""
-    name = name.strip()
-    if not name:
+def _glued(text: str, end: int, start: int) -> bool:
+    """Whether two tokens are parts of one word: letters and digits touching ("A919")."""
+    return end == start
+
+
+def _find_permuted(key_words: list[str], toks: list[tuple[str, int, int]]) -> tuple[int, int] | None:
+    k = len(key_words)
+    if not 2 <= k <= 4:
         return None
-    i = _whole_word_find(name, text)
-    if i >= 0:
-        return Match(i, i + len(name), True, "exact")
-    toks = _tokens(text)
+    want = sorted(key_words)
+    for i in range(len(toks) - k + 1):
+        window = toks[i:i + k]
+        if sorted(w for w, _, _ in window) == want:
+            return window[0][1], window[-1][2]
+    return None
+
+
+def _find_forms(name: str, text: str, toks: list[tuple[str, int, int]]) -> Match | None:
     for variant, how in name_variants(name):
         key = _compact(variant)
         numeric = how == "number" or bool(_NUMBER.match(variant))
@@ -210,15 +238,128 @@ def find_name(name: str, text: str, aliases: tuple[str, ...] = ()) -> Match | No
             return Match(found[0], found[1], False, how)
     date = parse_date(name)
     if date:
-        for m_start, m_end, value in _dates_in(text):
-            if value == date or (len(date) < len(value) and value.startswith(date)):
+        for m_start, m_end, values in _dates_in(text):
+            if date in values or (len(date) < 10 and any(v.startswith(date + "-") for v in values)):
                 return Match(m_start, m_end, False, "date")
+    value = _number_value(name)
+    if value is not None:
+        for m in _SCALED.finditer(text):
+            scaled = _number_value(m.group(1))
+            if scaled is not None and abs(scaled * _SCALES[m.group(2).lower()] - value) < 1e-6 * max(1.0, value):
+                return Match(m.start(), m.end(), False, "number")
+    words = [w for w, _, _ in _tokens(_PAREN.sub(" ", name))]
+    found = _find_permuted(words, toks)
+    if found:
+        return Match(found[0], found[1], False, "word-order")
+    return None
+
+
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)\s*(thousand|million|billion|trillion)\b", re.I)
+
+
+def _number_value(text: str) -> float | None:
+    s = text.strip().replace(",", "")
+    try:
+        return float(s) if re.fullmatch(r"[+-]?\d+(?:\.\d+)?", s) else None
+    except ValueError:
+        return None
+
+
+def find_name(name: str, text: str, aliases: tuple[str, ...] = ()) -> Match | None:
+    """Where ``name`` (or one of ``aliases``, or a common alias: see :data:`COMMON_ALIASES`)
+    is mentioned in ``text``; see the module docstring for the tolerances. A name with
+    comma-separated parts (``DeKalb County, Georgia``) is also found when every part is
+    mentioned on its own (``DeKalb County in Georgia``). None when it is not mentioned."""
+    name = name.strip()
+    if not name:
+        return None
+    i = _whole_word_find(name, text)
+    if i >= 0:
+        return Match(i, i + len(name), True, "exact")
+    toks = _tokens(text)
+    m = _find_forms(name, text, toks)
+    if m is not None:
+        return m
+    m = _find_alias(name, text, toks, aliases)
+    if m is not None:
+        return m
+    parts = [p.strip() for p in re.split(r",\s+|\s+in\s+(?:the\s+)?", _PAREN.sub(" ", name)) if p.strip()]
+    if len(parts) > 1:
+        spans = []
+        for part in parts:
+            pm = _find_forms(part, text, toks) or _find_alias(part, text, toks, ())
+            if pm is None:
+                return None
+            spans.append(pm)
+        return Match(min(p.start for p in spans), max(p.end for p in spans), False, "parts")
+    return None
+
+
+def _find_alias(name: str, text: str, toks, aliases: tuple[str, ...]) -> Match | None:
     for alias in aliases:
         if alias and alias != name:
-            found_alias = find_name(alias, text)
-            if found_alias:
-                return Match(found_alias.start, found_alias.end, False, "alias")
+            found = _whole_word_find(alias, text)
+            if found >= 0:
+                return Match(found, found + len(alias), False, "alias")
+            m = _find_forms(alias, text, toks)
+            if m is not None:
+                return Match(m.start, m.end, False, "alias")
+    for pattern in _common_aliases(name):
+        m = pattern.search(text)
+        if m:
+            return Match(m.start(), m.end(), False, "alias")
     return None
+
+
+# Names everybody writes several ways: countries, their abbreviations and demonyms (the
+# adjective, not the plural: "Americans" is also inside "African Americans"). Upper-case
+# abbreviations match case-sensitively with or without dots ("US" is not "us").
+COMMON_ALIASES: tuple[tuple[str, ...], ...] = (
+    ("United States", "United States of America", "USA", "US", "America", "American"),
+    ("United Kingdom", "UK", "Britain", "British"),
+    ("Great Britain", "Britain", "British"),
+    ("Soviet Union", "USSR", "Soviet"),
+    ("Washington, D.C.", "Washington DC", "DC"),
+    ("Germany", "German"), ("France", "French"), ("Italy", "Italian"), ("Spain", "Spanish"),
+    ("Japan", "Japanese"), ("China", "Chinese"), ("India", "Indian"), ("Canada", "Canadian"),
+    ("Mexico", "Mexican"), ("Brazil", "Brazilian"), ("Netherlands", "Dutch"),
+    ("Poland", "Polish"), ("Russia", "Russian"), ("Australia", "Australian"),
+    ("Greece", "Greek"), ("Turkey", "Turkish"), ("Sweden", "Swedish"), ("Norway", "Norwegian"),
+    ("Denmark", "Danish"), ("Finland", "Finnish"), ("Ireland", "Irish"),
+    ("Scotland", "Scottish"), ("Wales", "Welsh"), ("Argentina", "Argentine", "Argentinian"),
+    ("Belgium", "Belgian"), ("Portugal", "Portuguese"), ("Austria", "Austrian"),
+    ("Switzerland", "Swiss"), ("Philippines", "Filipino", "Philippine"),
+    ("Indonesia", "Indonesian"), ("Pakistan", "Pakistani"), ("Iran", "Iranian"),
+    ("Iraq", "Iraqi"), ("Israel", "Israeli"), ("Egypt", "Egyptian"), ("Nigeria", "Nigerian"),
+    ("South Africa", "South African"), ("New Zealand", "New Zealander"),
+    ("South Korea", "Korean"), ("Ukraine", "Ukrainian"), ("Hungary", "Hungarian"),
+    ("Czech Republic", "Czech"), ("Romania", "Romanian"), ("Bulgaria", "Bulgarian"),
+    ("Serbia", "Serbian"), ("Croatia", "Croatian"), ("Colombia", "Colombian"),
+    ("Venezuela", "Venezuelan"), ("Chile", "Chilean"), ("Peru", "Peruvian"),
+    ("Cuba", "Cuban"), ("Thailand", "Thai"), ("Vietnam", "Vietnamese"),
+    ("Malaysia", "Malaysian"), ("Sri Lanka", "Sri Lankan"), ("Azerbaijan", "Azerbaijani"),
+    ("Uruguay", "Uruguayan"), ("Paraguay", "Paraguayan"), ("Lebanon", "Lebanese"),
+)
+
+
+def _alias_pattern(alias: str) -> re.Pattern:
+    if re.fullmatch(r"[A-Z]{2,5}", alias):  # an abbreviation: "US", "U.S.", "U.S.A."
+        dotted = "".join(rf"{c}\." for c in alias)
+        return re.compile(rf"(?<![\w.])(?:{dotted}|{alias})(?!\w)")
+    words = r"\s+".join(re.escape(w) for w in alias.split())
+    return re.compile(rf"(?<!\w){words}(?!\w)", re.I)
+
+
+_ALIAS_TABLE: dict[str, list[re.Pattern]] = {}
+for _group in COMMON_ALIASES:
+    for _name in _group:
+        _ALIAS_TABLE.setdefault(_compact(_name), []).extend(
+            _alias_pattern(a) for a in _group if a != _name)
+
+
+def _common_aliases(name: str) -> list[re.Pattern]:
+    return _ALIAS_TABLE.get(_compact(_PAREN.sub(" ", name)), [])
 
 
 def _whole_word_find(name: str, text: str) -> int:
@@ -240,59 +381,87 @@ _MONTHS = {m: i for i, names in enumerate(
     [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
      ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
      ("october", "oct"), ("november", "nov"), ("december", "dec")], start=1) for m in names}
+_ORDINALS = {w: i for i, w in enumerate(
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth "
+    "twentieth".split(), start=1)} | {"thirtieth": 30}
 _MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
-_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_DAY = (r"(?:the\s+)?(?P<day>\d{1,2}(?:st|nd|rd|th)?|"
+        + "|".join(sorted(_ORDINALS, key=len, reverse=True)) + r")")
 _YEAR = r"(?P<year>\d{3,4})"
+_SEP = r"(?:\s*[,.]\s*|\s+)"
 _DATE_PATTERNS = [
-    re.compile(r"\b" + _YEAR + r"-(?P<mnum>\d{1,2})-(?P<day>\d{1,2})\b"),
-    re.compile(r"\b" + _DAY + r"(?:\s+of)?\s+" + _MONTH + r",?\s+" + _YEAR + r"\b", re.I),
-    re.compile(r"\b" + _MONTH + r"\s+" + _DAY + r",?\s+" + _YEAR + r"\b", re.I),
-    re.compile(r"\b" + _MONTH + r",?\s+" + _YEAR + r"\b", re.I),
+    re.compile(r"\b" + _YEAR + r"-(?P<mnum>\d{1,2})-(?P<dnum>\d{1,2})\b"),
+    re.compile(r"\b" + _DAY + r"(?:\s*,)?\s+(?:of\s+)?" + _MONTH + _SEP + r"(?:of\s+)?" + _YEAR + r"\b", re.I),
+    re.compile(r"\b" + _MONTH + r"\s+" + _DAY + _SEP + r"(?:of\s+)?" + _YEAR + r"\b", re.I),
+    re.compile(r"\b(?P<a>\d{1,2})[-/.](?P<b>\d{1,2})[-/.]" + _YEAR + r"\b"),
+    re.compile(r"\b" + _MONTH + r"(?:\s*,)?\s+(?:of\s+)?" + _YEAR + r"\b", re.I),
     re.compile(r"\b" + _YEAR + r"-(?P<mnum>\d{1,2})\b"),
 ]
 
 
-def _date_value(m: re.Match) -> str | None:
-    g = m.groupdict()
-    year = int(g["year"])
-    month = int(g["mnum"]) if g.get("mnum") else _MONTHS.get((g.get("month") or "").lower().rstrip("."))
+def _day(text: str | None) -> int | None:
+    if not text:
+        return None
+    low = text.lower()
+    if low.startswith("the"):
+        low = low[3:].strip()
+    if low in _ORDINALS:
+        return _ORDINALS[low]
+    digits = re.match(r"\d+", low)
+    return int(digits.group()) if digits else None
+
+
+def _ymd(year: int, month: int | None, day: int | None) -> str | None:
     if not month or not 1 <= month <= 12:
         return None
-    if g.get("day"):
-        day = int(g["day"])
-        if not 1 <= day <= 31:
-            return None
-        return f"{year:04d}-{month:02d}-{day:02d}"
-    return f"{year:04d}-{month:02d}"
+    if day is None:
+        return f"{year:04d}-{month:02d}"
+    if not 1 <= day <= 31:
+        return None
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _date_values(m: re.Match) -> set[str]:
+    g = m.groupdict()
+    year = int(g["year"])
+    if g.get("a"):  # 9/27/2003 or 27/9/2003: either reading that is a date
+        a, b = int(g["a"]), int(g["b"])
+        return {v for v in (_ymd(year, a, b), _ymd(year, b, a)) if v}
+    month = int(g["mnum"]) if g.get("mnum") else _MONTHS.get((g.get("month") or "").lower().rstrip("."))
+    day = int(g["dnum"]) if g.get("dnum") else _day(g.get("day"))
+    value = _ymd(year, month, day)
+    return {value} if value else set()
 
 
 def parse_date(value: str) -> str | None:
     """``value`` as an ISO date (``YYYY-MM-DD``, or ``YYYY-MM`` / ``YYYY`` when that is all
-    it says), or None when it is not a date."""
+    it says), or None when it is not a date (or only ambiguously one, like ``01-02-2003``)."""
     s = value.strip().strip("\"'").strip()
     s = re.sub(r"\^\^.*$", "", s).strip("\"'")
     if re.fullmatch(r"\d{4}", s):
         return s
-    for pat in _DATE_PATTERNS:
-        m = pat.fullmatch(s)
-        if m:
-            return _date_value(m)
     m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?", s)
     if m:
         return m.group(1)
+    for pat in _DATE_PATTERNS:
+        m = pat.fullmatch(s)
+        if m:
+            values = _date_values(m)
+            return next(iter(values)) if len(values) == 1 else None
     return None
 
 
-def _dates_in(text: str) -> list[tuple[int, int, str]]:
+def _dates_in(text: str) -> list[tuple[int, int, set[str]]]:
     found = []
     taken: list[tuple[int, int]] = []
     for pat in _DATE_PATTERNS:
         for m in pat.finditer(text):
             if any(a < m.end() and m.start() < b for a, b in taken):
                 continue
-            value = _date_value(m)
-            if value:
-                found.append((m.start(), m.end(), value))
+            values = _date_values(m)
+            if values:
+                found.append((m.start(), m.end(), values))
                 taken.append((m.start(), m.end()))
     return found
 
@@ -309,6 +478,8 @@ def literal(value: str, datatype: str) -> str | None:
     if datatype == "string":
         return s
     if datatype in ("integer", "decimal"):
+        if re.fullmatch(r"\d{4}-\d{3}[\dX]|\d{1,5}(?:-\d{1,7}){2,4}(?:-[\dX])?", s):
+            return s  # an identifier ontologies call a number: ISSN 1046-8188, ISBN 0-374-26131-8
         m = re.match(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?", s.replace("\u00a0", ""))
         if not m:
             return None

@@ -256,13 +256,73 @@ def verify_relations(relations: Iterable[Relation | dict], chunk: Chunk, schema:
     known entities' IDs; without one every entity is new."""
     result = VerifyResult()
     index = _index(schema)
+    accepted = []
     for rel in relations:
         out = _verify(rel, chunk, schema, index, resolver)
         if isinstance(out, Rejected):
             result.rejected.append(out)
         else:
-            result.accepted.append(out)
+            accepted.append(out)
+    for edge in accepted:
+        contradiction = _outvoted(edge, accepted, schema)
+        if contradiction:
+            result.rejected.append(Rejected(edge.relation, "type-mismatch", contradiction))
+        else:
+            result.accepted.append(edge)
     return result
+
+
+def _name_key(name: str) -> str:
+    return _key(re.sub(r"\s*\([^()]*\)", "", name)) or _key(name)
+
+
+def _outvoted(edge: VerifiedEdge, edges: list[VerifiedEdge], schema: Schema) -> str:
+    """Why the types the chunk's other relations give an endpoint contradict this edge.
+
+    An endpoint whose type was only inferred (no declared type, no known entity) takes the
+    type each relation's domain or range gives it; when the other accepted relations of the
+    chunk type the same name incompatibly, more often than this one and those agreeing with
+    it, the edge is the odd one out (a predicate the model misapplied, or a reversal)."""
+    if edge.object_id is None:
+        return ""
+    votes: dict[str, dict[str, int]] = {}
+    for e in edges:
+        if e.object_id is None:
+            continue
+        for name, typ in ((e.subject_label, e.subject_type), (e.object_label, e.object_type)):
+            bucket = votes.setdefault(_name_key(name), {})
+            bucket[typ] = bucket.get(typ, 0) + 1
+    stored = [(edge.subject_label, edge.subject_type, edge.subject_status),
+              (edge.object_label, edge.object_type, edge.object_status)]
+    for (name, typ, status), role in zip(stored, ("subject", "object")):
+        if status != "new" or _declared(edge, role, schema):
+            continue
+        bucket = votes.get(_name_key(name), {})
+        agree = sum(n for t, n in bucket.items() if schema.more_specific(t, typ) is not None)
+        other = {t: n for t, n in bucket.items() if schema.more_specific(t, typ) is None}
+        if other and max(other.values()) > agree:
+            best = max(sorted(other), key=lambda t: other[t])
+            et = schema.edge_types[edge.predicate]
+            s_t, o_t = edge.subject_type, edge.object_type
+            if role == "subject":
+                s_t = best
+            else:
+                o_t = best
+            reversed_fits = (any(schema.is_a(o_t, d) for d in et.domain)
+                             and any(schema.is_a(s_t, r) for r in et.range))
+            return (("reversed: " if reversed_fits else "")
+                    + f"{role} {name!r} is a {best} in {other[best]} other relation(s) of the "
+                    f"chunk; {edge.predicate} needs a "
+                    f"{'/'.join(et.domain if role == 'subject' else et.range)}")
+    return ""
+
+
+def _declared(edge: VerifiedEdge, role: str, schema: Schema) -> bool:
+    rel = edge.relation
+    inverted = schema.edge_types[edge.predicate].name != _index(schema).lookup(rel.predicate)[0].name \
+        if _index(schema).lookup(rel.predicate)[0] else False
+    declared = rel.subject_type if (role == "subject") != inverted else rel.object_type
+    return _schema_type(schema, declared) is not None
 
 
 @dataclass
@@ -311,12 +371,18 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
     if subject is None:
         return Rejected(rel, "subject-not-grounded",
                         f"{_short(s_name)!r} is not mentioned in the evidence or the chunk")
+    placeholder = _placeholder(s_name, rel.predicate, schema)
+    if placeholder:
+        return Rejected(rel, "subject-not-grounded", placeholder)
     if pred.attribute is not None:
         return _attribute(rel, pred, subject, evidence, quote, chunk, schema, resolver, notes)
     obj = _ground(o_name, o_decl, evidence, quote.start, text, resolver)
     if obj is None:
         return Rejected(rel, "object-not-grounded",
                         f"{_short(o_name)!r} is not mentioned in the evidence or the chunk")
+    placeholder = _placeholder(o_name, rel.predicate, schema)
+    if placeholder:
+        return Rejected(rel, "object-not-grounded", placeholder)
     et = pred.edge
     assert et is not None
     if pred.inverted:
@@ -326,6 +392,10 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
         bad = _resolve(end, allowed, schema, resolver, role, notes)
         if bad is not None:
             return Rejected(rel, bad[0], bad[1], bad[2])
+    if subject.id == obj.id:
+        return Rejected(rel, "object-not-grounded",
+                        f"{_short(o_name)!r} is the subject itself ({subject.id}): an edge needs "
+                        "two entities")
     mismatch = _type_check(et, subject, obj, schema)
     if mismatch:
         return Rejected(rel, "type-mismatch", mismatch)
@@ -389,6 +459,17 @@ def _known_names(name: str, declared: str | None, resolver) -> tuple[str, ...]:
     if callable(names_of):
         names.update(names_of(res.id))
     return tuple(sorted(n for n in names if n and n != name))
+
+
+def _placeholder(name: str, predicate: str, schema: Schema) -> str:
+    """Why ``name`` is no entity but a stand-in: the name of a schema type (``Person``,
+    ``City``) or of the predicate itself (``currency`` for ``currency``)."""
+    key = _name_key(name)
+    if _schema_type(schema, name) is not None:
+        return f"{name!r} names the type {_schema_type(schema, name)}, not an entity"
+    if key and key == _key(predicate):
+        return f"{name!r} repeats the predicate's name, not an entity"
+    return ""
 
 
 def _schema_type(schema: Schema, name: str | None) -> str | None:
