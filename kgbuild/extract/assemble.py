@@ -31,11 +31,13 @@ from ..graph.model import (
     node_fact_triples,
     source_triples,
 )
-from ..io.text import MAX_EVIDENCE_CHARS, MAX_LITERAL_CHARS, clip
+from ..io.text import MAX_EVIDENCE_CHARS, MAX_LITERAL_CHARS, clip, one_line
 from ..schema.model import Schema
 from .records import MAX_RECORDS, EdgeRecord, Extraction, NodeRecord
 
 MAX_ID_CHARS = 2048  # an entity ID (a ref, a purl, a document-scoped name)
+MAX_PROBLEMS = 1000  # problems reported for one document (then one saying how many more)
+MAX_MESSAGE_CHARS = 500
 
 Canonical = Callable[[str, str, str], str | None]
 
@@ -79,7 +81,7 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
     triples[:0] = source_triples(replace(doc, assertions=len(own) if extraction.exhaustive else None))
     for node_id, type_name, label in sorted(mentioned, key=lambda m: (m[0], m[1], m[2] or "")):
         triples.extend(claim_triples(node_id, type_name, label, False, schema))
-    return triples, problems
+    return triples, _reported(problems, doc.id)
 
 
 def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, when: str,
@@ -199,3 +201,21 @@ def _bounded(extraction: Extraction, doc_id: str, problems: list[Problem]
             problems.append(Problem("warning", code, f"a value longer than {MAX_LITERAL_CHARS:,} "
                                     f"characters was cut{many}", doc_id, line))
     return kept_nodes, kept_edges
+
+
+def _reported(problems: list[Problem], doc_id: str) -> list[Problem]:
+    """The problems of one document as reported: each message one line of at most
+    :data:`MAX_MESSAGE_CHARS`, at most :data:`MAX_PROBLEMS` of them and then one that counts
+    the rest (a file of a million bad lines must not make a million-line report)."""
+    out = []
+    for p in problems[:MAX_PROBLEMS]:
+        if len(p.message) > MAX_MESSAGE_CHARS or "\n" in p.message or "\r" in p.message:
+            p = replace(p, message=one_line(p.message, MAX_MESSAGE_CHARS))
+        out.append(p)
+    if len(problems) > MAX_PROBLEMS:
+        rest = problems[MAX_PROBLEMS:]
+        errors = sum(p.severity == "error" for p in rest)
+        out.append(Problem("error" if errors else "warning", "too-many-problems",
+                           f"{len(rest):,} more problems in this file are not listed "
+                           f"({errors:,} errors)", doc_id, rest[0].line))
+    return out

@@ -110,7 +110,7 @@ def file_kind(mode: int) -> str:
         return "a device"
     if stat.S_ISDIR(mode):
         return "a folder"
-    return "not a regular file"
+    return "a special file"
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) \
@@ -130,6 +130,26 @@ def open_regular(path: str | Path) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def is_regular(path: str | Path) -> bool:
+    """Whether ``path`` is (or links to) a regular file; False for anything that cannot be
+    looked at (missing, a loop, a name too long, a NUL in it) instead of raising."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def resolved(path: Path) -> Path:
+    """``path.resolve()``, raising :class:`OSError` for what Python reports otherwise (a
+    symlink loop is a RuntimeError before Python 3.13, a NUL in the name a ValueError)."""
+    try:
+        return path.resolve()
+    except RuntimeError as exc:
+        raise OSError(errno.ELOOP, "symlink loop", str(path)) from exc
+    except ValueError as exc:
+        raise OSError(errno.EINVAL, str(exc), str(path)) from exc
 
 
 def read_bytes(path: str | Path, max_bytes: int, name: str | None = None,
@@ -163,8 +183,9 @@ def read_bytes(path: str | Path, max_bytes: int, name: str | None = None,
                 total += len(chunk)
         finally:
             os.close(fd)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", name, code="unreadable") from None
+    except (OSError, ValueError) as exc:  # (ValueError: a NUL in the name)
+        raise InputError(f"cannot read: {getattr(exc, 'strerror', None) or exc}", name,
+                         code="unreadable") from None
     _check_size(total, max_bytes, name, what)
     return b"".join(chunks)
 
@@ -174,16 +195,16 @@ def _not_regular(mode: int, name: str) -> InputError:
                       code="not-a-regular-file")
 
 
+def size_text(size: int) -> str:
+    """A size in words: ``20 MiB``, ``1.5 MiB``, ``97,656 bytes``."""
+    return f"{size / 2**20:.3g} MiB" if size >= 2**20 else f"{size:,} bytes"
+
+
 def _check_size(size: int, max_bytes: int, name: str, what: str) -> None:
     if size > max_bytes:
-        if max_bytes >= 2**20:
-            limit = f"{max_bytes / 2**20:g} MiB"
-            have = f"{size / 2**20:.1f} MiB" if size > max_bytes + 1 else f"over {limit}"
-        else:
-            limit, have = f"{max_bytes:,} bytes", f"{size:,} bytes" if size > max_bytes + 1 \
-                else f"over {max_bytes:,} bytes"
-        raise InputError(f"file is {have}, over the {limit} limit for {what}", name,
-                         code="file-too-large")
+        have = size_text(size) if size > max_bytes + 1 else "larger"  # (grew while read)
+        raise InputError(f"file is {have}, over the {size_text(max_bytes)} limit for {what}",
+                         name, code="file-too-large")
 
 
 def read_text(path: Path, max_bytes: int, name: str | None = None) -> str:

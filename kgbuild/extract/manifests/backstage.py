@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from ...errors import InputError, KgbuildError, Problem
 from ...graph.refs import RefError, is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
-from ...io.text import brief, read_text
+from ...io.text import brief, clip, file_kind, is_regular, read_text, resolved
 from ...io.yamlfile import DuplicateKeyError, YamlSource, YList, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
@@ -296,13 +296,14 @@ def _resolve_placeholders(value: object, src: SourceFile, ctx: Context, out: Ext
                 resolved: object = {"$resolved": placeholder}
             elif _URL.match(target):
                 out.problems.append(Problem("warning", "not-fetched",
-                                            f"{placeholder} {target} is a URL; kgbuild never fetches, "
+                                            f"{placeholder} {clip(target, 200)} is a URL; kgbuild never fetches, "
                                             f"the definition is taken as text", src.doc_id, line))
                 resolved = target
             else:
                 path = _local_target(target, src, ctx, line)
-                if not path.is_file():
-                    raise Rejected(f"{placeholder} target {target} does not exist", line)
+                if not is_regular(path):
+                    what = _not_a_file(path)
+                    raise Rejected(f"{placeholder} target {clip(target, 200)} {what}", line)
                 resolved = target
                 local[key] = path
             value[key] = resolved
@@ -314,11 +315,23 @@ def _resolve_placeholders(value: object, src: SourceFile, ctx: Context, out: Ext
 def _local_target(target: str, src: SourceFile, ctx: Context, line: int) -> Path:
     """A relative target resolved against the referring file, refused if it leaves the root."""
     rel = target[len("file:"):] if target.startswith("file:") else target
-    path = (src.path.parent / PurePosixPath(rel)).resolve()
+    try:
+        path = resolved(src.path.parent / PurePosixPath(rel))
+    except OSError as exc:
+        raise Rejected(f"target {clip(target, 200)} cannot be resolved: {exc.strerror}", line) from None
     root = src.root.resolve()
     if path != root and root not in path.parents:
-        raise Rejected(f"target {target} escapes the scanned root {src.root}", line)
+        raise Rejected(f"target {clip(target, 200)} escapes the scanned root {src.root}", line)
     return path
+
+
+def _not_a_file(path: Path) -> str:
+    """Why a target that is not a regular file cannot be read, in words."""
+    try:
+        mode = path.stat().st_mode
+    except (OSError, ValueError):
+        return "does not exist"
+    return f"is {file_kind(mode)}, not a regular file"
 
 
 def _location(spec: YMap, src: SourceFile, ctx: Context, out: Extraction, name: str) -> None:
@@ -335,7 +348,7 @@ def _location(spec: YMap, src: SourceFile, ctx: Context, out: Extraction, name: 
     for target, line in targets:
         if _URL.match(target):
             out.problems.append(Problem("warning", "not-fetched",
-                                        f"Location {brief(name)} target {target} is a URL; not fetched",
+                                        f"Location {brief(name)} target {clip(target, 200)} is a URL; not fetched",
                                         src.doc_id, line))
             continue
         try:
@@ -343,9 +356,11 @@ def _location(spec: YMap, src: SourceFile, ctx: Context, out: Extraction, name: 
         except Rejected as exc:
             out.problems.append(Problem("warning", "target-outside-root", str(exc), src.doc_id, line))
             continue
-        if not path.is_file():
-            out.problems.append(Problem("warning", "missing-target",
-                                        f"Location {brief(name)} target {target} does not exist",
+        if not is_regular(path):
+            what = _not_a_file(path)
+            code = "missing-target" if what == "does not exist" else "not-a-regular-file"
+            out.problems.append(Problem("warning", code,
+                                        f"Location {brief(name)} target {clip(target, 200)} {what}",
                                         src.doc_id, line))
             continue
         out.follow.append(path)

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from ...errors import InputError, Problem
-from ...io.text import read_text
+from ...io.text import read_text, resolved
 from ...io.yamlfile import YMap, load_yaml
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from .packages import input_problem, parse_json, scoped_id
@@ -73,18 +73,21 @@ def referenced_by_catalog(src: SourceFile, ctx: Context) -> tuple[bool, list[Pat
             break
         looked.append(folder)
         for candidate in sorted(folder.glob("*.y*ml")):
-            if candidate == target or candidate.suffix not in (".yaml", ".yml") \
-                    or not candidate.resolve().is_relative_to(root):
-                continue  # (a link to outside the scanned root is not read)
-            looked.append(candidate)
             try:
+                if candidate == target or candidate.suffix not in (".yaml", ".yml") \
+                        or not resolved(candidate).is_relative_to(root):
+                    continue  # (a link to outside the scanned root is not read)
+                looked.append(candidate)
                 text = read_text(candidate, ctx.max_file_bytes)
-            except InputError:
+            except (InputError, OSError):
                 continue
             for ref in _PLACEHOLDER.findall(text):
                 rel = ref[len("file:"):] if ref.startswith("file:") else ref
-                if "://" not in rel and (candidate.parent / rel).resolve() == target:
-                    return True, looked
+                try:
+                    if "://" not in rel and resolved(candidate.parent / rel) == target:
+                        return True, looked
+                except OSError:
+                    continue
         if folder == root:
             break
     return False, looked

@@ -27,7 +27,16 @@ from typing import Iterator
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ...errors import InputError, Problem
-from ...io.text import MAX_EVIDENCE_CHARS, brief, clip, one_line, read_text, split_lines
+from ...io.text import (
+    MAX_EVIDENCE_CHARS,
+    brief,
+    clip,
+    one_line,
+    read_text,
+    resolved,
+    size_text,
+    split_lines,
+)
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .packages import depends_on, input_problem, python_dir_id
@@ -324,7 +333,10 @@ class _RequirementsReader:
 
     def _include(self, path: Path, value: str, seen: frozenset, via: tuple[int, str]) -> str | None:
         """Follow ``-r value``, or say why not."""
-        target = (path.parent / value).resolve()
+        try:
+            target = resolved(path.parent / value)
+        except OSError as exc:
+            return f"include {brief(value)} cannot be resolved ({exc.strerror}); not followed"
         if "://" in value or not target.is_relative_to(self.src.root.resolve()):
             return f"include {brief(value)} is outside the scanned root; not followed"
         if target in seen:
@@ -337,7 +349,8 @@ class _RequirementsReader:
         except InputError as exc:
             if exc.code == "file-too-large":
                 return (f"include {brief(value)}: the includes of one file may hold "
-                        f"{self.ctx.max_file_bytes / 2**20:g} MiB in all; not followed")
+                        f"{size_text(self.ctx.max_file_bytes)} in all (the file size limit); "
+                        f"not followed")
             return f"include {brief(value)}: {exc.message}"
         self.includes += 1
         self.included_bytes += len(text)
