@@ -285,14 +285,19 @@ def find_name(name: str, text: str, aliases: tuple[str, ...] = ()) -> Match | No
     if m is not None:
         return m
     parts = [p.strip() for p in re.split(r",\s+|\s+in\s+(?:the\s+)?", _PAREN.sub(" ", name)) if p.strip()]
-    if len(parts) > 1:
-        spans = []
-        for part in parts:
-            pm = _find_forms(part, text, toks) or _find_alias(part, text, toks, ())
-            if pm is None:
-                return None
-            spans.append(pm)
-        return Match(min(p.start for p in spans), max(p.end for p in spans), False, "parts")
+    if len(parts) == 2:
+        # "DeKalb County, Georgia" written "DeKalb County in Georgia": both parts, next to
+        # each other (joined by a comma, "in" or "in the")
+        head = _find_forms(parts[0], text, toks)
+        if head is not None:
+            rest = text[head.end:]
+            joint = re.match(r"\s*(?:,\s*|\s+in\s+(?:the\s+)?)", rest)
+            if joint:
+                tail_text = rest[joint.end():]
+                tail = _find_forms(parts[1], tail_text, _tokens(tail_text)) or \
+                    _find_alias(parts[1], tail_text, _tokens(tail_text), ())
+                if tail is not None and tail.start == 0:
+                    return Match(head.start, head.end + joint.end() + tail.end, False, "parts")
     return None
 
 

@@ -272,6 +272,19 @@ def verify_relations(relations: Iterable[Relation | dict], chunk: Chunk, schema:
     return result
 
 
+def _balanced(name: str) -> bool:
+    depth = 0
+    pairs = {")": "(", "]": "["}
+    stack = []
+    for ch in name:
+        if ch in "([":
+            stack.append(ch)
+        elif ch in ")]":
+            if not stack or stack.pop() != pairs[ch]:
+                return False
+    return not stack and depth == 0
+
+
 def _name_key(name: str) -> str:
     return _key(re.sub(r"\s*\([^()]*\)", "", name)) or _key(name)
 
@@ -349,6 +362,10 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
         return Rejected(rel, "malformed", f"expected a relation, got {type(rel).__name__}")
     if not (rel.subject.strip() and rel.predicate.strip() and rel.object.strip()):
         return Rejected(rel, "malformed", "subject, predicate and object must be non-empty")
+    for role, name in (("subject", rel.subject), ("object", rel.object)):
+        if not _balanced(name):
+            return Rejected(rel, "malformed", f"the {role} {_short(name)!r} has unbalanced "
+                            "brackets: a truncated name")
     notes: list[str] = []
     pred, why = index.lookup(rel.predicate)
     if pred is None:
@@ -376,10 +393,12 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
         return Rejected(rel, "subject-not-grounded", placeholder)
     if pred.attribute is not None:
         return _attribute(rel, pred, subject, evidence, quote, chunk, schema, resolver, notes)
-    obj = _ground(o_name, o_decl, evidence, quote.start, text, resolver)
+    obj = _ground(o_name, o_decl, evidence, quote.start, text, resolver,
+                  (subject.match.start, subject.match.end))
     if obj is None:
         return Rejected(rel, "object-not-grounded",
-                        f"{_short(o_name)!r} is not mentioned in the evidence or the chunk")
+                        f"{_short(o_name)!r} is not mentioned in the evidence or the chunk"
+                        + _apart(o_name, evidence, text))
     placeholder = _placeholder(o_name, rel.predicate, schema)
     if placeholder:
         return Rejected(rel, "object-not-grounded", placeholder)
@@ -392,7 +411,7 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
         bad = _resolve(end, allowed, schema, resolver, role, notes)
         if bad is not None:
             return Rejected(rel, bad[0], bad[1], bad[2])
-    if subject.id == obj.id:
+    if subject.id == obj.id or _name_key(subject.name) == _name_key(obj.name):
         return Rejected(rel, "object-not-grounded",
                         f"{_short(o_name)!r} is the subject itself ({subject.id}): an edge needs "
                         "two entities")
@@ -413,14 +432,13 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
     if value is None:
         return Rejected(rel, "invalid-literal",
                         f"{_short(rel.object)!r} is not a valid {at.datatype} for {at.name!r}")
-    where = find_name(rel.object, evidence) or (find_name(value, evidence) if value != rel.object else None)
-    in_evidence = where is not None
-    if where is None:
-        where = find_name(rel.object, chunk.text) or find_name(value, chunk.text)
-    if where is None:
+    value_end = _ground(rel.object, None, evidence, quote.start, chunk.text, None,
+                        (subject.match.start, subject.match.end),
+                        (value,) if value != rel.object else ())
+    if value_end is None:
         return Rejected(rel, "object-not-grounded",
-                        f"{_short(rel.object)!r} is not mentioned in the evidence or the chunk")
-    value_end = _End(rel.object, None, where, in_evidence)
+                        f"{_short(rel.object)!r} is not mentioned in the evidence or the chunk"
+                        + _apart(rel.object, evidence, chunk.text))
     roots = tuple(t for t in schema.node_types if schema.node_types[t].parent is None)
     bad = _resolve(subject, roots, schema, resolver, "subject", notes)
     if bad is not None:
@@ -432,15 +450,30 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
 
 
 def _ground(name: str, declared: str | None, evidence: str, offset: int, text: str,
-            resolver) -> _End | None:
+            resolver, mask: tuple[int, int] | None = None, also: tuple[str, ...] = ()) -> _End | None:
+    """Where ``name`` (or one of ``also``) is mentioned: in the evidence (which starts at
+    ``offset`` in ``text``) first, else anywhere in the chunk; never inside ``mask`` (the
+    other endpoint's mention: an object must be mentioned apart from its subject)."""
     aliases = _known_names(name, declared, resolver)
-    m = find_name(name, evidence, aliases)
-    if m is not None:
-        return _End(name, declared, Match(m.start + offset, m.end + offset, m.exact, m.how), True)
-    m = find_name(name, text, aliases)
-    if m is not None:
-        return _End(name, declared, m, False)
+    if mask is not None:
+        a, b = mask
+        text = text[:a] + " " * (b - a) + text[b:]
+        evidence = text[offset:offset + len(evidence)]
+    for candidate in (name, *also):
+        m = find_name(candidate, evidence, aliases)
+        if m is not None:
+            return _End(name, declared, Match(m.start + offset, m.end + offset, m.exact, m.how), True)
+    for candidate in (name, *also):
+        m = find_name(candidate, text, aliases)
+        if m is not None:
+            return _End(name, declared, m, False)
     return None
+
+
+def _apart(name: str, evidence: str, text: str) -> str:
+    if find_name(name, evidence) or find_name(name, text):
+        return " apart from the subject's own mention"
+    return ""
 
 
 def _known_names(name: str, declared: str | None, resolver) -> tuple[str, ...]:
@@ -546,6 +579,10 @@ def _type_check(et: EdgeType, subject: _End, obj: _End, schema: Schema) -> str:
 
 
 def _confidence(quote: Match, pred: Predicate, ends: list[_End], notes: list[str]) -> float:
+    for end, role in zip(ends, ("subject", "object")):
+        if not end.match.exact:
+            notes.append(f"{role} {end.name!r} found by {end.match.how}"
+                         + ("" if end.in_evidence else " outside the evidence"))
     c = 1.0
     if not quote.exact:
         c -= 0.05
