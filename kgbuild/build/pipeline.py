@@ -408,7 +408,7 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):
         access = load_access(access)
-    graph_store = GraphStore(store, schema)
+    graph_store = GraphStore(store, schema, rebuild=full)
     try:
         registry = Path(registry).resolve() if registry else default_registry(paths, root)
         result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,

@@ -20,6 +20,7 @@ fingerprint of exactly the data it is built from.
 from __future__ import annotations
 
 import hashlib
+import io
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Callable
 import numpy as np
 
 from ..graph.model import KnowledgeGraph
+from ..io.atomic import atomic_write
 
 DIRECTIONS = ("out", "in")
 
@@ -248,24 +250,48 @@ class AdjacencyIndex:
         for (t, d), c in self.lists.items():
             for name in ("indptr", "nbr", "eid", "rank"):
                 arrays[f"{t}_{d}_{name}"] = getattr(c, name)
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **arrays)
-        tmp.replace(path)
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        atomic_write(path, buf.getvalue())  # a unique temporary file: concurrent readers may save
 
     @classmethod
     def load(cls, path: str | Path) -> "AdjacencyIndex":
-        with np.load(path) as z:
+        """Read a saved index; raises ValueError (or what reading raises) when the file is not a
+        complete, consistent index (:func:`cached_index` then rebuilds it)."""
+        with np.load(path, allow_pickle=False) as z:
             lists = {}
             for name in z.files:
                 if name.endswith("_indptr"):
                     t, d = (int(x) for x in name.split("_")[:2])
+                    if d not in (0, 1):
+                        raise ValueError(f"bad list name {name!r}")
                     lists[(t, d)] = Csr(*(z[f"{t}_{d}_{k}"] for k in ("indptr", "nbr", "eid", "rank")),
                                         np.full(len(z[f"{t}_{d}_nbr"]), d, dtype=np.int8))
-            return cls(_unpack_strings(z), z["node_type"], [str(x) for x in z["type_names"]],
-                       [str(x) for x in z["edge_types"]], z["src"], z["dst"], z["etype"], lists,
-                       str(z["fingerprint"]))
+            index = cls(_unpack_strings(z), z["node_type"], [str(x) for x in z["type_names"]],
+                        [str(x) for x in z["edge_types"]], z["src"], z["dst"], z["etype"], lists,
+                        str(z["fingerprint"]))
+        index.check()
+        return index
+
+    def check(self) -> None:
+        """Raise ValueError unless the arrays fit together (sizes, ranges, dtypes): a cache
+        file is only used when walking it cannot index out of bounds."""
+        n, e = self.size, len(self.src)
+
+        def ok(a: np.ndarray, length: int, high: int, kind: str = "i") -> bool:
+            return (a.ndim == 1 and a.dtype.kind == kind and len(a) == length and
+                    (length == 0 or (int(a.min()) >= 0 and int(a.max()) < high)))
+
+        if not (ok(self.node_type, n, max(len(self.type_names), 1)) and ok(self.src, e, max(n, 1))
+                and ok(self.dst, e, max(n, 1)) and ok(self.etype, e, max(len(self.edge_types), 1))):
+            raise ValueError("inconsistent node or edge arrays")
+        for (t, _), c in self.lists.items():
+            m = len(c.nbr)
+            if not (0 <= t < len(self.edge_types) and ok(c.indptr, n + 1, m + 1)
+                    and (n == 0 or int(c.indptr[0]) == 0 and int(c.indptr[-1]) == m)
+                    and bool(np.all(np.diff(c.indptr) >= 0)) and ok(c.nbr, m, max(n, 1))
+                    and ok(c.eid, m, max(e, 1)) and ok(c.rank, m, max(2 * e, 1))):
+                raise ValueError(f"inconsistent adjacency list {t}")
 
 
 def _pack_strings(items: list[str]) -> dict[str, np.ndarray]:
@@ -276,6 +302,8 @@ def _pack_strings(items: list[str]) -> dict[str, np.ndarray]:
 
 def _unpack_strings(z) -> list[str]:
     blob, ends = z["ids_blob"].tobytes(), z["ids_end"].tolist()
+    if any(b < a for a, b in zip([0, *ends[:-1]], ends)) or (ends and ends[-1] != len(blob)):
+        raise ValueError("inconsistent node IDs")
     return [blob[a:b].decode() for a, b in zip([0, *ends[:-1]], ends)]
 
 
@@ -314,21 +342,35 @@ def graph_arrays(kg: KnowledgeGraph, edges: dict | None = None) -> tuple:
 
 def cached_index(kg: KnowledgeGraph, cache_dir: str | Path | None,
                  edges: dict | None = None) -> AdjacencyIndex:
-    """The index of ``kg``, read from / written to ``cache_dir/adjacency-<fingerprint>.npz``."""
+    """The index of ``kg``, read from / written to ``cache_dir/adjacency-<fingerprint>.npz``.
+
+    The file is used only when it is a complete, consistent index whose fingerprint (of exactly
+    the data it is built from) is this graph's; anything else (truncated, garbage, another
+    graph's, not a regular file) is rebuilt. Where the folder cannot be written the index is
+    just not cached."""
     args = graph_arrays(kg, edges)
     if cache_dir is None:
         return AdjacencyIndex.from_arrays(*args)
     path = Path(cache_dir) / f"adjacency-{args[-1][:32]}.npz"
-    if path.is_file():
-        try:
-            index = AdjacencyIndex.load(path)
-            if index.fingerprint == args[-1]:
-                return index
-        except (OSError, ValueError, KeyError):
-            pass
+    index = _load_cached(path, args[-1])
+    if index is not None:
+        return index
     index = AdjacencyIndex.from_arrays(*args)
-    index.save(path)
+    try:
+        index.save(path)
+    except Exception:  # noqa: BLE001 - a read-only store, a file in the folder's place, a full disk
+        pass
     return index
+
+
+def _load_cached(path: Path, fingerprint: str) -> AdjacencyIndex | None:
+    try:
+        if not path.is_file():  # follows symlinks; a FIFO or device is never opened
+            return None
+        index = AdjacencyIndex.load(path)
+    except Exception:  # noqa: BLE001 - BadZipFile, EOFError, zlib errors, ValueError, KeyError, ...
+        return None
+    return index if index.fingerprint == fingerprint else None
 
 
 def follow_walk(index: AdjacencyIndex, seeds, lists: list[tuple[int, int]], hops: int,

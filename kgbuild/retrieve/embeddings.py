@@ -22,6 +22,7 @@ from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 
 BATCH = 256
+_KEY = re.compile(r"[0-9a-f]{32}")
 
 
 def node_text(label: str, type_name: str, description: str | None = None) -> str:
@@ -52,20 +53,33 @@ class EmbeddingMatcher:
                    model, cache_dir)
 
     def _load(self) -> dict[str, np.ndarray]:
-        if self.cache_file is None or not self.cache_file.is_file():
-            return {}
+        """The cached vectors: keys are SHA-256 prefixes of the embedded texts, values unit
+        vectors of one size. A cache that is damaged (truncated, garbage, not a regular file)
+        or does not look like that is dropped and rebuilt, never trusted."""
         try:
-            with np.load(self.cache_file) as data:
-                return {k: data[k] for k in data.files}
-        except (OSError, ValueError):
-            return {}  # a damaged cache is rebuilt, never trusted
+            if self.cache_file is None or not self.cache_file.is_file():
+                return {}
+            with np.load(self.cache_file, allow_pickle=False) as data:
+                cache = {k: data[k] for k in data.files}
+        except Exception:  # noqa: BLE001 - BadZipFile, EOFError, zlib errors, ValueError, ...
+            return {}
+        sizes = {v.shape for v in cache.values()}
+        if any(not _KEY.fullmatch(k) for k in cache) or len(sizes) > 1 or any(
+                v.ndim != 1 or v.dtype != np.float32 or not np.all(np.isfinite(v))
+                for v in cache.values()):
+            return {}
+        return cache
 
     def _save(self) -> None:
+        """Write the cache; skipped where it cannot be written (a read-only store)."""
         if self.cache_file is None:
             return
-        buf = io.BytesIO()
-        np.savez(buf, **self._cache)
-        atomic_write(self.cache_file, buf.getvalue())
+        try:
+            buf = io.BytesIO()
+            np.savez(buf, **self._cache)
+            atomic_write(self.cache_file, buf.getvalue())
+        except Exception:  # noqa: BLE001 - the vectors stay in memory for this run
+            pass
 
     def embed(self, texts: Iterable[str]) -> np.ndarray:
         """Unit vectors for ``texts`` (rows in order); only uncached texts are requested."""

@@ -20,11 +20,15 @@ and parsing/serialising 1M triples was 10-100x faster. rdflib stays where pyshac
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import hashlib
 import json
 import os
 import pickle
+import re
 import shutil
+import stat
 import uuid
 import zlib
 from dataclasses import dataclass, field
@@ -106,70 +110,287 @@ def _nt(term: ox.NamedNode | ox.Literal) -> str:
     return str(term)
 
 
-class GraphStore:
-    """A persistent (``path``) or in-memory (``path=None``) kgbuild graph store."""
+REBUILD_HINT = "run `kgbuild build --full` to rebuild it from the sources"
+BUILDING = ".building"  # beside db-N while it is loaded: never committed if still there
+_CURRENT = re.compile(r"(db-[0-9]{1,9})(?: ([0-9a-f]{32}))?")
+_DB_ERRORS = (OSError, RuntimeError)  # pyoxigraph: OSError for I/O, RuntimeError("Corruption...")
+CACHE_MAGIC = b"kgbuild-cache-1"
 
-    def __init__(self, path: str | Path | None, schema: Schema, *, write: bool = True):
+
+class _Damaged(Exception):
+    """Internal: the database cannot be trusted (the message says why)."""
+
+
+def _detail(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return (lines[0] if lines else type(exc).__name__)[:200]
+
+
+def _is_permission(exc: BaseException) -> bool:
+    return isinstance(exc, PermissionError) or getattr(exc, "errno", None) in (
+        errno.EACCES, errno.EPERM, errno.EROFS) or any(
+        s in str(exc) for s in ("Permission denied", "Read-only file system"))
+
+
+class _Guarded:
+    """A pyoxigraph store whose errors, raised on a call or while iterating its results,
+    become the owning :class:`GraphStore`'s one-line errors (see ``GraphStore._on_error``)."""
+
+    __slots__ = ("db", "owner")
+
+    def __init__(self, db: ox.Store, owner: "GraphStore"):
+        self.db = db
+        self.owner = owner
+
+    def quads_for_pattern(self, *args):
+        return self._reading(lambda db: db.quads_for_pattern(*args))
+
+    def query(self, query: str):
+        return self._reading(lambda db: db.query(query))
+
+    def _reading(self, start):
+        try:
+            it = start(self.db)
+        except _DB_ERRORS as exc:
+            self.owner._on_error(exc, reading=True)  # raises, or set the database aside
+            return iter(start(self.owner._db.db))
+        return self._iterate(it, start)
+
+    def _iterate(self, it, start):
+        yielded = False
+        try:
+            for item in it:
+                yielded = True
+                yield item
+        except _DB_ERRORS as exc:
+            self.owner._on_error(exc, reading=True)
+            if not yielded:
+                yield from start(self.owner._db.db)
+
+    def _writing(self, call):
+        try:
+            return call()
+        except _DB_ERRORS as exc:
+            self.owner._on_error(exc, reading=False)
+
+    def update(self, update: str) -> None:
+        self._writing(lambda: self.db.update(update))
+
+    def bulk_load(self, data: bytes, **kwargs) -> None:
+        self._writing(lambda: self.db.bulk_load(data, **kwargs))
+
+    def flush(self) -> None:
+        self._writing(self.db.flush)
+
+    def clear(self) -> None:
+        self._writing(self.db.clear)
+
+
+class GraphStore:
+    """A persistent (``path``) or in-memory (``path=None``) kgbuild graph store.
+
+    ``write=False`` opens the database read-only (no lock, nothing written but caches, which
+    are skipped where the folder cannot be written). ``rebuild=True`` (``build --full``) opens
+    a damaged store too: the damage is reported as a warning of the rebuild, the store reads as
+    empty, and :meth:`replace_all` loads a fresh database that replaces the damaged one only
+    once complete. Otherwise damage found on opening or on any later read is a one-line
+    :class:`~kgbuild.errors.KgbuildError` naming the store and the way out.
+    """
+
+    def __init__(self, path: str | Path | None, schema: Schema, *, write: bool = True,
+                 rebuild: bool = False):
         self.schema = schema
         self.path = Path(path) if path is not None else None
         self._lock_fh = None
-        self._db: ox.Store
+        self._write = write
+        self._rebuild = rebuild and write
+        self._damage: str | None = None  # what was wrong with the database being rebuilt
+        self._current_name: str | None = None
+        self._db: _Guarded
         if self.path is None:
-            self._db = ox.Store()
+            self._db = _Guarded(ox.Store(), self)
+            return
+        try:
+            self._open(write)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, write: bool) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise self._error("is not a folder (a file is in its place): pass --store DIR, or "
+                              "move the file away", "store-not-folder")
+        if write:
+            try:
+                self.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise self._translate(exc, writing=True) from None
+            self._lock()
+        elif not self.path.is_dir():
+            raise KgbuildError(f"no kgbuild store at {self.path} (run kgbuild build first)",
+                               code="no-store")
+        try:
+            current, expected_id = self._current()
+        except _Damaged as exc:
+            if not self._rebuild:
+                raise self._damaged(str(exc)) from None
+            self._set_aside(str(exc))
             return
         if write:
-            self.path.mkdir(parents=True, exist_ok=True)
-            self._lock()
-            self._collect_garbage()
-        current = self._current()
+            self._collect_garbage(current)
         if current is None:
             if not write:
-                raise KgbuildError(f"no kgbuild store at {self.path} (run kgbuild build first)")
-            self._db = ox.Store(str(self.path / "db-1"))
+                raise KgbuildError(f"no kgbuild store at {self.path} (run kgbuild build first)",
+                                   code="no-store")
+            self._db = _Guarded(self._new_database("db-1"), self)
             self._set_current("db-1")
-        else:
-            db = self.path / current
+            self._finish_new("db-1")
+            self._current_name = "db-1"
+            return
+        db = self.path / current
+        self._current_name = current
+        try:
+            if not (db / "CURRENT").is_file():  # RocksDB's own; opening would create an empty db
+                raise _Damaged(f"the database folder {current} is empty or incomplete")
             try:
-                self._db = ox.Store(str(db)) if write else ox.Store.read_only(str(db))
-            except OSError as exc:
-                raise KgbuildError(f"cannot open store {db}: {exc}") from None
+                raw = ox.Store(str(db)) if write else ox.Store.read_only(str(db))
+            except (OSError, RuntimeError) as exc:
+                if _is_permission(exc):
+                    raise self._translate(exc, writing=write) from None
+                raise _Damaged(_detail(exc)) from None
+            self._db = _Guarded(raw, self)
+            found = self._manifest_value(STORE_ID)
+            if expected_id and found != expected_id:
+                raise _Damaged(f"{current} does not hold the database CURRENT names (identity "
+                               f"{found or 'missing'}, expected {expected_id}): it was truncated "
+                               f"or replaced")
+        except _Damaged as exc:
+            if not self._rebuild:
+                raise self._damaged(str(exc)) from None
+            self._set_aside(str(exc))
+
+    # -- errors ----------------------------------------------------------------------------------
+    def _error(self, message: str, code: str) -> KgbuildError:
+        return KgbuildError(message, str(self.path) if self.path else "(memory store)", code=code)
+
+    def _damaged(self, detail: str) -> KgbuildError:
+        return self._error(f"the store is damaged ({detail}); {REBUILD_HINT}", "store-damaged")
+
+    def _translate(self, exc: BaseException, writing: bool = False) -> KgbuildError:
+        """A one-line error for what the database or the file system raised."""
+        if _is_permission(exc):
+            if writing:
+                return self._error(f"cannot write the store ({_detail(exc)}): building needs "
+                                   f"write access to the store folder; pass --store DIR to build "
+                                   f"elsewhere", "store-permission")
+            return self._error(f"cannot read the store ({_detail(exc)}): check the folder's "
+                               f"permissions", "store-permission")
+        if getattr(exc, "errno", None) == errno.ENOSPC or "No space left" in str(exc):
+            return self._error(f"no space left to write the store ({_detail(exc)})", "store-full")
+        return self._damaged(_detail(exc))
+
+    def _on_error(self, exc: BaseException, reading: bool) -> bool:
+        """Called by the guarded database: raises the one-line error, or (a read during a full
+        rebuild) sets the damaged database aside and returns True: read again, from nothing."""
+        if reading and self._rebuild and self._damage is None and not _is_permission(exc):
+            self._set_aside(_detail(exc))
+            return True
+        raise self._translate(exc, writing=not reading) from None
+
+    def _set_aside(self, detail: str) -> None:
+        """Rebuild mode: forget the damaged database (left on disk until the new one is
+        complete) and read as an empty store."""
+        self._damage = detail
+        self._db = _Guarded(ox.Store(), self)
+
+    @property
+    def damage(self) -> str | None:
+        """What was wrong with the store a full rebuild is replacing (None: nothing)."""
+        return self._damage
 
     # -- lifecycle -------------------------------------------------------------------------------
     def _lock(self) -> None:
-        fh = open(self.path / "lock", "a+")
+        try:
+            fh = open(self.path / "lock", "a+", encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise self._translate(exc, writing=True) from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             fh.seek(0)
-            holder = fh.read().strip() or "?"
+            holder = fh.read(40).strip() or "?"
             fh.close()
             raise KgbuildError(f"another kgbuild process (pid {holder}) is writing the store "
-                               f"{self.path}; wait for it to finish") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
+                               f"{self.path}; wait for it to finish", code="store-locked") from None
+        try:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(str(os.getpid()))
+            fh.flush()
+        except OSError as exc:
+            fh.close()
+            raise self._translate(exc, writing=True) from None
         self._lock_fh = fh
 
-    def _current(self) -> str | None:
+    def _current(self) -> tuple[str | None, str | None]:
+        """The committed database's folder and identity (from ``CURRENT``); (None, None) when
+        nothing was ever committed. Raises _Damaged when ``CURRENT`` is unreadable, malformed
+        or names a missing folder, or is missing while databases remain."""
         try:
-            name = (self.path / "CURRENT").read_text().strip()
+            raw = (self.path / "CURRENT").read_bytes()[:200]
         except FileNotFoundError:
-            return None
-        return name if name and (self.path / name).is_dir() else None
+            left = sorted(p.name for p in self.path.glob("db-*") if p.is_dir() and
+                          not (self.path / f"{p.name}{BUILDING}").exists())
+            if left:
+                raise _Damaged(f"CURRENT is missing but database folder(s) {', '.join(left[:3])} "
+                               f"remain") from None
+            return None, None
+        except OSError as exc:
+            if _is_permission(exc):
+                raise self._translate(exc) from None
+            raise _Damaged(f"CURRENT cannot be read: {_detail(exc)}") from None
+        text = raw.decode("utf-8", "replace").strip()
+        m = _CURRENT.fullmatch(text)
+        if not m:
+            raise _Damaged("CURRENT is empty" if not text else
+                           f"CURRENT holds {text[:40]!r}, not a database name")
+        name = m.group(1)
+        if not (self.path / name).is_dir():
+            raise _Damaged(f"CURRENT names {name}, which is missing")
+        return name, m.group(2)
 
-    def _set_current(self, name: str) -> None:
-        atomic_write(self.path / "CURRENT", name + "\n")
+    def _set_current(self, name: str, store_id: str | None = None) -> None:
+        try:
+            atomic_write(self.path / "CURRENT", f"{name} {store_id}\n" if store_id else f"{name}\n")
+        except OSError as exc:
+            raise self._translate(exc, writing=True) from None
 
-    def _collect_garbage(self) -> None:
-        current = self._current()
+    def _new_database(self, name: str) -> ox.Store:
+        """Create database folder ``name``, marked as being built until :meth:`_finish_new`."""
+        try:
+            (self.path / f"{name}{BUILDING}").touch()
+            shutil.rmtree(self.path / name, ignore_errors=True)
+            return ox.Store(str(self.path / name))
+        except (OSError, RuntimeError) as exc:
+            raise self._translate(exc, writing=True) from None
+
+    def _finish_new(self, name: str) -> None:
+        (self.path / f"{name}{BUILDING}").unlink(missing_ok=True)
+
+    def _collect_garbage(self, current: str | None) -> None:
+        """Remove databases that were never committed or were replaced: with a ``CURRENT``,
+        every other one; without, only those still marked as being built."""
         for p in self.path.glob("db-*"):
-            if p.name != current:
+            if p.name.endswith(BUILDING):
+                if p.name[:-len(BUILDING)] != current:
+                    shutil.rmtree(self.path / p.name[:-len(BUILDING)], ignore_errors=True)
+                p.unlink(missing_ok=True)
+            elif current is not None and p.name != current:
                 shutil.rmtree(p, ignore_errors=True)
 
     def close(self) -> None:
         """Release the database and the write lock (committed writes are already durable)."""
-        del self._db
+        self.__dict__.pop("_db", None)
         if self._lock_fh is not None:
             self._lock_fh.close()
             self._lock_fh = None
@@ -249,22 +470,20 @@ class GraphStore:
         documents that define each node).
 
         Materialising walks every quad (about 10 s per million in pyoxigraph's Python API), so
-        a persistent store keeps the result in ``cache/`` under a name made of the database's
-        identity, its generation and the schema's digest, so a recreated database or another
-        schema never meets an old cache. The cache is as trusted as the store folder itself."""
-        if self.path is None:
+        a persistent store keeps the result in ``cache/``. The cache's header names what it was
+        made from (the database's random identity, its revision, which is new and random with
+        every committed update, and the schema's digest) and a SHA-256 of its content: a
+        recreated or rolled-back database, another schema or a damaged file never meets it
+        (it is rebuilt). Where ``cache/`` cannot be written the cache is skipped."""
+        if self.path is None or self._damage is not None:
             return self._materialise()
-        key = f"{self.store_id()}-{self.generation()}-{self.schema.digest[:16]}"
-        cache = self.path / "cache" / f"kg{CACHE_FORMAT}-{key}.pickle"
-        try:
-            with cache.open("rb") as fh:
-                return pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError):
-            pass
-        kg = self._materialise()
-        for old in cache.parent.glob("kg*.pickle"):
-            old.unlink(missing_ok=True)
-        atomic_write(cache, pickle.dumps(kg, protocol=pickle.HIGHEST_PROTOCOL))
+        key = f"{CACHE_FORMAT}:{self.store_id()}:{self.generation()}:{self.schema.digest}"
+        name = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:32]
+        cache = self.path / "cache" / f"kg{CACHE_FORMAT}-{name}.pickle"
+        kg = _read_cache(cache, key)
+        if kg is None:
+            kg = self._materialise()
+            _write_cache(cache, key, kg)
         return kg
 
     def _materialise(self) -> KnowledgeGraph:
@@ -312,6 +531,15 @@ class GraphStore:
         every other document's claims; a node nobody claims any more disappears. ``states``
         is :meth:`document_states` when the caller already read it (it is updated in place).
         """
+        if self._damage is None:
+            problems = self._apply(changes, states, settings)
+            if self._damage is None:
+                return problems
+        # a full rebuild found the database damaged: what can be kept is what was given
+        return self.replace_all({d: u for d, u in changes.items() if u is not None}, settings)
+
+    def _apply(self, changes: dict[str, DocumentUpdate | None],
+               states: dict[str, DocumentState] | None, settings: dict | None) -> list[Problem]:
         if not changes and (settings is None or settings == self.settings()):
             return []
         changed_graphs = {_source_graph(d) for d in changes}
@@ -364,8 +592,9 @@ class GraphStore:
                 _generation_triple(self.generation())]
         if settings is not None:
             meta.append(_json_triple(SETTINGS, settings))
-        if self._manifest_value(STORE_ID) is None:
-            meta.append(_json_triple(STORE_ID, uuid.uuid4().hex))
+        new_id = uuid.uuid4().hex if self._manifest_value(STORE_ID) is None else None
+        if new_id:
+            meta.append(_json_triple(STORE_ID, new_id))
         inserts = [f"GRAPH <{MANIFEST_GRAPH}> {{\n" + "\n".join(meta) + "\n}"]
         for doc_id, upd in sorted(changes.items()):
             if upd is not None:
@@ -375,6 +604,8 @@ class GraphStore:
             inserts.append(f"GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(insert_nodes) + "\n}")
         parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
         self._db.update(" ;\n".join(parts))
+        if new_id and self.path is not None and self._current_name and self._damage is None:
+            self._set_current(self._current_name, new_id)  # CURRENT names its identity too
         return problems
 
     def _updated_counts(self, changes: dict[str, DocumentUpdate | None], changed_graphs: set[str],
@@ -435,29 +666,38 @@ class GraphStore:
         """A full rebuild: the store afterwards holds exactly ``documents``.
 
         A persistent store is loaded into a fresh database folder and switched to only once
-        complete, so a crash leaves the previous store usable.
+        complete, so a crash leaves the previous store usable. A damaged database (see
+        ``rebuild``) is removed only after its replacement is complete.
         """
+        store_id = uuid.uuid4().hex
         if self.path is None:
             self._db.clear()
             target = self._db
         else:
-            current = self._current() or "db-0"
-            name = f"db-{int(current.split('-')[1]) + 1}"
-            shutil.rmtree(self.path / name, ignore_errors=True)
-            target = ox.Store(str(self.path / name))
-        problems = self._load(target, documents, settings)
+            taken = [int(p.name[3:]) for p in self.path.glob("db-*")
+                     if p.name[3:].isdigit() and p.is_dir()]
+            name = f"db-{max(taken, default=0) + 1}"
+            target = _Guarded(self._new_database(name), self)
+        problems = self._load(target, documents, settings, store_id)
         if self.path is not None:
             target.flush()
-            old = self._current()
-            del self._db
+            old, damaged = self._current_name, self._damage
             self._db = target
-            self._set_current(name)
-            if old:
-                shutil.rmtree(self.path / old, ignore_errors=True)
+            self._set_current(name, store_id)
+            self._finish_new(name)
+            self._current_name, self._damage = name, None
+            for p in self.path.glob("db-*"):  # the replaced (or damaged) database, leftovers
+                if p.name != name and p.is_dir():
+                    shutil.rmtree(p, ignore_errors=True)
+            if damaged is not None:
+                problems.insert(0, Problem(
+                    "warning", "store-rebuilt", f"the store was damaged ({damaged}); it was "
+                    f"rebuilt from the sources{f' (the damaged {old} removed)' if old else ''}; "
+                    f"documents it held outside the given paths are not kept", str(self.path)))
         return problems
 
-    def _load(self, target: ox.Store, documents: dict[str, DocumentUpdate],
-              settings: dict | None) -> list[Problem]:
+    def _load(self, target: _Guarded, documents: dict[str, DocumentUpdate],
+              settings: dict | None, store_id: str) -> list[Problem]:
         claims: dict[str, list[tuple[str, str, str]]] = {}
         lines: list[str] = []
         for doc_id, upd in sorted(documents.items()):
@@ -470,7 +710,7 @@ class GraphStore:
         lines.extend(f"{t[:-2]} <{MANIFEST_GRAPH}> ." for t in
                      _manifest_triples(states, set(range(SHARDS))))
         lines.append(f"{_generation_triple(self.generation())[:-2]} <{MANIFEST_GRAPH}> .")
-        lines.append(f"{_json_triple(STORE_ID, uuid.uuid4().hex)[:-2]} <{MANIFEST_GRAPH}> .")
+        lines.append(f"{_json_triple(STORE_ID, store_id)[:-2]} <{MANIFEST_GRAPH}> .")
         if settings is not None:
             lines.append(f"{_json_triple(SETTINGS, settings)[:-2]} <{MANIFEST_GRAPH}> .")
         edge_names = _edge_terms(self.schema)
@@ -546,8 +786,54 @@ def _manifest_triples(states: dict[str, DocumentState], shards: set[int]) -> lis
 
 
 def _generation_triple(previous: str) -> str:
-    number = int(previous) + 1 if previous.isdigit() else 1
-    return f"<{MANIFEST_GRAPH}> {GENERATION} {lit(str(number))} ."
+    """The next revision: a counter (for people) and a random part, so that no two committed
+    states of any database, even one rolled back by damage, share a name."""
+    head = previous.split("-", 1)[0]
+    number = int(head) + 1 if head.isdigit() and len(head) < 15 else 1
+    return f"<{MANIFEST_GRAPH}> {GENERATION} {lit(f'{number}-{uuid.uuid4().hex[:16]}')} ."
+
+
+def _read_cache(path: Path, key: str) -> KnowledgeGraph | None:
+    """The cached graph made for ``key``, or None when absent, unreadable, made from anything
+    else or damaged (its checksum is checked before unpickling)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            header = fh.readline(1024)
+            body = fh.read()
+        magic, made_for, digest = header.rstrip(b"\n").split(b" ")
+        if magic != CACHE_MAGIC or made_for.decode() != _cache_key(key) or \
+                hashlib.sha256(body).hexdigest().encode() != digest:
+            return None
+        kg = pickle.loads(body)
+        return kg if isinstance(kg, KnowledgeGraph) else None
+    except Exception:  # a damaged cache is rebuilt, whatever unpickling it raises
+        return None
+    finally:
+        os.close(fd)
+
+
+def _write_cache(path: Path, key: str, kg: KnowledgeGraph) -> None:
+    """Replace the cache with ``kg`` (made for ``key``); skipped where it cannot be written."""
+    try:
+        body = pickle.dumps(kg, protocol=pickle.HIGHEST_PROTOCOL)
+        header = b" ".join([CACHE_MAGIC, _cache_key(key).encode(),
+                            hashlib.sha256(body).hexdigest().encode()]) + b"\n"
+        if path.parent.is_dir():
+            for old in path.parent.glob("kg*.pickle"):
+                old.unlink(missing_ok=True)
+        atomic_write(path, header + body)
+    except Exception:  # noqa: BLE001 - a read-only store or a full disk: no cache, no failure
+        pass
+
+
+def _cache_key(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
 
 
 def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:
