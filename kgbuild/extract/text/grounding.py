@@ -270,10 +270,35 @@ def find_name(name: str, text: str, aliases: tuple[str, ...] = ()) -> Match | No
     """Where ``name`` (or one of ``aliases``, or a common alias: see :data:`COMMON_ALIASES`)
     is mentioned in ``text``; see the module docstring for the tolerances. A name with
     comma-separated parts (``DeKalb County, Georgia``) is also found when every part is
-    mentioned on its own (``DeKalb County in Georgia``). None when it is not mentioned."""
+    mentioned on its own (``DeKalb County in Georgia``).
+
+    A name is mentioned as a whole name, not as the start of a longer one: ``Athens`` is
+    not mentioned in "Athens International Airport" (a later "the city of Athens" is).
+    None when it is not mentioned."""
     name = name.strip()
     if not name:
         return None
+    masked = text
+    for _ in range(8):
+        m = _find_once(name, masked, aliases)
+        if m is None or not _continues(name, text, m):
+            return m
+        masked = masked[:m.start] + " " * (m.end - m.start) + masked[m.end:]
+    return None
+
+
+_CONTINUATION = re.compile(r" (?:[A-Z][\w'\u2019-]*|\d+[A-Za-z]*\b)")
+
+
+def _continues(name: str, text: str, m: Match) -> bool:
+    """Whether the mention ``m`` is only the start of a longer proper name: the next word
+    is capitalised (or a number) and is no part of ``name`` itself."""
+    if not name[:1].isalpha() or m.how in ("alias", "date", "number"):
+        return False
+    return _CONTINUATION.match(text, m.end) is not None
+
+
+def _find_once(name: str, text: str, aliases: tuple[str, ...]) -> Match | None:
     i = _whole_word_find(name, text)
     if i >= 0:
         return Match(i, i + len(name), True, "exact")
