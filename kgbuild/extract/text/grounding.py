@@ -293,7 +293,7 @@ _CONTINUATION = re.compile(r" (?:[A-Z][\w'\u2019-]*|\d+[A-Za-z]*\b)")
 def _continues(name: str, text: str, m: Match) -> bool:
     """Whether the mention ``m`` is only the start of a longer proper name: the next word
     is capitalised (or a number) and is no part of ``name`` itself."""
-    if not name[:1].isalpha() or m.how in ("alias", "date", "number"):
+    if not name[:1].isalpha() or m.how in ("date", "number"):
         return False
     return _CONTINUATION.match(text, m.end) is not None
 
@@ -312,11 +312,11 @@ def _find_once(name: str, text: str, aliases: tuple[str, ...]) -> Match | None:
     parts = [p.strip() for p in re.split(r",\s+|\s+in\s+(?:the\s+)?", _PAREN.sub(" ", name)) if p.strip()]
     if len(parts) == 2:
         # "DeKalb County, Georgia" written "DeKalb County in Georgia": both parts, next to
-        # each other (joined by a comma, "in" or "in the")
+        # each other (joined by a comma or "in")
         head = _find_forms(parts[0], text, toks)
         if head is not None:
             rest = text[head.end:]
-            joint = re.match(r"\s*(?:,\s*|\s+in\s+(?:the\s+)?)", rest)
+            joint = re.match(r"\s*,\s*|\s+in\s+", rest)
             if joint:
                 tail_text = rest[joint.end():]
                 tail = _find_forms(parts[1], tail_text, _tokens(tail_text)) or \
