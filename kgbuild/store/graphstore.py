@@ -313,7 +313,10 @@ class GraphStore:
         try:
             fh = open(self.path / "lock", "a+", encoding="utf-8", errors="replace")
         except OSError as exc:
-            raise self._translate(exc, writing=True) from None
+            if _is_permission(exc):
+                raise self._translate(exc, writing=True) from None
+            raise self._error(f"cannot open the store's lock file ({_detail(exc)}): remove "
+                              f"{self.path / 'lock'} if it is not a file", "store-lock") from None
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -361,6 +364,9 @@ class GraphStore:
 
     def _set_current(self, name: str, store_id: str | None = None) -> None:
         try:
+            current = self.path / "CURRENT"
+            if current.is_dir() and not current.is_symlink():  # damage a rebuild replaces
+                shutil.rmtree(current)
             atomic_write(self.path / "CURRENT", f"{name} {store_id}\n" if store_id else f"{name}\n")
         except OSError as exc:
             raise self._translate(exc, writing=True) from None
