@@ -287,7 +287,20 @@ class GraphStore:
                                f"permissions", "store-permission")
         if getattr(exc, "errno", None) == errno.ENOSPC or "No space left" in str(exc):
             return self._error(f"no space left to write the store ({_detail(exc)})", "store-full")
+        if self._replaced():
+            return self._error(f"the store was replaced by a build while this command read it "
+                               f"({_detail(exc)}); run the command again", "store-changed")
         return self._damaged(_detail(exc))
+
+    def _replaced(self) -> bool:
+        """Whether ``CURRENT`` now names another database than the one this store opened."""
+        if self.path is None or self._current_name is None:
+            return False
+        try:
+            named = (self.path / "CURRENT").read_bytes()[:200].decode("utf-8", "replace").split()
+        except OSError:
+            return False
+        return bool(named) and named[0] != self._current_name and (self.path / named[0]).is_dir()
 
     def _on_error(self, exc: BaseException, reading: bool) -> bool:
         """Called by the guarded database: raises the one-line error, or (a read during a full
