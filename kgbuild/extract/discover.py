@@ -24,6 +24,7 @@ SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache_
 HEAD_BYTES = 64 * 1024  # what extractors sniff first
 SNIFF_BYTES = 20 * 1024 * 1024  # how far a JSON or YAML file nobody claimed is sniffed
 SNIFFED_SUFFIXES = {".yaml", ".yml", ".json"}
+HASH_BYTES = 1 << 30  # files larger than this are fingerprinted by stat and head, not read
 
 
 class Candidate(NamedTuple):
@@ -244,9 +245,17 @@ def extractor_for(path: Path):
 
 
 def sha256_file(path: Path) -> str:
-    """Content hash of a regular file (OSError for anything else: a FIFO never blocks it)."""
+    """Content hash of a regular file (OSError for anything else: a FIFO never blocks it).
+    A file over :data:`HASH_BYTES` (far over any size limit a source may have: it is refused
+    unread) is hashed by its size, mtime and first MiB, so that a huge or sparse file costs
+    no more than a small one."""
     h = hashlib.sha256()
     with open_regular(path) as fh:
+        st = os.fstat(fh.fileno())
+        if st.st_size > HASH_BYTES:
+            h.update(f"over {HASH_BYTES}:{st.st_size}:{st.st_mtime_ns}:".encode())
+            h.update(fh.read(1 << 20))
+            return h.hexdigest()
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
