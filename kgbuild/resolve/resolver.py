@@ -505,6 +505,17 @@ class Resolver:
         n = self._number.get(id)
         return self._labels[n] if n is not None else id
 
+    def names_of(self, id: str) -> tuple[str, ...]:
+        """Every name an entity goes by: its label and aliases as added, the registry's
+        curated aliases and accepted decisions for it (empty for an unknown ID)."""
+        n = self._number.get(id)
+        names = set(self._names[n]) if n is not None else set()
+        for ids in self.registry.aliases.values():
+            names.update(ids.get(id, ()))
+        names.update(d.mention for d in self.registry.decisions
+                     if d.decision == "accepted" and d.id == id)
+        return tuple(sorted(names))
+
     # -- resolving ------------------------------------------------------------------
     def resolve(self, mention: str, type: str | None = None, *, own_id: str | None = None) -> Resolution:
         """Resolve ``mention`` as a ``type`` (None: any type).
