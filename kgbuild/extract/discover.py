@@ -12,7 +12,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 from ..errors import InputError, Problem
 from ..io.globs import IgnoreSpec
-from ..io.text import head_as_utf8, open_regular
+from ..io.text import head_as_utf8, open_regular, read_bytes, split_lines
 from . import manifests as sources  # noqa: F401  (registers the extractors)
 from .records import Extractor, SourceFile, escape_name
 from .registry import EXTRACTORS
@@ -25,6 +25,7 @@ HEAD_BYTES = 64 * 1024  # what extractors sniff first
 SNIFF_BYTES = 20 * 1024 * 1024  # how far a JSON or YAML file nobody claimed is sniffed
 SNIFFED_SUFFIXES = {".yaml", ".yml", ".json"}
 HASH_BYTES = 1 << 30  # files larger than this are fingerprinted by stat and head, not read
+IGNORE_BYTES = 4 << 20  # a .gitignore larger than this is reported and not used
 
 
 class Candidate(NamedTuple):
@@ -201,8 +202,9 @@ def _enclosing_ignores(folder: Path, base: Path, problems: list[Problem]
 def _read_ignore(path: Path, problems: list[Problem]) -> IgnoreSpec | None:
     if not path.is_file():
         return None
-    try:
-        return IgnoreSpec(path.read_text(encoding="utf-8", errors="replace").splitlines(), str(path))
+    try:  # bounded and regular files only, like every source
+        text = read_bytes(path, IGNORE_BYTES, str(path), "a .gitignore").decode("utf-8", "replace")
+        return IgnoreSpec(split_lines(text), str(path))
     except (OSError, InputError) as exc:
         problems.append(Problem("warning", "bad-gitignore", f"ignored: {exc}", str(path)))
         return None

@@ -263,7 +263,7 @@ def test_size_limit_holds_for_every_read(tmp_path):
 def test_a_huge_sparse_file_is_refused_unread(tmp_path):
     root = tmp_path / "cat"
     root.mkdir()
-    for name in ("catalog-info.yaml", "requirements.txt", "other.json"):
+    for name in ("catalog-info.yaml", "requirements.txt", "other.json", ".gitignore"):
         with open(root / name, "wb") as fh:
             fh.truncate(8 << 30)  # 8 GiB of nothing: reading it would take minutes
     (root / "package.json").write_text('{"name": "ok"}')
@@ -271,6 +271,7 @@ def test_a_huge_sparse_file_is_refused_unread(tmp_path):
     assert {p.file.rsplit("/", 1)[-1] for p in result.problems if p.code == "file-too-large"} \
         == {"catalog-info.yaml", "requirements.txt"}
     assert "pkg:npm/ok" in result.graph.nodes
+    assert "bad-gitignore" in codes(result, ".gitignore")
 
 
 def test_requirement_includes_that_fan_out_are_bounded(tmp_path):
