@@ -145,6 +145,9 @@ class Rejected:
 
 @dataclass
 class VerifyResult:
+    """What :func:`verify_relations` decided for one chunk: the accepted relations and the
+    rejected ones, each with its reason."""
+
     accepted: list[VerifiedEdge] = field(default_factory=list)
     rejected: list[Rejected] = field(default_factory=list)
 

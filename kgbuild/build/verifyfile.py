@@ -1,0 +1,277 @@
+"""``kgbuild verify``: relations another extractor produced, checked like kgbuild's own.
+
+Each line of the edges file is one JSON object: the output contract's fields
+(:mod:`kgbuild.extract.text.contract`) plus ``source``, the path of the document the relation
+was read from, relative to the sources folder. Every relation is verified
+(:func:`~kgbuild.extract.text.verify.verify_relations`) with its whole source document as
+the chunk; the names resolve through the resolver of a store (the catalog's entities) when
+one is given. The accepted relations become a kgbuild graph, one named graph per source
+document, through the same records -> assemble -> Turtle path as ``kgbuild build``
+(extractor ``verify:<edges file name>``); the others, and every line that is no relation, go
+to the rejection report with a reason code.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError, KgbuildError, Problem
+from ..extract.assemble import document_triples
+from ..extract.discover import sha256_file
+from ..extract.records import EdgeRecord, Extraction, NodeRecord
+from ..extract.text.contract import relation_from_dict
+from ..extract.text.verify import REASONS, TextChunk, VerifiedEdge, verify_relations
+from ..graph.model import SourceDocument, Triple, utc_timestamp
+from ..graph.turtle import to_turtle
+from ..io.atomic import atomic_write
+from ..io.text import read_text
+from ..resolve.aliases import AliasRegistry
+from ..resolve.resolver import Resolver
+from ..schema.loader import load_schema
+from ..schema.model import Schema
+from ..store.graphstore import DocumentUpdate, GraphStore
+
+MAX_EDGES_BYTES = 256 * 1024 * 1024  # the edges file
+MAX_LINE_CHARS = 1_000_000  # one relation line
+
+
+@dataclass
+class VerifyFileResult:
+    """What :func:`verify_file` did: accepted edges per document, rejections (each a dict
+    with ``line``, ``source``, ``reason``, ``detail`` and the relation), the graph's
+    triples, and problems (bad lines, unreadable sources) located at ``file:line``."""
+
+    schema: Schema
+    edges_file: str
+    accepted: dict[str, list[VerifiedEdge]] = field(default_factory=dict)
+    rejected: list[dict] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    triples: list[Triple] = field(default_factory=list)
+    lines: int = 0
+    skipped_attributes: int = 0  # attribute values on known entities (not stored yet)
+    output: str | None = None
+    report: str | None = None
+
+    def counts(self) -> dict:
+        by_reason = Counter(r["reason"] for r in self.rejected)
+        return {"relations": self.lines,
+                "accepted": sum(len(v) for v in self.accepted.values()),
+                "rejected": len(self.rejected),
+                "rejected_by_reason": dict(sorted(by_reason.items())),
+                "documents": len(self.accepted),
+                "attribute_values_not_stored": self.skipped_attributes}
+
+    def summary(self) -> dict:
+        return {**self.counts(), "edges_file": self.edges_file, "output": self.output,
+                "report": self.report, "problems": [p.to_dict() for p in self.problems],
+                "reasons": REASONS}
+
+    def render(self) -> str:
+        c = self.counts()
+        out = []
+        if self.output:
+            out.append(f"wrote {self.output}: {c['accepted']} accepted relation(s) from "
+                       f"{c['documents']} document(s)")
+        out.append(f"relations: {c['relations']}; accepted {c['accepted']}, rejected {c['rejected']}")
+        if c["rejected_by_reason"]:
+            out.append("rejected: " + ", ".join(f"{k} {v}" for k, v in c["rejected_by_reason"].items()))
+        if self.skipped_attributes:
+            out.append(f"{self.skipped_attributes} attribute value(s) of known entities accepted "
+                       "but not stored (only a document's own entities carry attributes)")
+        if self.report:
+            out.append(f"rejections written to {self.report}")
+        out.extend(str(p) for p in self.problems[:20])
+        if len(self.problems) > 20:
+            out.append(f"... and {len(self.problems) - 20} more problem(s)")
+        return "\n".join(out)
+
+
+def _source_path(sources: Path, name: object) -> tuple[Path | None, str]:
+    """The file a ``source`` names inside ``sources``, or None and why not."""
+    if not isinstance(name, str) or not name.strip():
+        return None, "'source' must be the document's path relative to --sources"
+    rel = name.strip().replace("\\", "/")
+    if rel.startswith("/") or os.path.isabs(rel) or "\x00" in rel:
+        return None, f"source {name!r} must be relative to --sources"
+    path = (sources / rel).resolve()
+    try:
+        path.relative_to(sources.resolve())
+    except ValueError:
+        return None, f"source {name!r} is outside --sources"
+    if not path.is_file():
+        return None, f"source {name!r} is not a file under {sources}"
+    return path, ""
+
+
+class _Lines:
+    def __init__(self, text: str):
+        self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+
+def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | Path | None = None,
+                *, output: str | Path | None = None, report: str | Path | None = None,
+                store: str | Path | None = None, registry: str | Path | None = None,
+                timestamp: float | None = None, max_file_bytes: int = 20 * 1024 * 1024
+                ) -> VerifyFileResult:
+    """Verify the relations of ``edges`` (JSON lines) against the documents under ``sources``.
+
+    ``store`` (a kgbuild store folder, read only) and ``registry`` (``aliases.yaml``) give
+    the known entities names resolve to. ``output`` receives the accepted relations as
+    deterministic Turtle, ``report`` the rejections as JSON lines. ``timestamp`` fixes
+    ``prov:generatedAtTime`` (default ``$SOURCE_DATE_EPOCH``, else each document's mtime).
+    Bad lines and unreadable sources are reported (``result.problems``), never raised."""
+    schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
+    edges_path, sources = Path(edges), Path(sources)
+    if not sources.is_dir():
+        raise InputError("--sources must be a folder", str(sources))
+    name = edges_path.name
+    result = VerifyFileResult(schema, str(edges_path))
+    text = read_text(edges_path, MAX_EDGES_BYTES, str(edges_path))
+    reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
+    if store is not None:
+        with GraphStore(store, schema, write=False) as gs:
+            resolver = Resolver.from_graph(gs.knowledge_graph(), reg)
+    else:
+        resolver = Resolver(schema, reg)
+    per_doc: dict[str, list[tuple[int, dict]]] = {}
+    paths: dict[str, Path] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        result.lines += 1
+        bad = _read_line(line, number, sources, per_doc, paths)
+        if bad is not None:
+            detail, raw = bad
+            result.problems.append(Problem("error", "bad-relation", detail, str(edges_path), number))
+            result.rejected.append({"line": number, "source": raw.get("source") if isinstance(raw, dict) else None,
+                                    "reason": "malformed", "detail": detail, "relation": raw})
+    updates: dict[str, DocumentUpdate] = {}
+    for doc_id in sorted(per_doc):
+        update = _verify_document(doc_id, paths[doc_id], per_doc[doc_id], schema, resolver, name,
+                                  timestamp, max_file_bytes, edges_path, result)
+        if update is not None:
+            updates[doc_id] = update
+    # one named graph per document in a store of its own: node types and labels resolved
+    # across the documents exactly as a build resolves them
+    with GraphStore(None, schema) as graph:
+        result.problems.extend(graph.apply(updates))
+        result.triples = list(graph.triples())
+    result.rejected.sort(key=lambda r: r["line"])
+    if output is not None:
+        atomic_write(Path(output), to_turtle(result.triples, schema))
+        result.output = str(output)
+    if report is not None:
+        atomic_write(Path(report), "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
+                                           for r in result.rejected))
+        result.report = str(report)
+    return result
+
+
+def _read_line(line: str, number: int, sources: Path, per_doc: dict, paths: dict):
+    """File one line under its document; (detail, raw) when it is no relation."""
+    if len(line) > MAX_LINE_CHARS:
+        return f"line longer than {MAX_LINE_CHARS} characters", {}
+    try:
+        raw = json.loads(line)
+    except (ValueError, RecursionError) as exc:
+        return f"not JSON: {str(exc)[:200]}", {"text": line[:200]}
+    if not isinstance(raw, dict):
+        return f"expected a JSON object, got {type(raw).__name__}", {"value": raw}
+    rel, err = relation_from_dict(raw)
+    if err:
+        return err, raw
+    path, why = _source_path(sources, raw.get("source"))
+    if path is None:
+        return why, raw
+    doc_id = path.resolve().relative_to(sources.resolve()).as_posix()
+    paths[doc_id] = path
+    per_doc.setdefault(doc_id, []).append((number, raw))
+    return None
+
+
+def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], schema: Schema,
+                     resolver: Resolver, name: str, timestamp: float | None, max_file_bytes: int,
+                     edges_path: Path, result: VerifyFileResult) -> DocumentUpdate | None:
+    try:
+        text = read_text(path, max_file_bytes, doc_id)
+        digest = sha256_file(path)
+    except (KgbuildError, OSError) as exc:
+        detail = f"cannot read source {doc_id}: {getattr(exc, 'message', None) or exc}"
+        for number, raw in items:
+            result.rejected.append({"line": number, "source": doc_id, "reason": "evidence-not-found",
+                                    "detail": detail, "relation": raw})
+        result.problems.append(Problem("error", "unreadable-source", detail, str(edges_path),
+                                       items[0][0]))
+        return None
+    chunk = TextChunk(text, doc_id, doc_id, 0)
+    lines = _Lines(text)
+    extraction = Extraction()
+    defined: set[str] = set()
+    accepted: list[VerifiedEdge] = []
+    seen: set[tuple] = set()
+    for number, raw in items:
+        out = verify_relations([raw], chunk, schema, resolver)
+        for rej in out.rejected:
+            result.rejected.append({"line": number, "source": doc_id, **rej.to_dict()})
+        for edge in out.accepted:
+            if not _records(edge, lines, extraction, defined, seen):
+                result.skipped_attributes += 1
+            accepted.append(edge)
+    if not accepted:
+        return None
+    result.accepted[doc_id] = accepted
+    when = utc_timestamp(timestamp) if timestamp is not None else _when(path)
+    doc = SourceDocument(doc_id, doc_id, digest)
+    triples, problems = document_triples(doc, extraction, f"verify:{name}", schema, when,
+                                         resolver.type_of)
+    result.problems.extend(problems)
+    return DocumentUpdate(triples, problems, sha256=digest, source=(str(path), "", ""),
+                          extractor=f"verify:{name}@1")
+
+
+def _when(path: Path) -> str:
+    env = os.environ.get("SOURCE_DATE_EPOCH")
+    if env and env.strip().isdigit():
+        return utc_timestamp(int(env))
+    return utc_timestamp(path.stat().st_mtime)
+
+
+def _records(edge: VerifiedEdge, lines: _Lines, out: Extraction, defined: set[str],
+             seen: set[tuple]) -> bool:
+    """Add the records of one accepted edge; False for an attribute value of a known entity
+    (a document carries attributes only of the entities it introduces)."""
+    line = lines.line(edge.span[0])
+    if edge.object_literal is not None:
+        if edge.subject_status != "new":
+            return False
+        defined.add(edge.subject_id)
+        out.nodes.append(NodeRecord(edge.subject_id, edge.subject_type, edge.subject_label, line,
+                                    attributes={edge.predicate: [edge.object_literal]}))
+        return True
+    for node_id, typ, label, status in ((edge.subject_id, edge.subject_type, edge.subject_label,
+                                         edge.subject_status),
+                                        (edge.object_id, edge.object_type, edge.object_label,
+                                         edge.object_status)):
+        if status == "new" and node_id not in defined:
+            defined.add(node_id)
+            out.nodes.append(NodeRecord(node_id, typ, label or node_id, line))
+    key = (edge.subject_id, edge.predicate, edge.object_id, edge.span)
+    if key not in seen:
+        seen.add(key)
+        out.edges.append(EdgeRecord(edge.subject_id, edge.predicate, edge.object_id, line=line,
+                                    evidence=edge.evidence, confidence=edge.confidence,
+                                    subject_type=edge.subject_type, object_type=edge.object_type,
+                                    subject_label=edge.subject_label,
+                                    object_label=edge.object_label, span=edge.span))
+    return True
+
+
+__all__ = ["VerifyFileResult", "verify_file"]

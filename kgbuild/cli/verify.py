@@ -1,0 +1,71 @@
+"""``kgbuild verify``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..build.verifyfile import verify_file
+from ..schema.loader import load_schema
+from .main import EPOCH, FORMAT, SCHEMA, FileArg, FolderArg, check_output, emit, main, project
+
+
+@main.command()
+@click.argument("edges", type=FileArg())
+@click.option("--sources", "sources", required=True,
+              type=click.Path(exists=True, file_okay=False),
+              help="Folder the relations' `source` paths are relative to.")
+@SCHEMA
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Write the accepted relations as a kgbuild graph (deterministic Turtle).")
+@click.option("--report", type=click.Path(dir_okay=False),
+              help="Write the rejected relations, one JSON object per line with its line "
+                   "number, reason code and detail.")
+@click.option("--store", "store_path", type=FolderArg(), default=None,
+              help="Store whose entities the names resolve to (read only; default: the "
+                   "project's store when it exists).")
+@click.option("--no-store", is_flag=True, help="Resolve against no store: every entity is new.")
+@click.option("--aliases", "registry_path", type=FileArg(exists=False),
+              help="Alias registry (default: the project's aliases.yaml when it exists).")
+@click.option("--timestamp", type=EPOCH, metavar="EPOCH",
+              help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
+@FORMAT
+def verify(edges, sources, schema_name, output, report, store_path, no_store, registry_path,
+           timestamp, fmt):
+    """Check relations another extractor produced against their source documents.
+
+    EDGES holds one JSON object per line: subject, subject_type (or null), predicate,
+    object, object_type (or null), evidence (a verbatim quote) and source (the document's
+    path relative to --sources). Each relation is checked as `kgbuild extract` checks an
+    LLM's: the predicate is in the schema (name, inverse, attribute; tolerant to case and
+    separators), the evidence is a quote of the document, subject and object are mentioned
+    in it, types fit the predicate's domain and range, names resolve to the store's
+    entities (ambiguous ones are rejected for review, never merged).
+
+    \b
+    Reason codes: malformed, unknown-predicate, evidence-not-found, subject-not-grounded,
+    object-not-grounded, invalid-literal, ambiguous-entity, type-mismatch.
+
+    \b
+    Examples:
+      kgbuild verify edges.jsonl --sources docs -o verified.ttl --report rejected.jsonl
+      kgbuild verify edges.jsonl --sources docs --store .kgbuild --format json
+
+    \b
+    Exit codes: 0 done (rejections are reported, not errors); 2 usage or input error.
+    """
+    check_output(output)
+    check_output(report, "--report")
+    proj = project()
+    if no_store:
+        store_path = None
+    elif store_path is None:
+        default = proj.store_path()
+        store_path = str(default) if (Path(default) / "CURRENT").is_file() else None
+    if registry_path is None:
+        default_reg = proj.aliases_path() or Path(proj.root) / "aliases.yaml"
+        registry_path = str(default_reg) if default_reg.is_file() else None
+    result = verify_file(edges, sources, load_schema(schema_name), output=output, report=report,
+                         store=store_path, registry=registry_path, timestamp=timestamp)
+    emit(result.summary(), fmt, result.render())
