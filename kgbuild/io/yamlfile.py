@@ -98,16 +98,17 @@ class YamlSource:
         """The quote of one entry of ``container`` (a mapping key and its value, a list item):
         its whole line, trimmed, when that line states nothing else (no other value on it)
         and fits in ``limit``; else the entry's own text on one line, clipped to ``limit``."""
+        index = self.index
         if isinstance(container, YMap):
             span = container.spans.get(key)
-            if span is None:
-                return None
+            if span is None:  # a key no text states here (a merge brought it): its line, if any
+                return one_line(index.line_text(container.lines[key]), limit) \
+                    if key in container.lines else None
             start, end = span[0], span[2]
         else:
             if not isinstance(key, int) or not 0 <= key < len(container.spans):
                 return None
             start, end = container.spans[key]
-        index = self.index
         first, last = index.line(start), index.line(max(end - 1, start))
         if first == last and self.values_on.get(first, 0) <= 1:
             whole = index.line_text(first).strip()
