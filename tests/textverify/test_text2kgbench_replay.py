@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import pytest
 from conftest import REPO
@@ -15,6 +16,7 @@ def _bench():
     spec = importlib.util.spec_from_file_location("text2kgbench_replay",
                                                   REPO / "bench" / "text2kgbench_replay.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
