@@ -112,7 +112,9 @@ def _nt(term: ox.NamedNode | ox.Literal) -> str:
 
 REBUILD_HINT = "run `kgbuild build --full` to rebuild it from the sources"
 BUILDING = ".building"  # beside db-N while it is loaded: never committed if still there
-_CURRENT = re.compile(r"(db-[0-9]{1,9})(?: ([0-9a-f]{32}))?")
+IDENTITY = ".id"  # beside db-N: the random identity it must hold (CURRENT keeps its old format)
+_CURRENT = re.compile(r"db-[0-9]{1,9}")
+_ID = re.compile(r"[0-9a-f]{32}")
 _DB_ERRORS = (OSError, RuntimeError)  # pyoxigraph: OSError for I/O, RuntimeError("Corruption...")
 CACHE_MAGIC = b"kgbuild-cache-1"
 
@@ -349,9 +351,10 @@ class GraphStore:
         self._lock_fh = fh
 
     def _current(self) -> tuple[str | None, str | None]:
-        """The committed database's folder and identity (from ``CURRENT``); (None, None) when
-        nothing was ever committed. Raises _Damaged when ``CURRENT`` is unreadable, malformed
-        or names a missing folder, or is missing while databases remain."""
+        """The committed database's folder (from ``CURRENT``) and the identity it must hold
+        (from ``db-N.id``, when recorded); (None, None) when nothing was ever committed.
+        Raises _Damaged when ``CURRENT`` is unreadable, malformed or names a missing folder,
+        or is missing while databases remain, or the identity record is unreadable."""
         try:
             raw = (self.path / "CURRENT").read_bytes()[:200]
         except FileNotFoundError:
@@ -365,24 +368,42 @@ class GraphStore:
             if _is_permission(exc):
                 raise self._translate(exc) from None
             raise _Damaged(f"CURRENT cannot be read: {_detail(exc)}") from None
-        text = raw.decode("utf-8", "replace").strip()
-        m = _CURRENT.fullmatch(text)
-        if not m:
-            raise _Damaged("CURRENT is empty" if not text else
-                           f"CURRENT holds {text[:40]!r}, not a database name")
-        name = m.group(1)
+        name = raw.decode("utf-8", "replace").strip()
+        if not _CURRENT.fullmatch(name):
+            raise _Damaged("CURRENT is empty" if not name else
+                           f"CURRENT holds {name[:40]!r}, not a database name")
         if not (self.path / name).is_dir():
             raise _Damaged(f"CURRENT names {name}, which is missing")
-        return name, m.group(2)
+        record = self.path / f"{name}{IDENTITY}"
+        try:
+            ident = record.read_bytes()[:100].decode("ascii", "replace").strip()
+        except FileNotFoundError:
+            return name, None  # made by an older kgbuild
+        except OSError as exc:
+            if _is_permission(exc):
+                raise self._translate(exc) from None
+            raise _Damaged(f"{record.name} cannot be read: {_detail(exc)}") from None
+        if not _ID.fullmatch(ident):
+            raise _Damaged(f"{record.name} holds {ident[:40]!r}, not a database identity")
+        return name, ident
 
     def _set_current(self, name: str, store_id: str | None = None) -> None:
+        """Make ``name`` the committed database (its identity recorded first)."""
         try:
+            if store_id:
+                self._record_identity(name, store_id)
             current = self.path / "CURRENT"
             if current.is_dir() and not current.is_symlink():  # damage a rebuild replaces
                 shutil.rmtree(current)
-            atomic_write(self.path / "CURRENT", f"{name} {store_id}\n" if store_id else f"{name}\n")
+            atomic_write(current, f"{name}\n")
         except OSError as exc:
             raise self._translate(exc, writing=True) from None
+
+    def _record_identity(self, name: str, store_id: str) -> None:
+        record = self.path / f"{name}{IDENTITY}"
+        if record.is_dir() and not record.is_symlink():
+            shutil.rmtree(record)
+        atomic_write(record, store_id + "\n")
 
     def _new_database(self, name: str) -> ox.Store:
         """Create database folder ``name``, marked as being built until :meth:`_finish_new`."""
@@ -403,9 +424,10 @@ class GraphStore:
             if p.name.endswith(BUILDING):
                 if p.name[:-len(BUILDING)] != current:
                     shutil.rmtree(self.path / p.name[:-len(BUILDING)], ignore_errors=True)
+                    (self.path / f"{p.name[:-len(BUILDING)]}{IDENTITY}").unlink(missing_ok=True)
                 p.unlink(missing_ok=True)
-            elif current is not None and p.name != current:
-                shutil.rmtree(p, ignore_errors=True)
+            elif current is not None and p.name not in (current, f"{current}{IDENTITY}"):
+                _remove(p)
 
     def close(self) -> None:
         """Release the database and the write lock (committed writes are already durable)."""
@@ -624,7 +646,10 @@ class GraphStore:
         parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
         self._db.update(" ;\n".join(parts))
         if new_id and self.path is not None and self._current_name and self._damage is None:
-            self._set_current(self._current_name, new_id)  # CURRENT names its identity too
+            try:
+                self._record_identity(self._current_name, new_id)
+            except OSError as exc:
+                raise self._translate(exc, writing=True) from None
         return problems
 
     def _updated_counts(self, changes: dict[str, DocumentUpdate | None], changed_graphs: set[str],
@@ -706,8 +731,8 @@ class GraphStore:
             self._finish_new(name)
             self._current_name, self._damage = name, None
             for p in self.path.glob("db-*"):  # the replaced (or damaged) database, leftovers
-                if p.name != name and p.is_dir():
-                    shutil.rmtree(p, ignore_errors=True)
+                if p.name not in (name, f"{name}{IDENTITY}"):
+                    _remove(p)
             if damaged is not None:
                 problems.insert(0, Problem(
                     "warning", "store-rebuilt", f"the store was damaged ({damaged}); it was "
@@ -810,6 +835,14 @@ def _generation_triple(previous: str) -> str:
     head = previous.split("-", 1)[0]
     number = int(head) + 1 if head.isdigit() and len(head) < 15 else 1
     return f"<{MANIFEST_GRAPH}> {GENERATION} {lit(f'{number}-{uuid.uuid4().hex[:16]}')} ."
+
+
+def _remove(path: Path) -> None:
+    """Remove a leftover database folder or bookkeeping file (errors ignored)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _read_cache(path: Path, key: str) -> KnowledgeGraph | None:

@@ -23,8 +23,9 @@ def store(tmp_path):
 
 
 def test_current_names_the_database_and_its_identity(store, schema):
-    name, ident = (store / "CURRENT").read_text().split()
-    assert re.fullmatch(r"db-\d+", name) and (store / name).is_dir()
+    name = (store / "CURRENT").read_text()
+    assert re.fullmatch(r"db-\d+\n", name) and (store / name.strip()).is_dir()  # format kept
+    ident = (store / f"{name.strip()}.id").read_text().strip()
     with GraphStore(store, schema, write=False) as s:
         assert s.store_id() == ident
 
@@ -98,4 +99,5 @@ def test_never_committed_databases_are_collected_committed_ones_kept(store, sche
     (store / "db-91").mkdir()  # not marked, but CURRENT names another: replaced, garbage
     with GraphStore(store, schema):
         pass
-    assert sorted(p.name for p in store.glob("db-*")) == [(store / "CURRENT").read_text().split()[0]]
+    current = (store / "CURRENT").read_text().strip()
+    assert sorted(p.name for p in store.glob("db-*")) == [current, f"{current}.id"]
