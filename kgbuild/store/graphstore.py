@@ -113,7 +113,7 @@ def _nt(term: ox.NamedNode | ox.Literal) -> str:
 REBUILD_HINT = "run `kgbuild build --full` to rebuild it from the sources"
 BUILDING = ".building"  # beside db-N while it is loaded: never committed if still there
 IDENTITY = ".id"  # beside db-N: the random identity it must hold (CURRENT keeps its old format)
-_CURRENT = re.compile(r"db-[0-9]{1,9}")
+_CURRENT = re.compile(r"(db-[0-9]{1,9})(?: ([0-9a-f]{32}))?")  # an identity after it: read too
 _ID = re.compile(r"[0-9a-f]{32}")
 _DB_ERRORS = (OSError, RuntimeError)  # pyoxigraph: OSError for I/O, RuntimeError("Corruption...")
 CACHE_MAGIC = b"kgbuild-cache-1"
@@ -368,17 +368,19 @@ class GraphStore:
             if _is_permission(exc):
                 raise self._translate(exc) from None
             raise _Damaged(f"CURRENT cannot be read: {_detail(exc)}") from None
-        name = raw.decode("utf-8", "replace").strip()
-        if not _CURRENT.fullmatch(name):
-            raise _Damaged("CURRENT is empty" if not name else
-                           f"CURRENT holds {name[:40]!r}, not a database name")
+        text = raw.decode("utf-8", "replace").strip()
+        m = _CURRENT.fullmatch(text)
+        if not m:
+            raise _Damaged("CURRENT is empty" if not text else
+                           f"CURRENT holds {text[:40]!r}, not a database name")
+        name = m.group(1)
         if not (self.path / name).is_dir():
             raise _Damaged(f"CURRENT names {name}, which is missing")
         record = self.path / f"{name}{IDENTITY}"
         try:
             ident = record.read_bytes()[:100].decode("ascii", "replace").strip()
         except FileNotFoundError:
-            return name, None  # made by an older kgbuild
+            return name, m.group(2)  # None: made by an older kgbuild
         except OSError as exc:
             if _is_permission(exc):
                 raise self._translate(exc) from None

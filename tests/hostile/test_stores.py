@@ -521,3 +521,24 @@ def test_validate_reads_what_export_writes_from_a_store(built, tmp_path):
         assert run("validate", out).exit_code == 0
         r = run("validate", broken)
         assert r.exit_code == 1 and "does not conform" in r.output
+
+
+@pytest.mark.parametrize("what", ["CURRENT", "sst", "folder"])
+def test_unreadable_store_is_one_line(readonly_store, what):
+    base, store = readonly_store
+    prefix = _unprivileged()
+    target = {"CURRENT": [store / "CURRENT"], "sst": list(database(store).glob("*.sst")),
+              "folder": [store]}[what]
+    for p in target:
+        os.chmod(p, 0)
+    env = {**os.environ, "HOME": str(base), "PYTHONDONTWRITEBYTECODE": "1"}
+    for name in ("export", "traverse", "explain"):
+        r = subprocess.run([*prefix, sys.executable, "-m", "kgbuild.cli", *READS[name], "--store",
+                            str(store)], capture_output=True, text=True, cwd=base, env=env,
+                           timeout=300)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and "[internal]" not in r.stderr
+        if what == "folder":  # refused by the --store option itself
+            assert "not readable" in r.stderr, r.stderr
+        else:
+            assert "[store-permission]" in r.stderr and str(store) in r.stderr, r.stderr
