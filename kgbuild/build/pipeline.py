@@ -27,6 +27,7 @@ from ..extract.discover import (
 from ..extract.manifests.codeowners import add_fallback_owners
 from ..extract.records import Context, Extraction, Extractor, SourceFile
 from ..extract.registry import EXTRACTORS
+from ..extract.text.extractor import TEXT_EXTRACTOR_PREFIX
 from ..graph.access import AccessRules, load_access
 from ..graph.model import KnowledgeGraph, SourceDocument, utc_timestamp
 from ..graph.rdf import triples_to_rdflib
@@ -110,10 +111,11 @@ def _timestamp(path: Path, fixed: float | None) -> str:
     return utc_timestamp(path.stat().st_mtime)
 
 
-def _extract(src: SourceFile, ctx: Context, ex: Extractor | None = None
-             ) -> tuple[Extractor, Extraction] | None:
-    """Run the extractor (``ex``, or the one claiming the file now) and CODEOWNERS fallback."""
-    ex = ex or extractor_for(src.path)
+def _extract(src: SourceFile, ctx: Context, ex: Extractor | None = None,
+             extractors: Sequence[Extractor] | None = None) -> tuple[Extractor, Extraction] | None:
+    """Run the extractor (``ex``, or the one of ``extractors`` claiming the file now) and
+    CODEOWNERS fallback."""
+    ex = ex or extractor_for(src.path, extractors)
     if ex is None:
         return None
     extraction = ex.extract(src, ctx)
@@ -129,6 +131,15 @@ def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
         if seen[p] != digest:
             return False
     return True
+
+
+TEXT_KIND = "text"  # documents `kgbuild extract` reads through an LLM; "manifest": `kgbuild build`'s
+
+
+def document_kind(extractor_tag: str) -> str:
+    """Which command owns a stored document, from the extractor that built it: ``text``
+    (``llm:<model>@...``, `kgbuild extract`) or ``manifest`` (`kgbuild build`)."""
+    return TEXT_KIND if extractor_tag.startswith(TEXT_EXTRACTOR_PREFIX) else "manifest"
 
 
 def build_settings(schema: Schema, max_file_bytes: int) -> dict:
@@ -173,7 +184,8 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                  max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None,
                  registry: Path | None = None, root: str | Path | None = None,
                  exclude: Sequence[str] = (), gitignore: bool = True,
-                 prune: bool = False) -> BuildResult:
+                 prune: bool = False, extractors: Sequence[Extractor] | None = None
+                 ) -> BuildResult:
     """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
 
     A document whose content hash is unchanged is not read again; a changed or new one is
@@ -186,16 +198,40 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     the documents they affect are re-extracted, wherever they are. ``registry`` (an
     ``aliases.yaml``, which need not exist yet) renames mentioned entities to their
     canonical IDs; every document depends on it.
+
+    ``extractors`` (default: the registered manifest extractors, ``kgbuild build``) are the
+    only ones tried. With text extractors (``kgbuild extract``) only text documents are
+    touched, and a build touches only manifest documents: documents of the other kind are
+    always kept as they are, whatever ``paths``, ``full`` or ``prune`` say (a build never
+    calls an LLM, nor deletes what one extracted). A text run re-extracts a document when its
+    content or its extractor's tag (model, prompts, chunking, schema) changed; it records no
+    build settings (those describe the manifest documents).
     """
     schema = store.schema
     seen: dict[str, str] = {}
     canonical = _canonical(AliasRegistry.load(registry, missing_ok=True), schema) if registry else None
-    settings = build_settings(schema, max_file_bytes)
-    states = store.document_states()
-    everything, stale = _stale(states, store.settings(), settings, access)
+    selection = list(EXTRACTORS if extractors is None else extractors)
+    kind = document_kind(extractor_tag(selection[0])) if selection else "manifest"
+    all_states = store.document_states()
+    states = {d: st for d, st in all_states.items() if document_kind(st.extractor) == kind}
+    others = set(all_states) - set(states)
+    settings: dict | None = None
+    if kind == "manifest":
+        settings = build_settings(schema, max_file_bytes)
+        everything, stale = _stale(states, store.settings(), settings, access)
+    else:
+        tags = {extractor_tag(ex) for ex in selection}
+        everything = False
+        stale = {d for d, st in states.items() if st.extractor not in tags
+                 or sorted(_labels(access, d)) != sorted(st.labels)}
     found_all = candidates(paths, {} if full or everything else {d: s.stat for d, s in states.items()},
-                           root=root, exclude=exclude, gitignore=gitignore)
+                           root=root, exclude=exclude, gitignore=gitignore, extractors=selection)
     found, scope = found_all.found, found_all.scope
+    for doc_id in sorted(others & set(found)):  # the other command's document: not ours to touch
+        del found[doc_id]
+        found_all.problems.append(Problem(
+            "warning", "other-kind", f"kept: `kgbuild {'build' if kind == TEXT_KIND else 'extract'}` "
+            f"extracted this document, this command does not read it", doc_id))
     outside = set() if prune else {d for d in states if not in_scope(d, scope) and d not in found}
     for doc_id in sorted(stale & outside):  # re-extract a stale document from where it was
         st = states[doc_id]
@@ -241,7 +277,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             changes["unchanged"].append(doc_id)
             followed = [Path(p) for p in state.follows]
         else:
-            extracted = _extract(src, ctx, claimed)
+            extracted = _extract(src, ctx, claimed, selection)
             if extracted is None:  # no longer a source (e.g. rewritten into something else)
                 del files[doc_id]
                 continue
@@ -255,9 +291,11 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                                                  store.node_type, canonical)
             followed = extraction.follow
             depends = extraction.depends + ([registry] if registry else [])
+            complete = extraction.complete  # else (an LLM call failed) retried next time
             updates[doc_id] = DocumentUpdate(
                 triples, problems, [str(p) for p in followed],
-                {str(p): fingerprint(p) for p in depends}, src.stat, digest,
+                {str(p): fingerprint(p) for p in depends}, src.stat if complete else "",
+                digest if complete else "incomplete",
                 (str(src.path), str(src.root), str(src.base or src.root.parent)),
                 extractor_tag(ex), sorted(labels))
         for target in followed:
@@ -273,15 +311,16 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     kept = sorted(outside - set(files))  # outside the given paths and not reached by them
     changes["kept"] = kept
     changes["deleted"] = sorted(set(before) - set(files) - set(kept))
-    if everything or not before or (full and not kept):
+    replace = everything or not before or (full and not kept)
+    if everything and kept:  # built with other settings and no longer found: dropped
+        changes["deleted"] = sorted(set(changes["deleted"]) | set(kept))
+        changes["kept"] = []
+    if replace and not others:
         problems = store.replace_all(updates, settings)
-        if everything and kept:
-            changes["deleted"] = sorted(set(changes["deleted"]) | set(kept))
-            changes["kept"] = []
     else:
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
-        problems = store.apply(changed, states, settings)
+        problems = store.apply(changed, all_states, settings)
     taken = {c.path for c in found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
                        Path(p).name) for p in paths if Path(p).is_file()

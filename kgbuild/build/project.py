@@ -15,20 +15,35 @@ override the file (and are relative to the working directory, as usual)::
     access = "access.yaml"
     aliases = "aliases.yaml"
     max_file_size = 20                     # MiB
+
+    [llm]                                  # `kgbuild extract` (text through an LLM); see LLM_KEYS
+    model = "gpt-4o-mini"
+    base_url = "http://localhost:11434/v1" # any OpenAI-compatible endpoint
+    concurrency = 8
+    mode = "chunk"                         # or "document"
+    price = {input = 0.15, output = 0.60}  # US dollars per million tokens (cost estimate)
 """
 
 from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
 
 CONFIG_FILE = "kgbuild.toml"
 _TYPES = {"sources": list, "schema": str, "store": str, "exclude": list, "gitignore": bool,
-          "access": str, "aliases": str, "max_file_size": int}
+          "access": str, "aliases": str, "max_file_size": int, "llm": dict}
+# [llm]: key -> (type, low, high) for numbers, (str, allowed values or None) for text
+LLM_KEYS: dict[str, tuple] = {
+    "model": (str, None), "base_url": (str, None), "mode": (str, ("chunk", "document")),
+    "structured_output": (str, ("auto", "json_schema", "json_object_schema", "json_object")),
+    "concurrency": (int, 1, 256), "chunk_size": (int, 100, 1_000_000),
+    "chunk_overlap": (int, 0, 500_000), "gleanings": (int, 0, 5), "max_retries": (int, 0, 10),
+    "timeout": (float, 0.1, 3600.0), "temperature": (float, 0.0, 2.0), "price": (dict, None),
+}
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,7 @@ class Project:
     access: str | None = None
     aliases: str | None = None
     max_file_size: int = 20
+    llm: dict = field(default_factory=dict, hash=False, compare=False)  # the [llm] table, checked
 
     def path(self, value: str) -> Path:
         """A path setting, relative to the project root."""
@@ -125,8 +141,43 @@ def load_project(path: str | Path) -> Project:
             value = tuple(value)
         if key == "max_file_size" and not 1 <= value <= 1 << 20:
             raise InputError("max_file_size is in MiB, between 1 and 1048576", str(path), line)
+        if key == "llm":
+            value = _llm_table(value, text, str(path))
         values[key] = value
     return Project(path.parent, path, **values)
+
+
+def _llm_table(table: dict, text: str, name: str) -> dict:
+    """The ``[llm]`` table, every key and value checked (one located error otherwise)."""
+    out: dict = {}
+    for key, value in table.items():
+        line = _line_of(text, key)
+        if key not in LLM_KEYS:
+            raise InputError(f"unknown setting llm.{key} (known: {', '.join(sorted(LLM_KEYS))})",
+                             name, line)
+        spec = LLM_KEYS[key]
+        kind = spec[0]
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise InputError(f"llm.{key} must be a {'number' if kind is float else kind.__name__}",
+                             name, line)
+        if kind in (int, float) and not spec[1] <= value <= spec[2]:
+            raise InputError(f"llm.{key} must be between {spec[1]:g} and {spec[2]:g}", name, line)
+        if kind is str and spec[1] is not None and value not in spec[1]:
+            raise InputError(f"llm.{key} must be one of {', '.join(spec[1])}", name, line)
+        if kind is str and not value.strip():
+            raise InputError(f"llm.{key} must not be empty", name, line)
+        if key == "price":
+            for k, v in value.items():
+                if k not in ("input", "output") or isinstance(v, bool) or not isinstance(
+                        v, (int, float)) or not 0 <= v < 1e6:
+                    raise InputError("llm.price takes input and output, US dollars per million "
+                                     "tokens (numbers >= 0)", name, _line_of(text, "price"))
+            value = {k: float(v) for k, v in value.items()}
+        out[key] = value
+    return out
 
 
 def _line_of(text: str, key: str) -> int | None:

@@ -24,11 +24,13 @@ from ..graph.model import (
     Assertion,
     KnowledgeGraph,
     Node,
+    Passage,
     SourceDocument,
     Triple,
     assertion_triples,
     claim_triples,
     node_fact_triples,
+    passage_triples,
     source_triples,
 )
 from ..io.text import MAX_EVIDENCE_CHARS, MAX_LITERAL_CHARS, clip, one_line
@@ -79,6 +81,10 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
         if assertion.source == doc.id:
             own.add(assertion.key)
     triples[:0] = source_triples(replace(doc, assertions=len(own) if extraction.exhaustive else None))
+    for p in extraction.passages:  # the text units an LLM read (see kgbuild.extract.text)
+        triples.extend(passage_triples(Passage(p.id, doc.id, p.start, p.end,
+                                               clip(p.text, MAX_LITERAL_CHARS), p.title,
+                                               p.section, doc.access)))
     for node_id, type_name, label in sorted(mentioned, key=lambda m: (m[0], m[1], m[2] or "")):
         triples.extend(claim_triples(node_id, type_name, label, False, schema))
     return triples, _reported(problems, doc.id)
@@ -127,7 +133,7 @@ def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, 
                        doc.id, rec.line)
     assertion = Assertion(s, et.name, o, rec.source or doc.id, extractor, when, rec.confidence, rec.line,
                           rec.pointer, rec.evidence, rec.span, frozenset(rec.access | doc.access),
-                          frozenset(rec.qualifiers))
+                          frozenset(rec.qualifiers), rec.chunk)
     mentions = {(n, t, lbl) for n, t, lbl in typed if n not in defined}
     return assertion, mentions
 

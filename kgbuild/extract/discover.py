@@ -69,12 +69,14 @@ def document_base(path: Path, project_root: Path) -> tuple[Path, str]:
 
 def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
                root: str | Path | None = None, exclude: Sequence[str] = (),
-               gitignore: bool = True) -> Discovery:
+               gitignore: bool = True, extractors: Sequence[Extractor] | None = None
+               ) -> Discovery:
     """:func:`discover` as :class:`Discovery`, without building Path objects or reading files
     known unchanged (``known``: document ID -> stat recorded last time; a no-op rebuild of a
     large tree is dominated by this). ``root`` is the project root (default: the working
     directory); ``exclude`` holds gitignore-style patterns matched against document IDs;
-    ``gitignore`` honours the ``.gitignore`` files of scanned folders."""
+    ``gitignore`` honours the ``.gitignore`` files of scanned folders; ``extractors`` are the
+    ones that may claim files (default: the registered manifest extractors)."""
     project_root = Path(root or ".").resolve()
     excluded = IgnoreSpec(exclude, "exclude") if exclude else None
     found: dict[str, Candidate] = {}
@@ -103,7 +105,7 @@ def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
                 doc_id = f"{doc_id}~{hashlib.sha256(path.encode()).hexdigest()[:8]}"
             if stat and known.get(doc_id) == stat:
                 found[doc_id] = Candidate(path, scan_root, base, stat, None)
-            elif (ex := extractor_for(Path(path))) is not None:
+            elif (ex := extractor_for(Path(path), extractors)) is not None:
                 found[doc_id] = Candidate(path, scan_root, base, stat, ex)
     return Discovery(dict(sorted(found.items())), sorted(set(scope)), problems, excluded)
 
@@ -224,7 +226,7 @@ def _ignored(doc_id: str, is_dir: bool, excluded: IgnoreSpec | None,
     return bool(decision)
 
 
-def extractor_for(path: Path):
+def extractor_for(path: Path, extractors: Sequence[Extractor] | None = None):
     """The first registered extractor that claims ``path``, or None. Only a regular file is
     opened (never blocking). Extractors see its first :data:`HEAD_BYTES` as UTF-8 (a UTF-16
     or UTF-32 head transcoded); when none claims a longer JSON or YAML file by them, they are
@@ -232,7 +234,7 @@ def extractor_for(path: Path):
     try:
         with open_regular(path) as fh:
             head = fh.read(HEAD_BYTES)
-            for ex in EXTRACTORS:
+            for ex in (EXTRACTORS if extractors is None else extractors):
                 if ex.claims(path, head_as_utf8(head)):
                     return ex
             if len(head) < HEAD_BYTES or path.suffix.lower() not in SNIFFED_SUFFIXES:
@@ -240,7 +242,7 @@ def extractor_for(path: Path):
             longer = head_as_utf8(head + fh.read(SNIFF_BYTES - HEAD_BYTES))
     except OSError:
         return None
-    for ex in EXTRACTORS:
+    for ex in (EXTRACTORS if extractors is None else extractors):
         if ex.claims(path, longer):
             return ex
     return None

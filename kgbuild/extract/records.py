@@ -55,6 +55,20 @@ class EdgeRecord:
     access: frozenset[str] = frozenset()
     source: str | None = None  # document ID of another file that asserted this (e.g. CODEOWNERS)
     qualifiers: tuple[str, ...] = ()  # e.g. "dev", "optional:docs", "build", "indirect"
+    chunk: str | None = None  # the passage (text chunk ID) an LLM read the relation in
+
+
+@dataclass(frozen=True)
+class PassageRecord:
+    """A text unit of a document (a chunk an LLM read): ``<doc_id>#c<n>``, its character
+    span, text, the document's title and the chunk's section path."""
+
+    id: str
+    start: int
+    end: int
+    text: str
+    title: str = ""
+    section: tuple[str, ...] = ()
 
 
 @dataclass
@@ -102,6 +116,9 @@ class Extraction:
     # False when other documents also record assertions derived from this file (CODEOWNERS):
     # then the file cannot declare how many assertions it is the source of
     exhaustive: bool = True
+    passages: list[PassageRecord] = field(default_factory=list)  # text units (LLM extraction)
+    complete: bool = True  # False: part of the file could not be read (an LLM call failed),
+    # so the store must re-extract it next time even though its content is unchanged
     capped: bool = False  # the file reached :data:`MAX_RECORDS` (see :meth:`full`)
 
     def full(self, doc_id: str, line: int | None = None, limit: int | None = None) -> bool:

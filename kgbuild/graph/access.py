@@ -360,6 +360,9 @@ def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
                 view.nodes[node_id] = replace(n, attributes=attributes)
     view.untyped_edges = {e for e in kg.untyped_edges
                           if all(x in view.nodes or x not in kg.nodes for x in (e[0], e[2]))}
+    view.passages = {k: p for k, p in kg.passages.items()  # text units: as their document, and
+                     if p.document in view.documents and principal.can_see(p.access)
+                     and not screen.names_hidden(p.text)}  # withheld when naming a hidden one
     return view
 
 

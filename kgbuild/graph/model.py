@@ -10,7 +10,10 @@ This is the only module that knows how the graph looks in RDF:
   ``kg:extractor``, ``kg:confidence``, ``prov:generatedAtTime``, optional ``kg:evidence``
   and character span ``kg:spanStart``/``kg:spanEnd``, ``kg:accessLabel``, ``kg:qualifier``
   (how the source qualifies the relation: ``dev``, ``optional:docs``, ``build``, ``indirect``);
-* source document ``<base>source/{path}`` (``kg:SourceDocument``): ``kg:path``, ``kg:sha256``.
+* source document ``<base>source/{path}`` (``kg:SourceDocument``): ``kg:path``, ``kg:sha256``;
+* passage ``<base>passage/{doc}#c{n}`` (``kg:Passage``, a text unit an LLM read): ``kg:chunkId``,
+  ``prov:wasDerivedFrom`` (its document), ``kg:spanStart``/``kg:spanEnd``, ``kg:text``,
+  ``kg:title``, ``kg:section``; an assertion read from it points at it with ``kg:chunk``.
 
 Triples are produced as N-Triples term strings (``<iri>``, ``"literal"^^<datatype>``): they feed
 the embedded store, rdflib and the Turtle writer without per-term object conversion. In the
@@ -34,7 +37,7 @@ from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
 from ..errors import KgbuildError
 from ..schema.model import Schema
-from ..schema.namespaces import ASSERTION_BASE, ID_BASE, KG, SOURCE_BASE
+from ..schema.namespaces import ASSERTION_BASE, BASE, ID_BASE, KG, SOURCE_BASE
 
 _SAFE = "/:@-._~+!$'()*,;="
 
@@ -61,6 +64,8 @@ _DERIVED, _EXTRACTOR, _CONFIDENCE, _GENERATED = (_i(str(PROV.wasDerivedFrom)), _
 _LINE, _POINTER, _EVIDENCE = _i(str(KG.line)), _i(str(KG.jsonPointer)), _i(str(KG.evidence))
 _SPAN_START, _SPAN_END = _i(str(KG.spanStart)), _i(str(KG.spanEnd))
 _QUALIFIER = _i(str(KG.qualifier))
+_CHUNK = _i(str(KG.chunk))
+PASSAGE_BASE = BASE + "passage/"
 _DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
 _LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$', re.S)
 _UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}
@@ -86,6 +91,11 @@ def node_iri(node_id: str) -> str:
 def source_iri(doc_id: str) -> str:
     """IRI of a source document."""
     return SOURCE_BASE + quote(safe_text(doc_id), safe=_SAFE)
+
+
+def passage_iri(chunk_id: str) -> str:
+    """IRI of a passage (a text chunk ``<doc_id>#c<n>``)."""
+    return PASSAGE_BASE + quote(safe_text(chunk_id), safe=_SAFE)
 
 
 def id_from_iri(iri: str) -> str:
@@ -156,6 +166,7 @@ class Assertion:
     span: tuple[int, int] | None = None
     access: frozenset[str] = frozenset()
     qualifiers: frozenset[str] = frozenset()
+    chunk: str | None = None  # the passage (text chunk ID) it was read from, for LLM extraction
 
     def __post_init__(self) -> None:
         for name in ("subject", "object", "source", "extractor", "generated_at", "pointer",
@@ -199,6 +210,20 @@ class SourceDocument:
     sha256: str
     access: frozenset[str] = frozenset()
     assertions: int | None = None
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A text unit of a document: the chunk an LLM read, cited by the assertions read in it."""
+
+    id: str  # <doc_id>#c<n>
+    document: str
+    start: int
+    end: int
+    text: str
+    title: str = ""
+    section: tuple[str, ...] = ()
+    access: frozenset[str] = frozenset()
 
 
 # -- triples ------------------------------------------------------------------------------------
@@ -271,6 +296,28 @@ def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:
         yield s, ACCESS, lit(label)
     for qualifier in sorted(a.qualifiers):
         yield s, _QUALIFIER, lit(qualifier)
+    if a.chunk:
+        yield s, _CHUNK, _i(passage_iri(a.chunk))
+
+
+SECTION_SEPARATOR = " > "
+
+
+def passage_triples(p: Passage) -> Iterator[Triple]:
+    """A passage: its ID, document, span, text, title and section path."""
+    s = _i(passage_iri(p.id))
+    yield s, A, _i(str(KG.Passage))
+    yield s, _i(str(KG.chunkId)), lit(p.id)
+    yield s, _DERIVED, _i(source_iri(p.document))
+    yield s, _SPAN_START, lit(p.start, _INTEGER)
+    yield s, _SPAN_END, lit(p.end, _INTEGER)
+    yield s, _i(str(KG.text)), lit(p.text)
+    if p.title:
+        yield s, _i(str(KG.title)), lit(p.title)
+    if p.section:
+        yield s, _i(str(KG.section)), lit(SECTION_SEPARATOR.join(p.section))
+    for label in sorted(p.access):
+        yield s, ACCESS, lit(label)
 
 
 def resolve_node(node_id: str, claims: Iterable[tuple[str, str, str]], schema: Schema
@@ -314,6 +361,10 @@ class KnowledgeGraph:
         self.assertions: dict[str, Assertion] = {}
         self.documents: dict[str, SourceDocument] = {}
         self.untyped_edges: set[tuple[str, str, str]] = set()
+        self.passages: dict[str, Passage] = {}  # chunk ID -> the text unit
+
+    def __setstate__(self, state: dict) -> None:  # a graph pickled before passages existed
+        self.__dict__.update({"passages": {}, **state})
 
     def add_node(self, node_id: str, type_name: str, label: str | None = None, *,
                  source: str | None = None, **attributes: Iterable[str] | str | None) -> Node:
@@ -387,6 +438,8 @@ class KnowledgeGraph:
                 yield _i(node_iri(s)), _i(self.schema.edge_types[p].iri), _i(node_iri(o))
             for a in assertions:
                 yield from assertion_triples(a, self.schema)
+        for p in self.passages.values():
+            yield from passage_triples(p)
 
 
 

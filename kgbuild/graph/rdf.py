@@ -13,6 +13,7 @@ nodes claiming one ID) is skipped with a one-line warning, never an exception.
 from __future__ import annotations
 
 from typing import Iterable
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
@@ -22,9 +23,12 @@ from ..errors import Problem
 from ..schema.model import Schema
 from ..schema.namespaces import ASSERTION_BASE, KG, SOURCE_BASE, bind_prefixes
 from .model import (
+    PASSAGE_BASE,
+    SECTION_SEPARATOR,
     Assertion,
     KnowledgeGraph,
     Node,
+    Passage,
     SourceDocument,
     Triple,
     doc_from_iri,
@@ -41,7 +45,8 @@ _ASSERTION = str(KG.Assertion)
 # what an assertion says besides its type: read from foreign (non assertion/ IRI) statements too
 _STATEMENT = frozenset({_SUBJECT, _PREDICATE, _OBJECT, str(PROV.wasDerivedFrom), str(KG.extractor),
                         str(PROV.generatedAtTime), str(KG.confidence), str(KG.line),
-                        str(KG.jsonPointer), str(KG.evidence), str(KG.spanStart), str(KG.spanEnd)})
+                        str(KG.jsonPointer), str(KG.evidence), str(KG.spanStart), str(KG.spanEnd),
+                        str(KG.chunk)})
 
 
 def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
@@ -156,8 +161,15 @@ def from_quads(rows: Iterable[tuple[str, str, str, str]], schema: Schema,
     node_rows: dict[str, dict] = {}
     assertion_rows: dict[str, dict] = {}
     doc_rows: dict[str, dict] = {}
+    passage_rows: dict[str, dict] = {}
     for s, p, o, g in rows:
-        if s.startswith(ASSERTION_BASE):
+        if s.startswith(PASSAGE_BASE):  # a text unit (never a node, whatever the schema)
+            rec = passage_rows.setdefault(s, {})
+            if p == _ACCESS:
+                rec.setdefault("access", set()).add(o)
+            else:
+                rec[p] = o
+        elif s.startswith(ASSERTION_BASE):
             rec = assertion_rows.setdefault(s, {})
             if p in (_ACCESS, _QUALIFIER):
                 rec.setdefault(p, set()).add(o)
@@ -222,8 +234,13 @@ def from_quads(rows: Iterable[tuple[str, str, str, str]], schema: Schema,
             kg.add_document(SourceDocument(doc_from_iri(iri), rec.get(str(KG.path), ""),
                                            rec.get(str(KG.sha256), ""), frozenset(rec.get("access", ())),
                                            int(count) if count is not None else None))
+    for iri, rec in passage_rows.items():
+        p = _passage(rec)
+        if p is not None:
+            kg.passages[p.id] = p
+    chunk_ids = {iri: rec.get(str(KG.chunkId)) for iri, rec in passage_rows.items()}
     for iri, rec in assertion_rows.items():
-        a = _assertion(iri, rec, ids, preds, inverse, warn, source)
+        a = _assertion(iri, rec, ids, preds, inverse, warn, source, chunk_ids)
         if a is not None:
             kg.assertions[a.key] = a
     covered = {a.edge for a in kg.assertions.values()}
@@ -310,8 +327,25 @@ def _node_ids(node_rows: dict[str, dict], typed: dict[str, str], warn, source: s
     return wanted
 
 
+def _passage(rec: dict) -> Passage | None:
+    """The passage a record describes, or None when it lacks its ID, document or span."""
+    chunk, doc = rec.get(str(KG.chunkId)), rec.get(str(PROV.wasDerivedFrom))
+    start, end = rec.get(str(KG.spanStart)), rec.get(str(KG.spanEnd))
+    if chunk is None or doc is None or start is None or end is None:
+        return None
+    try:
+        span = int(start), int(end)
+    except ValueError:
+        return None
+    section = rec.get(str(KG.section))
+    return Passage(chunk, doc_from_iri(doc), *span, rec.get(str(KG.text), ""),
+                   rec.get(str(KG.title), ""), tuple(section.split(SECTION_SEPARATOR)) if section else (),
+                   frozenset(rec.get("access", ())))
+
+
 def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
-               inverse: dict[str, str], warn, source: str) -> Assertion | None:
+               inverse: dict[str, str], warn, source: str,
+               chunk_ids: dict[str, str | None] | None = None) -> Assertion | None:
     """The assertion a record describes, or None (with a warning) when it is malformed."""
     missing = [name for name, key in (("rdf:subject", _SUBJECT), ("rdf:predicate", _PREDICATE),
                                       ("rdf:object", _OBJECT)) if key not in rec]
@@ -336,10 +370,18 @@ def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
                          int(line) if line is not None else None, rec.get(str(KG.jsonPointer)),
                          rec.get(str(KG.evidence)),
                          (int(start), int(end)) if start is not None and end is not None else None,
-                         frozenset(rec.get(_ACCESS, ())), frozenset(rec.get(_QUALIFIER, ())))
+                         frozenset(rec.get(_ACCESS, ())), frozenset(rec.get(_QUALIFIER, ())),
+                         _chunk_id(rec.get(str(KG.chunk)), chunk_ids or {}))
     except ValueError as exc:
         warn(_warning("malformed-assertion", f"assertion <{iri}>: {exc}; skipped", source))
         return None
+
+
+def _chunk_id(iri: str | None, chunk_ids: dict[str, str | None]) -> str | None:
+    if iri is None:
+        return None
+    return chunk_ids.get(iri) or (unquote(iri[len(PASSAGE_BASE):]) if iri.startswith(PASSAGE_BASE)
+                                  else iri)
 
 
 def to_rdflib(kg: KnowledgeGraph) -> Graph:

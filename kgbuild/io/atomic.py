@@ -13,9 +13,11 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: str | Path, data: str | bytes) -> None:
+def atomic_write(path: str | Path, data: str | bytes, durable: bool = True) -> None:
     """Write to a temporary file beside ``path``, fsync, then rename over it. The file gets
-    the mode it had, or the usual permissions for a new file (``0o666`` less the umask)."""
+    the mode it had, or the usual permissions for a new file (``0o666`` less the umask).
+    ``durable=False`` skips the fsync (for caches: a reader never sees a half-written file,
+    but after a power loss the entry may be empty, which a cache reader must treat as missing)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -28,7 +30,8 @@ def atomic_write(path: str | Path, data: str | bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -212,16 +212,16 @@ class LLMClient:
                         probe: asyncio.Lock) -> Completion:
         messages = list(request.messages)
         try:
-            if self.confirmed:
+            probed = None
+            if not self.confirmed:
+                async with probe:  # one request at a time until a mode has worked
+                    if not self.confirmed:
+                        probed = await self._probe(client, request, messages)
+            if probed is not None:
+                text, usage, mode = probed
+            else:  # (sent outside the lock: the others waiting for it go concurrently)
                 mode = self.mode
                 text, usage = await self._send(client, request, messages, mode)
-            else:
-                async with probe:
-                    if self.confirmed:
-                        text, usage = await self._send(client, request, messages, self.mode)
-                        mode = self.mode
-                    else:
-                        text, usage, mode = await self._probe(client, request, messages)
         except Exception as exc:  # the client raises many transport and API error types
             return self._failed(request, exc)
         tokens = dict(usage)
@@ -278,9 +278,11 @@ class LLMClient:
 
     async def _send(self, client, request: Request, messages: list[dict], mode: str
                     ) -> tuple[str, dict]:
+        # response_format rides in extra_body: the same JSON on the wire, without the client's
+        # typed transform walking the whole schema (4 ms of CPU per request, measured)
         response = await client.chat.completions.create(
             model=self.settings.model, messages=messages, temperature=self.settings.temperature,
-            response_format=response_format(mode, request.schema, request.schema_name))
+            extra_body={"response_format": response_format(mode, request.schema, request.schema_name)})
         self.usage.completions += 1
         self.usage.modes[mode] = self.usage.modes.get(mode, 0) + 1
         choice = response.choices[0] if response.choices else None

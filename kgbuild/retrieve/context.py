@@ -2,8 +2,10 @@
 
 A pack lists passages, each with the sources it comes from, in this order: **seed** hits
 (the seed entity, its description and where it is defined), then **evidence** (the quoted
-source text of every assertion behind a reported edge, in walk order), then **relation**
-sentences ("Checkout Service depends on Pricing SDK.") in each edge's stored direction.
+source text of every assertion behind a reported edge, in walk order), then the **passage**
+(text chunk) behind each assertion an LLM read from prose, under its chunk ID
+(``[docs/design.md#c3] ...``), then **relation** sentences ("Checkout Service depends on
+Pricing SDK.") in each edge's stored direction.
 Evidence withheld from the principal (it names a hidden entity, see
 :func:`kgbuild.graph.access.visible_graph`) gives no passage; its relation sentence stays.
 Passages are added in that order until ``max_chars`` (counted on :func:`render_context`
@@ -34,6 +36,8 @@ def sentence(subject: str, predicate: str, obj: str) -> str:
 
 def _line(item: dict) -> str:
     where = "; ".join(f"{s['source']} {s['location']}".strip() for s in item["sources"])
+    if item.get("passage"):  # evidence an LLM read: the passage it was read in is cited too
+        where += f", in [{item['passage']}]"
     return f"[{item['id']}] {item['text']}" + (f" ({where})" if where else "")
 
 
@@ -60,8 +64,20 @@ def context_pack(view: KnowledgeGraph, seeds: list[dict], nodes: list[dict], edg
             if a["evidence"] and a["evidence"] != WITHHELD and key not in seen:
                 seen.add(key)
                 candidates.append({"kind": "evidence", "edge": [e["subject"], e["predicate"], e["object"]],
-                                   "text": f'"{a["evidence"].strip()}"',
-                                   "sources": [{"source": a["source"], "location": a["location"]}]})
+                                   "text": f'"{" ".join(a["evidence"].split())}"',
+                                   "sources": [{"source": a["source"], "location": a["location"]}],
+                                   **({"passage": a["passage"]} if a.get("passage") else {})})
+    cited = set()
+    for e in edges:
+        for a in e["assertions"]:
+            p = view.passages.get(a.get("passage") or "")
+            if p is not None and p.id not in cited:
+                cited.add(p.id)
+                candidates.append({"kind": "passage", "id": p.id,
+                                   "edge": [e["subject"], e["predicate"], e["object"]],
+                                   "text": " ".join(p.text.split()),
+                                   "sources": [{"source": p.document,
+                                                "location": f"chars {p.start}-{p.end}"}]})
     for e in edges:
         candidates.append({
             "kind": "relation", "edge": [e["subject"], e["predicate"], e["object"]],

@@ -182,7 +182,7 @@ class TraversalResult:
       unknown|new|review|ambiguous, candidates: [{id, label, type, score}]}]``.
     * ``nodes``: ``[{id, label, type, hop, seed}]`` (hop: first hop or step reaching it).
     * ``edges``: ``[{id: "e1", subject, predicate, object, hop, direction, walks: [{hop,
-      direction}], assertions: [{source, location, evidence, extractor, confidence,
+      direction}], assertions: [{source, location, evidence, extractor, confidence, passage?,
       generated_at}]}]``: stored direction; ``direction`` ``out`` = walked subject to object.
     * ``paths``: ``[{seed, end, nodes: [ids], edges: ["e1", ...], text}]``: complete walks
       (path mode) or the walk to each leaf (follow mode).
@@ -191,7 +191,7 @@ class TraversalResult:
     * ``truncated``: ``{cap: [{node, hop, edges}], nodes, edges, paths, context_items}``:
       edges the hub cap cut per node and hop; items the budgets left out.
     * ``abstain``: null or ``{reason: no-seed|ambiguous|no-path|no-edges, message}``.
-    * ``context``: ``{items: [{id: "c1", kind: seed|evidence|relation, node | edge: [s, p,
+    * ``context``: ``{items: [{id: "c1", kind: seed|evidence|passage|relation, node | edge: [s, p,
       o], text, sources: [{source, location}]}], chars, abstain}`` (see :mod:`kgbuild.context`).
     """
 
@@ -462,9 +462,12 @@ def _no_truncation() -> dict:
 
 
 def _assertion(a) -> dict:
-    return {"source": a.source, "location": a.location, "evidence": a.evidence,
-            "extractor": a.extractor, "confidence": a.confidence, "generated_at": a.generated_at,
-            "qualifiers": sorted(a.qualifiers)}
+    out = {"source": a.source, "location": a.location, "evidence": a.evidence,
+           "extractor": a.extractor, "confidence": a.confidence, "generated_at": a.generated_at,
+           "qualifiers": sorted(a.qualifiers)}
+    if a.chunk:  # read by an LLM from this passage (text chunk ID)
+        out["passage"] = a.chunk
+    return out
 
 
 def traverse(kg: KnowledgeGraph, spec: TraversalSpec, principal: Principal | None = None,

@@ -81,6 +81,7 @@ class FakeLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as real servers do: no 40 ms delayed-ACK stalls
 
             def log_message(self, *args):  # quiet
                 pass

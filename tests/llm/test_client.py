@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import json
 
+import llm_fixtures
 import pytest
 from fakellm import Reply, Script, last_user
 
 from kgbuild.errors import InputError
 from kgbuild.llm.client import LLMClient, Request, default_check, response_format
 from kgbuild.llm.settings import LLMSettings, Price
+
+fake_llm = llm_fixtures.fake_llm  # the fixtures, shared with the other LLM tests
+_no_ambient_llm_settings = llm_fixtures.no_ambient_llm_settings
 
 SCHEMA = {"type": "object", "additionalProperties": False, "required": ["relations"],
           "properties": {"relations": {"type": "array", "items": {

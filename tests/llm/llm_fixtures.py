@@ -1,4 +1,6 @@
-"""Fixtures of the LLM tests: a scripted OpenAI-compatible server on 127.0.0.1 (fakellm)."""
+"""Fixtures of the LLM tests: a scripted OpenAI-compatible server on 127.0.0.1 (fakellm).
+
+Imported by the test modules (not a conftest.py: the root conftest is imported by name)."""
 
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ def fake_llm():
 
 
 @pytest.fixture(autouse=True)
-def _no_ambient_llm_settings(monkeypatch):
+def no_ambient_llm_settings(monkeypatch):
     """Tests see no OPENAI_*/KGBUILD_MODEL of the machine (and never reach the internet)."""
     for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "KGBUILD_MODEL"):
         monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,142 @@
+"""``kgbuild extract``: relations from prose through an LLM, into the same store as the manifests.
+
+The text documents under the given paths are compared with the store exactly as
+:func:`~kgbuild.build.pipeline.update_store` compares manifests (content hash, file stat, the
+extractor's tag: model, prompts, chunking, schema). The requests of every new or changed
+document are sent first, concurrently (bounded), which fills the response cache; then the
+pipeline extracts document by document, reading the answers from that cache, verifies
+every relation against its chunk and replaces the documents' named graphs in one
+transaction. Manifest documents are never touched (and ``kgbuild build`` never touches
+these). A second run with nothing changed reads no file it need not and sends no request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..extract.discover import candidates
+from ..extract.records import Context, SourceFile
+from ..extract.text.extractor import TextExtractor, TextSettings, TextStats
+from ..graph.access import AccessRules, load_access
+from ..llm.client import LLMClient
+from ..llm.settings import LLMSettings
+from ..resolve.aliases import AliasRegistry
+from ..resolve.resolver import Resolver
+from ..schema.loader import load_schema
+from ..schema.model import Schema
+from ..store.graphstore import GraphStore
+from .pipeline import (
+    VERSION,
+    BuildResult,
+    _labels,
+    check,
+    default_registry,
+    document_kind,
+    extractor_tag,
+    update_store,
+)
+
+LLM_CACHE = "llm-cache"  # under the store folder
+
+
+@dataclass
+class ExtractResult:
+    """What ``kgbuild extract`` did: the build (store, changes, problems), the extraction
+    counts, the LLM usage and mode; ``plan`` instead of all that for a dry run."""
+
+    schema: Schema
+    stats: TextStats
+    usage: dict
+    mode: dict
+    build: BuildResult | None = None
+    plan: dict | None = None
+    pending: list[str] = field(default_factory=list)  # documents whose requests were (to be) sent
+
+    @property
+    def store(self) -> GraphStore | None:
+        return self.build.store if self.build else None
+
+    def summary(self) -> dict:
+        out = {"dry_run": self.plan is not None, "llm": self.mode, "usage": self.usage,
+               "extraction": self.stats.to_dict(), "pending_documents": self.pending}
+        if self.plan is not None:
+            out["plan"] = self.plan
+        if self.build is not None:
+            out["build"] = self.build.summary()
+        return out
+
+
+def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None = None, *,
+                 llm: LLMSettings, text: TextSettings | None = None,
+                 store: str | Path | None = None, dry_run: bool = False, full: bool = False,
+                 timestamp: float | None = None, validate: bool | None = None,
+                 registry: str | Path | None = None, access: AccessRules | str | Path | None = None,
+                 root: str | Path | None = None, exclude: Sequence[str] = (),
+                 gitignore: bool = True, max_file_bytes: int = 20 * 1024 * 1024,
+                 progress: Callable[[int, int], None] | None = None,
+                 verifier: Callable | None = None) -> ExtractResult:
+    """Extract verified relations from the text documents under ``paths`` into ``store``
+    (a folder, or None for memory). ``dry_run`` sends nothing and changes nothing: it says
+    which requests would be sent (and which the cache answers) with estimated tokens. The
+    other options are those of :func:`~kgbuild.build.pipeline.build_graph`; ``progress``
+    is called with (done, total) requests. The caller closes ``result.store``."""
+    schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
+    if access is not None and not isinstance(access, AccessRules):
+        access = load_access(access)
+    registry = Path(registry).resolve() if registry else default_registry(paths, root)
+    if dry_run:
+        exists = store is not None and (Path(store) / "CURRENT").is_file()
+        graph_store = GraphStore(store if exists else None, schema, write=not exists)
+    else:
+        graph_store = GraphStore(store, schema)
+    try:
+        cache = Path(store) / LLM_CACHE if store is not None else None
+        client = LLMClient(llm, cache)
+        reg = AliasRegistry.load(registry, missing_ok=True)
+        resolver = Resolver.from_graph(graph_store.knowledge_graph(), reg)
+        extractor = TextExtractor(schema, client, text, resolver,
+                                  explicit=[p for p in paths if Path(p).is_file()],
+                                  salt=VERSION, verifier=verifier, progress=progress)
+        pending = _pending(graph_store, paths, extractor, full, root, exclude, gitignore, access)
+        ctx = Context(schema, sorted({s.root for s in pending}), max_file_bytes)
+        if dry_run:
+            plan = extractor.plan(pending, ctx)
+            graph_store.close()
+            return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm),
+                                 client.mode_report(), None, plan, [s.doc_id for s in pending])
+        extractor.prepare(pending, ctx)  # every request, concurrently: fills the cache
+        result = update_store(graph_store, paths, full=full, timestamp=timestamp,
+                              max_file_bytes=max_file_bytes, access=access, registry=registry,
+                              root=root, exclude=exclude, gitignore=gitignore,
+                              extractors=[extractor])
+        check(result, validate)
+    except BaseException:
+        graph_store.close()
+        raise
+    return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm), client.mode_report(),
+                         result, None, [s.doc_id for s in pending])
+
+
+def _pending(store: GraphStore, paths: Sequence[str | Path], extractor: TextExtractor, full: bool,
+             root, exclude, gitignore, access) -> list[SourceFile]:
+    """The text documents the pipeline will (probably) re-extract: new ones, those whose file
+    changed (by stat; one only touched costs cache hits, no request) or whose extractor tag or
+    access labels differ. Over-approximating is free: their answers are cached."""
+    states = {d: s for d, s in store.document_states().items()
+              if document_kind(s.extractor) == "text"}
+    others = set(store.document_states()) - set(states)
+    tag = extractor_tag(extractor)
+    found = candidates(paths, {} if full else {d: s.stat for d, s in states.items()}, root=root,
+                       exclude=exclude, gitignore=gitignore, extractors=[extractor]).found
+    out = []
+    for doc_id, c in found.items():
+        st = states.get(doc_id)
+        if doc_id in others:
+            continue
+        if c.extractor is None and st is not None and st.extractor == tag \
+                and sorted(_labels(access, doc_id)) == sorted(st.labels):
+            continue  # unchanged: the pipeline will not read it
+        out.append(SourceFile(Path(c.path), doc_id, c.root, c.stat, c.base))
+    return out

@@ -1,0 +1,216 @@
+"""``kgbuild extract``: verified relations from prose through an OpenAI-compatible LLM."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..build.textextract import extract_text
+from ..extract.text.extractor import TextSettings
+from ..graph.turtle import to_turtle
+from ..io.atomic import atomic_write
+from ..llm.settings import MODES, LLMSettings
+from .main import (
+    EPOCH,
+    FORMAT,
+    SCHEMA,
+    STORE,
+    FileArg,
+    UsageError,
+    check_output,
+    emit,
+    main,
+    project,
+)
+
+
+def _llm(key: str, default):
+    return lambda: project().llm.get(key, default)
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=True, type=click.Path(exists=True))
+@SCHEMA
+@STORE
+@click.option("--model", help="Model name (default: $KGBUILD_MODEL, else the project's llm.model).")
+@click.option("--base-url", metavar="URL",
+              help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (default: "
+                   "$OPENAI_BASE_URL, else the project's llm.base_url, else OpenAI). The key "
+                   "is read from $OPENAI_API_KEY only.")
+@click.option("--mode", type=click.Choice(["chunk", "document"]), default=_llm("mode", "chunk"),
+              show_default="the project's, else chunk",
+              help="Ask per chunk (recalls more) or per document (sees more context; for short "
+                   "documents).")
+@click.option("--chunk-size", type=click.IntRange(100, 1_000_000), metavar="CHARS",
+              default=_llm("chunk_size", 4000), show_default="the project's, else 4000",
+              help="Largest chunk, in characters (cut at headings, paragraphs, sentences).")
+@click.option("--chunk-overlap", type=click.IntRange(0, 500_000), metavar="CHARS",
+              default=_llm("chunk_overlap", 400), show_default="the project's, else 400",
+              help="Characters a chunk repeats of the one before it.")
+@click.option("--concurrency", type=click.IntRange(1, 256), default=None, metavar="N",
+              help="Requests in flight at once (default: the project's llm.concurrency, else 4).")
+@click.option("--gleanings", type=click.IntRange(0, 5), default=_llm("gleanings", 0),
+              show_default="the project's, else 0",
+              help="Extra passes per chunk asking for relations the first answer missed.")
+@click.option("--structured-output", type=click.Choice(["auto", *MODES]), default=None,
+              help="Response format to start with (default auto: json_schema, falling back to "
+                   "json_object with the schema, then plain json_object, as the server accepts).")
+@click.option("--timeout", type=click.FloatRange(0.1, 3600), default=None, metavar="SECONDS",
+              help="Per request attempt (default: the project's llm.timeout, else 120).")
+@click.option("--max-retries", type=click.IntRange(0, 10), default=None,
+              help="Retries of a request on 429, 5xx and timeouts (default: 2).")
+@click.option("--dry-run", is_flag=True,
+              help="Send nothing, change nothing: list the requests and estimated tokens.")
+@click.option("--full", is_flag=True, help="Re-extract every text document under SOURCES.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False),
+              help="Also write the store's whole graph as Turtle.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the rejected relations, one JSON object per line, with their reason.")
+@click.option("--aliases", "registry_path", type=FileArg(exists=False),
+              help="Alias registry (default: the project's, else aliases.yaml in the project root).")
+@click.option("--access", "access_file", type=FileArg(),
+              help="access.yaml (default: the project's access setting).")
+@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+              help="Skip files matching this gitignore-style pattern (repeatable).")
+@click.option("--no-gitignore", is_flag=True, help="Read files that .gitignore files ignore.")
+@click.option("--validate/--no-validate", default=None,
+              help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
+@click.option("--timestamp", type=EPOCH, metavar="EPOCH",
+              help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
+@FORMAT
+def extract(sources, schema_name, store_path, model, base_url, mode, chunk_size, chunk_overlap,
+            concurrency, gleanings, structured_output, timeout, max_retries, dry_run, full, output,
+            report_file, registry_path, access_file, excludes, no_gitignore, validate, timestamp,
+            fmt):
+    """Extract relations from prose (Markdown, text, reStructuredText) through an LLM.
+
+    Folders are scanned for .md, .markdown, .txt and .rst files; a file named explicitly is
+    read whatever its name. Each document is cut into chunks (or sent whole with --mode
+    document), each chunk is asked for the schema's relations (a strict JSON schema), and
+    every relation is verified before it enters the graph: its predicate and types against
+    the schema, its evidence quoted verbatim from the chunk, both ends named in it and
+    resolved to the entities the store already has (a catalog's "Pricing SDK" is
+    component:default/pricing-sdk). Rejected relations are counted by reason (--report
+    writes them). Accepted ones are assertions like a manifest's (extractor llm:<model>,
+    evidence, character span, chunk), and each chunk is kept as a passage that traversal's
+    context pack cites.
+
+    The documents live in the store beside the manifests, one named graph each, incremental
+    like `kgbuild build`: only new and changed documents are sent; answers are cached in
+    <store>/llm-cache, so a re-run with nothing changed makes no request. `kgbuild build`
+    never reads these documents, nor removes them.
+
+    \b
+    Exit codes: 0 extracted; 1 SHACL violations or a request failed (retried next run);
+    2 usage or input error.
+
+    \b
+    Examples:
+      kgbuild build fixtures/catalog && kgbuild extract fixtures/prose --model gpt-4o-mini
+      kgbuild extract docs --base-url http://localhost:11434/v1 --model llama3.1 --dry-run
+      kgbuild extract notes.txt --mode document --report rejected.jsonl --format json
+    """
+    proj = project()
+    check_output(output)
+    check_output(report_file, "--report")
+    try:
+        text = TextSettings(mode, chunk_size, min(chunk_overlap, chunk_size - 1), gleanings)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    settings = LLMSettings.resolve(model=model, base_url=base_url, concurrency=concurrency,
+                                   timeout=timeout, max_retries=max_retries,
+                                   structured_output=structured_output, config=proj.llm)
+    progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() and not dry_run else None
+    result = extract_text(
+        sources, schema_name, llm=settings, text=text, store=store_path, dry_run=dry_run,
+        full=full, timestamp=timestamp, validate=validate,
+        registry=registry_path or proj.aliases_path(), access=access_file or proj.access_path(),
+        root=proj.root, exclude=[*proj.exclude, *excludes],
+        gitignore=proj.gitignore and not no_gitignore, progress=progress)
+    try:
+        if output and result.store is not None:
+            atomic_write(output, to_turtle(result.store.triples(), result.schema))
+        summary = result.summary()
+    finally:
+        if result.store is not None:
+            result.store.close()
+    if report_file and not dry_run:
+        lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for r in result.stats.rejections]
+        atomic_write(report_file, "".join(line + "\n" for line in lines))
+    emit(summary, fmt, render(summary, output, report_file))
+    build = result.build
+    if build is not None:
+        if build.validation is not None and not build.validation.conforms:
+            sys.exit(1)
+        if result.stats.failed_requests:
+            sys.exit(1)
+
+
+def render(s: dict, output: str | None, report: str | None) -> str:
+    """The summary for people."""
+    llm, usage, ex = s["llm"], s["usage"], s["extraction"]
+    mode = f"{llm['mode']}" + ("" if llm["confirmed"] else " (not yet confirmed by the endpoint)")
+    lines = [f"model {llm['model']} at {llm['endpoint']}; structured output: {mode}"]
+    lines.extend(f"  the endpoint rejected {r['mode']} (HTTP {r['status']}): {r['message']}"
+                 for r in llm["rejected"])
+    if s["dry_run"]:
+        plan = s["plan"]
+        lines.append(f"dry run: {plan['calls']} request(s) would be sent for "
+                     f"{len(s['pending_documents'])} document(s), {plan['cached']} answered by the "
+                     f"cache; about {plan['estimated_prompt_tokens']:,} prompt tokens "
+                     f"({plan['estimate']})")
+        lines.extend(f"  {c['chunk']}: {c['chars']:,} chars, ~{c['estimated_prompt_tokens']:,} "
+                     f"tokens x {c['calls']}" for c in plan["requests"][:50])
+        if len(plan["requests"]) > 50:
+            lines.append(f"  ... and {len(plan['requests']) - 50} more")
+        return "\n".join(lines)
+    b = s["build"]
+    changed = b["documents_changed"]
+    lines.append("documents: " + ", ".join(f"{changed[k]} {k}" for k in
+                                           ("unchanged", "changed", "added", "deleted")))
+    reasons = ", ".join(f"{k} {v}" for k, v in ex["rejected_by_reason"].items())
+    lines.append(f"relations: {ex['relations']} read from {ex['chunks']} chunk(s): "
+                 f"{ex['accepted']} accepted, {ex['rejected']} rejected"
+                 + (f" ({reasons})" if reasons else ""))
+    cost = usage["estimated_cost_usd"]
+    lines.append(f"requests: {usage['requests']} sent ({usage['completions']} answered, "
+                 f"{usage['repairs']} repairs, {usage['failures']} failed), "
+                 f"{usage['cache_hits']} cache hits")
+    lines.append(f"tokens: {usage['prompt_tokens']:,} prompt ({usage['cached_prompt_tokens']:,} "
+                 f"cached by the provider), {usage['completion_tokens']:,} completion; estimated "
+                 f"cost " + (f"${cost:.4f}" if cost is not None else "unknown (no llm.price set)"))
+    lines.append(f"store {b['store'] or '(memory)'}: {b['entities']} entities, {b['edges']} edges, "
+                 f"{b['assertions']} assertions")
+    if output:
+        lines.append(f"wrote {output}")
+    if report:
+        lines.append(f"wrote {report}: {ex['rejected']} rejected relation(s)")
+    problems = b["problem_list"]
+    if problems:
+        lines.append(f"problems ({len(problems)}):")
+        for p in problems[:20]:
+            where = f"{p['file']}:{p['line']}" if p["line"] else p["file"]
+            lines.append(f"  {where}: {p['severity']}: {p['message']} [{p['code']}]")
+    if b["conforms"] is not None:
+        lines.append("conforms: the graph satisfies every shape" if b["conforms"]
+                     else f"does not conform: {b['violations']} violation(s)")
+    return "\n".join(lines)
+
+
+def _progress_bar():
+    state: dict = {}
+
+    def update(done: int, total: int) -> None:
+        bar = state.get("bar")
+        if bar is None:
+            bar = state["bar"] = click.progressbar(length=total, label="asking", file=sys.stderr)
+            bar.__enter__()
+        bar.length = total
+        bar.update(done - bar.pos)
+        if done >= total:
+            bar.__exit__(None, None, None)
+            state.pop("bar")
+
+    return update
