@@ -33,8 +33,11 @@ import argparse
 import json
 import re
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -177,6 +180,129 @@ def replay_direct(corpus: list[Ontology], models) -> tuple[dict[str, Tally], dic
     return tallies, accepted_keys
 
 
+class _Replay(ThreadingHTTPServer):
+    """A local OpenAI-compatible server answering each sentence's request with a model's
+    recorded triples in the output contract (evidence = the sentence)."""
+
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.answers: dict[str, dict[str, str]] = {}  # model -> sentence -> answer JSON
+        self.requests = 0
+        self.unmatched = 0
+        self.lock = threading.Lock()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def answer(self, model: str, prompt: str) -> str:
+        # the document's name (the sentence ID) is in the prompt's header; two test entries
+        # may share one sentence text, so the text is only the fallback
+        by_id = re.search(r"\bont_\w+?_test_\d+\b", prompt)
+        if by_id and by_id.group() in self.answers.get(model, {}):
+            return self.answers[model][by_id.group()]
+        found = [t for t in self.answers.get(model, {}) if t in prompt]
+        if not found:
+            with self.lock:
+                self.unmatched += 1
+            return json.dumps({"relations": []})
+        return self.answers[model][max(found, key=len)]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Replay
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            body = json.loads(self.rfile.read(length) or b"{}")
+        except ValueError:
+            body = {}
+        with self.server.lock:
+            self.server.requests += 1
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._send(404, {"error": {"message": "not found"}})
+            return
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", [])
+                           if isinstance(m, dict) and m.get("role") == "user")
+        content = self.server.answer(str(body.get("model", "")), prompt)
+        self._send(200, {
+            "id": f"replay-{self.server.requests}", "object": "chat.completion", "created": 0,
+            "model": body.get("model", ""),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(content) // 4,
+                      "total_tokens": (len(prompt) + len(content)) // 4}})
+
+    def _send(self, status: int, data: dict) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+
+def replay_server(corpus: list[Ontology], models) -> tuple[dict[str, Tally], dict, dict]:
+    """``kgbuild extract`` (``extract_text``, document mode, one document per sentence) against
+    a local server replaying the models' answers; the verifier records what was accepted."""
+    from kgbuild.build.textextract import extract_text
+    from kgbuild.extract.text.extractor import TextSettings
+    from kgbuild.extract.text.verify import verify_relations
+    from kgbuild.llm.settings import LLMSettings
+
+    tallies = {m: Tally() for m in models}
+    accepted_keys: dict = {}
+    server = _Replay()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    current: dict = {}
+
+    def recording(relations, chunk, schema, resolver):
+        result = verify_relations(relations, chunk, schema, resolver)
+        sid = Path(chunk.doc_id).stem
+        keys = accepted_keys.setdefault((current["model"], sid), set())
+        keys.update(norm_triple(a.relation.subject, a.relation.predicate, a.relation.object)
+                    for a in result.accepted)
+        for r in result.rejected:
+            reasons = tallies[current["model"]].reasons
+            reasons[r.reason] = reasons.get(r.reason, 0) + 1
+        return result
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="t2kg-replay-") as tmp:
+            for onto in corpus:
+                schema = _schema(onto)
+                folder = Path(tmp) / onto.key
+                folder.mkdir()
+                for s in onto.sentences:
+                    (folder / f"{s.id}.txt").write_text(s.text + "\n", encoding="utf-8")
+                for m in models:
+                    server.answers[m] = {}
+                    for s in onto.sentences:
+                        answer = json.dumps({"relations": [{**r, "evidence": s.text} for r in
+                                                           contract_relations(s.raw.get(m, []))]})
+                        server.answers[m][s.id] = answer
+                        server.answers[m].setdefault(s.text, answer)
+                for m in models:
+                    current["model"] = m
+                    result = extract_text([folder], schema, llm=LLMSettings(
+                        model=m, base_url=server.base_url, api_key="replay", concurrency=8,
+                        max_retries=0), text=TextSettings(mode="document"), store=None,
+                        timestamp=0, validate=False, root=Path(tmp), verifier=recording)
+                    if result.store is not None:
+                        result.store.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return tallies, accepted_keys, {"requests": server.requests, "unmatched": server.unmatched}
+
+
 def count(corpus: list[Ontology], models, tallies: dict[str, Tally], accepted_keys: dict) -> None:
     for onto in corpus:
         for s in onto.sentences:
@@ -201,17 +327,28 @@ def run(via: str = "direct", models=tuple(MODELS), ontologies=None, limit=None,
     """The replay; returns ``{"via": ..., "models": {model: row}, "seconds": ...}``."""
     started = time.perf_counter()
     corpus = load_corpus(corpus_dir, models, ontologies, limit)
+    server = None
     if via == "server":
-        from bench_replay_server import replay_server  # noqa: F401  (filled in below)
-    tallies, accepted = replay_direct(corpus, models)
+        tallies, accepted, server = replay_server(corpus, models)
+    else:
+        tallies, accepted = replay_direct(corpus, models)
     count(corpus, models, tallies, accepted)
-    return {"via": via, "sentences": sum(len(o.sentences) for o in corpus),
-            "ontologies": len(corpus), "seconds": round(time.perf_counter() - started, 2),
-            "models": {m: tallies[m].row() for m in models}}
+    out = {"via": via, "sentences": sum(len(o.sentences) for o in corpus),
+           "ontologies": len(corpus), "seconds": round(time.perf_counter() - started, 2),
+           "models": {m: tallies[m].row() for m in models}}
+    if server is not None:
+        out["server"] = server
+    return out
 
 
 def render(out: dict) -> str:
-    lines = [f"Text2KGBench DBpedia-WebNLG replay via {out['via']}: {out['ontologies']} "
+    via = out["via"]
+    if "server" in out:
+        via = (f"a local OpenAI-compatible server and kgbuild extract ({out['server']['requests']} "
+               f"requests, {out['server']['unmatched']} unmatched)")
+    else:
+        via = "verify_relations called directly (no server)"
+    lines = [f"Text2KGBench DBpedia-WebNLG replay via {via}: {out['ontologies']} "
              f"ontologies, {out['sentences']} sentences, {out['seconds']} s",
              "",
              "| model | filter | triples | precision | correct kept | target |",

@@ -14,9 +14,11 @@ Everything is pure and works on plain strings; spans are offsets into the given 
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 __all__ = ["Match", "find_quote", "find_name", "literal", "parse_date", "name_variants"]
 
@@ -45,6 +47,7 @@ def _fold_char(ch: str) -> str:
     return out.casefold()
 
 
+@lru_cache(maxsize=16)  # a chunk is searched once per relation: fold and tokenize it once
 def _folded(text: str) -> tuple[str, list[int]]:
     """``text`` case-folded, accents dropped, whitespace runs as one space; and for each
     character of the result the offset of the character it came from."""
@@ -121,6 +124,7 @@ _PAREN = re.compile(r"\s*[\(\[][^()\[\]]*[\)\]]\s*")
 _NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:[,\u00a0 ]\d{3})+|\d+)(?:\.\d+)?$")
 
 
+@lru_cache(maxsize=64)
 def _tokens(text: str) -> list[tuple[str, int, int]]:
     """Folded word tokens of ``text`` with their spans (letters and digits; everything else,
     underscores included, separates)."""
@@ -182,17 +186,40 @@ def name_variants(name: str) -> list[tuple[str, str]]:
     return out
 
 
-def _find_compact(key: str, toks: list[tuple[str, int, int]], text: str,
-                  numeric: bool = False) -> tuple[int, int] | None:
-    """Consecutive tokens whose concatenation is ``key`` (word boundaries at both ends)."""
+Span = tuple[int, int]
+
+
+class _Index:
+    """A text's tokens and where each token occurs (built once per text: a chunk is searched
+    for every name of every relation)."""
+
+    def __init__(self, text: str):
+        self.toks = _tokens(text)
+        self.at: dict[str, list[int]] = {}
+        for i, (w, _, _) in enumerate(self.toks):
+            self.at.setdefault(w, []).append(i)
+
+
+@lru_cache(maxsize=16)
+def _index(text: str) -> _Index:
+    return _Index(text)
+
+
+def _clear(span: Span, skip: tuple[Span, ...]) -> bool:
+    return not any(a < span[1] and span[0] < b for a, b in skip)
+
+
+def _find_compact(key: str, idx: _Index, text: str, numeric: bool = False,
+                  skip: tuple[Span, ...] = ()) -> Span | None:
+    """The first run of consecutive tokens whose concatenation is ``key`` (word boundaries at
+    both ends), outside the ``skip`` spans."""
     if not key:
         return None
-    n = len(toks)
-    for i in range(n):
+    toks, n = idx.toks, len(idx.toks)
+    starts = [idx.at[key[:k]] for k in range(1, len(key) + 1) if key[:k] in idx.at]
+    for i in heapq.merge(*starts):
         w = toks[i][0]
-        if not key.startswith(w):
-            continue
-        if i and _glued(text, toks[i - 1][2], toks[i][1]):
+        if i and _glued(toks[i - 1][2], toks[i][1]):
             continue  # starts inside a word ("4000ft" splits, "ft" alone is no match)
         acc = w
         j = i
@@ -202,53 +229,69 @@ def _find_compact(key: str, toks: list[tuple[str, int, int]], text: str,
             if not key.startswith(acc):
                 break
         if acc == key:
-            if j + 1 < n and _glued(text, toks[j][2], toks[j + 1][1]) and not (
+            if j + 1 < n and _glued(toks[j][2], toks[j + 1][1]) and not (
                     toks[j][0].isdigit() and not toks[j + 1][0].isdigit()):
                 continue  # ends inside a word (a number may carry its unit: "4000ft")
-            start, end = toks[i][1], toks[j][2]
-            if numeric and j > i and not re.fullmatch(r"[\d.,\u00a0 ]+", text[start:end]):
+            span = (toks[i][1], toks[j][2])
+            if numeric and j > i and not re.fullmatch(r"[\d.,\u00a0 ]+", text[span[0]:span[1]]):
                 continue
-            return start, end
+            if _clear(span, skip):
+                return span
     return None
 
 
-def _glued(text: str, end: int, start: int) -> bool:
+def _glued(end: int, start: int) -> bool:
     """Whether two tokens are parts of one word: letters and digits touching ("A919")."""
     return end == start
 
 
-def _find_permuted(key_words: list[str], toks: list[tuple[str, int, int]]) -> tuple[int, int] | None:
+def _find_permuted(key_words: list[str], idx: _Index, skip: tuple[Span, ...]) -> Span | None:
     k = len(key_words)
-    if not 2 <= k <= 4:
+    if not 2 <= k <= 4 or any(w not in idx.at for w in key_words):
         return None
     want = sorted(key_words)
-    for i in range(len(toks) - k + 1):
-        window = toks[i:i + k]
-        if sorted(w for w, _, _ in window) == want:
-            return window[0][1], window[-1][2]
+    rare = min(key_words, key=lambda w: len(idx.at[w]))
+    toks = idx.toks
+    for p in idx.at[rare]:
+        for i in range(max(0, p - k + 1), min(p, len(toks) - k) + 1):
+            window = toks[i:i + k]
+            if sorted(w for w, _, _ in window) == want:
+                span = (window[0][1], window[-1][2])
+                if _clear(span, skip):
+                    return span
     return None
 
 
-def _find_forms(name: str, text: str, toks: list[tuple[str, int, int]]) -> Match | None:
+@lru_cache(maxsize=16)
+def _scaled_in(text: str) -> list[tuple[int, int, float]]:
+    out = []
+    for m in _SCALED.finditer(text):
+        value = _number_value(m.group(1))
+        if value is not None:
+            out.append((m.start(), m.end(), value * _SCALES[m.group(2).lower()]))
+    return out
+
+
+def _find_forms(name: str, text: str, idx: _Index, skip: tuple[Span, ...] = ()) -> Match | None:
     for variant, how in name_variants(name):
         key = _compact(variant)
         numeric = how == "number" or bool(_NUMBER.match(variant))
-        found = _find_compact(key, toks, text, numeric)
+        found = _find_compact(key, idx, text, numeric, skip)
         if found:
             return Match(found[0], found[1], False, how)
     date = parse_date(name)
     if date:
         for m_start, m_end, values in _dates_in(text):
-            if date in values or (len(date) < 10 and any(v.startswith(date + "-") for v in values)):
+            if (date in values or (len(date) < 10 and any(v.startswith(date + "-") for v in values))) \
+                    and _clear((m_start, m_end), skip):
                 return Match(m_start, m_end, False, "date")
     value = _number_value(name)
     if value is not None:
-        for m in _SCALED.finditer(text):
-            scaled = _number_value(m.group(1))
-            if scaled is not None and abs(scaled * _SCALES[m.group(2).lower()] - value) < 1e-6 * max(1.0, value):
-                return Match(m.start(), m.end(), False, "number")
+        for m_start, m_end, scaled in _scaled_in(text):
+            if abs(scaled - value) < 1e-6 * max(1.0, value) and _clear((m_start, m_end), skip):
+                return Match(m_start, m_end, False, "number")
     words = [w for w, _, _ in _tokens(_PAREN.sub(" ", name))]
-    found = _find_permuted(words, toks)
+    found = _find_permuted(words, idx, skip)
     if found:
         return Match(found[0], found[1], False, "word-order")
     return None
@@ -266,11 +309,12 @@ def _number_value(text: str) -> float | None:
         return None
 
 
-def find_name(name: str, text: str, aliases: tuple[str, ...] = ()) -> Match | None:
+def find_name(name: str, text: str, aliases: tuple[str, ...] = (),
+              skip: tuple[Span, ...] = ()) -> Match | None:
     """Where ``name`` (or one of ``aliases``, or a common alias: see :data:`COMMON_ALIASES`)
-    is mentioned in ``text``; see the module docstring for the tolerances. A name with
-    comma-separated parts (``DeKalb County, Georgia``) is also found when every part is
-    mentioned on its own (``DeKalb County in Georgia``).
+    is mentioned in ``text``, outside the ``skip`` spans; see the module docstring for the
+    tolerances. A name with comma-separated parts (``DeKalb County, Georgia``) is also found
+    when both parts are mentioned next to each other (``DeKalb County in Georgia``).
 
     A name is mentioned as a whole name, not as the start of a longer one: ``Athens`` is
     not mentioned in "Athens International Airport" (a later "the city of Athens" is).
@@ -278,12 +322,12 @@ def find_name(name: str, text: str, aliases: tuple[str, ...] = ()) -> Match | No
     name = name.strip()
     if not name:
         return None
-    masked = text
+    skip = tuple(skip)
     for _ in range(8):
-        m = _find_once(name, masked, aliases)
+        m = _find_once(name, text, aliases, skip)
         if m is None or not _continues(name, text, m):
             return m
-        masked = masked[:m.start] + " " * (m.end - m.start) + masked[m.end:]
+        skip += ((m.start, m.end),)
     return None
 
 
@@ -298,47 +342,50 @@ def _continues(name: str, text: str, m: Match) -> bool:
     return _CONTINUATION.match(text, m.end) is not None
 
 
-def _find_once(name: str, text: str, aliases: tuple[str, ...]) -> Match | None:
-    i = _whole_word_find(name, text)
+def _find_once(name: str, text: str, aliases: tuple[str, ...], skip: tuple[Span, ...]) -> Match | None:
+    i = _whole_word_find(name, text, skip)
     if i >= 0:
         return Match(i, i + len(name), True, "exact")
-    toks = _tokens(text)
-    m = _find_forms(name, text, toks)
+    idx = _index(text)
+    m = _find_forms(name, text, idx, skip)
     if m is not None:
         return m
-    m = _find_alias(name, text, toks, aliases)
+    m = _find_alias(name, text, idx, aliases, skip)
     if m is not None:
         return m
     parts = [p.strip() for p in re.split(r",\s+|\s+in\s+(?:the\s+)?", _PAREN.sub(" ", name)) if p.strip()]
     if len(parts) == 2:
         # "DeKalb County, Georgia" written "DeKalb County in Georgia": both parts, next to
         # each other (joined by a comma or "in")
-        head = _find_forms(parts[0], text, toks)
+        head = _find_forms(parts[0], text, idx, skip)
         if head is not None:
-            rest = text[head.end:]
-            joint = re.match(r"\s*,\s*|\s+in\s+", rest)
+            joint = re.compile(r"\s*,\s*|\s+in\s+").match(text, head.end)
             if joint:
-                tail_text = rest[joint.end():]
-                tail = _find_forms(parts[1], tail_text, _tokens(tail_text)) or \
-                    _find_alias(parts[1], tail_text, _tokens(tail_text), ())
+                tail_text = text[joint.end():joint.end() + 3 * len(parts[1]) + 40]
+                tail_idx = _Index(tail_text)
+                tail = _find_forms(parts[1], tail_text, tail_idx) or \
+                    _find_alias(parts[1], tail_text, tail_idx, (), ())
                 if tail is not None and tail.start == 0:
-                    return Match(head.start, head.end + joint.end() + tail.end, False, "parts")
+                    span = (head.start, joint.end() + tail.end)
+                    if _clear(span, skip):
+                        return Match(span[0], span[1], False, "parts")
     return None
 
 
-def _find_alias(name: str, text: str, toks, aliases: tuple[str, ...]) -> Match | None:
+def _find_alias(name: str, text: str, idx: _Index, aliases: tuple[str, ...],
+                skip: tuple[Span, ...]) -> Match | None:
     for alias in aliases:
         if alias and alias != name:
-            found = _whole_word_find(alias, text)
+            found = _whole_word_find(alias, text, skip)
             if found >= 0:
                 return Match(found, found + len(alias), False, "alias")
-            m = _find_forms(alias, text, toks)
+            m = _find_forms(alias, text, idx, skip)
             if m is not None:
                 return Match(m.start, m.end, False, "alias")
     for pattern in _common_aliases(name):
-        m = pattern.search(text)
-        if m:
-            return Match(m.start(), m.end(), False, "alias")
+        for m in pattern.finditer(text):
+            if _clear((m.start(), m.end()), skip):
+                return Match(m.start(), m.end(), False, "alias")
     return None
 
 
@@ -392,7 +439,7 @@ def _common_aliases(name: str) -> list[re.Pattern]:
     return _ALIAS_TABLE.get(_compact(_PAREN.sub(" ", name)), [])
 
 
-def _whole_word_find(name: str, text: str) -> int:
+def _whole_word_find(name: str, text: str, skip: tuple[Span, ...] = ()) -> int:
     start = 0
     while True:
         i = text.find(name, start)
@@ -400,7 +447,8 @@ def _whole_word_find(name: str, text: str) -> int:
             return -1
         before = text[i - 1] if i else " "
         after = text[i + len(name)] if i + len(name) < len(text) else " "
-        if not (before.isalnum() and name[0].isalnum()) and not (after.isalnum() and name[-1].isalnum()):
+        if not (before.isalnum() and name[0].isalnum()) and not (after.isalnum() and name[-1].isalnum()) \
+                and _clear((i, i + len(name)), skip):
             return i
         start = i + 1
 
@@ -482,6 +530,7 @@ def parse_date(value: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=16)
 def _dates_in(text: str) -> list[tuple[int, int, set[str]]]:
     found = []
     taken: list[tuple[int, int]] = []

@@ -458,16 +458,14 @@ def _ground(name: str, declared: str | None, evidence: str, offset: int, text: s
     ``offset`` in ``text``) first, else anywhere in the chunk; never inside ``mask`` (the
     other endpoint's mention: an object must be mentioned apart from its subject)."""
     aliases = _known_names(name, declared, resolver)
-    if mask is not None:
-        a, b = mask
-        text = text[:a] + " " * (b - a) + text[b:]
-        evidence = text[offset:offset + len(evidence)]
+    skip = (mask,) if mask is not None else ()
+    local = tuple((a - offset, b - offset) for a, b in skip)  # in evidence coordinates
     for candidate in (name, *also):
-        m = find_name(candidate, evidence, aliases)
+        m = find_name(candidate, evidence, aliases, local)
         if m is not None:
             return _End(name, declared, Match(m.start + offset, m.end + offset, m.exact, m.how), True)
     for candidate in (name, *also):
-        m = find_name(candidate, text, aliases)
+        m = find_name(candidate, text, aliases, skip)
         if m is not None:
             return _End(name, declared, m, False)
     return None
