@@ -23,7 +23,7 @@ through a local OpenAI-compatible HTTP server on 127.0.0.1 and runs ``kgbuild ex
 the sentences (one document each) against it; ``--via direct`` calls ``verify_relations``
 on each sentence in-process. Both print the same table.
 
-    python bench/text2kgbench_replay.py [--via direct|server] [--models vicuna,alpaca]
+    python bench/text2kgbench_replay.py [--via auto|direct|server] [--models vicuna,alpaca]
         [--ontologies 1,10] [--limit N] [--json]
 """
 
@@ -248,6 +248,16 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(raw)
 
 
+def server_available() -> bool:
+    """Whether ``kgbuild extract`` (the LLM client and the text extractor) is installed."""
+    try:
+        import kgbuild.build.textextract  # noqa: F401
+        import kgbuild.llm.settings  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def replay_server(corpus: list[Ontology], models) -> tuple[dict[str, Tally], dict, dict]:
     """``kgbuild extract`` (``extract_text``, document mode, one document per sentence) against
     a local server replaying the models' answers; the verifier records what was accepted."""
@@ -370,14 +380,21 @@ def render(out: dict) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--via", choices=["direct", "server"], default="direct")
+    ap.add_argument("--via", choices=["auto", "direct", "server"], default="auto",
+                    help="auto: the server path when kgbuild extract is installed, else direct")
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--ontologies", default="", help="numbers or keys, comma-separated")
     ap.add_argument("--limit", type=int, default=0, help="sentences per ontology")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     models = tuple(m for m in args.models.split(",") if m)
-    out = run(args.via, models, [o for o in args.ontologies.split(",") if o] or None,
+    via = args.via
+    if via == "auto":
+        via = "server" if server_available() else "direct"
+        if via == "direct":
+            print("note: kgbuild extract is not available here: verify_relations is called "
+                  "directly, without a server", file=sys.stderr)
+    out = run(via, models, [o for o in args.ontologies.split(",") if o] or None,
               args.limit or None)
     print(json.dumps(out, indent=2) if args.json else render(out))
     return 0

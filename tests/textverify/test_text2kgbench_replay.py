@@ -45,3 +45,16 @@ def test_the_matching_rule_is_one_normalisation(bench):
     assert bench.norm_triple("Arion_(comicsCharacter)", "creator", " Jan_Duursema ") == \
         bench.norm_triple("arion (comicscharacter)", "creator", '"Jan Duursema"')
     assert bench.norm("Ahri'ahn") != bench.norm("Ahriahn")  # no tolerance beyond the rule
+
+
+def test_the_server_path_counts_what_the_direct_path_counts(bench):
+    if not bench.server_available():
+        pytest.skip("kgbuild extract (kgbuild.llm, kgbuild.build.textextract) is not installed")
+    models = ("vicuna", "alpaca")
+    server = bench.run("server", models, ["1", "10"], limit=25)
+    direct = bench.run("direct", models, ["1", "10"], limit=25)
+    assert server["server"]["unmatched"] == 0
+    assert server["server"]["requests"] == 2 * server["sentences"]  # one per document and model
+    for m in models:
+        for key in ("raw", "accepted", "accepted_correct", "kept"):
+            assert server["models"][m][key] == direct["models"][m][key], (m, key)
