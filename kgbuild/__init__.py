@@ -7,14 +7,17 @@ of them. The parts live in one folder each: ``schema``, ``graph``, ``store``, ``
 
 from .build.pipeline import BuildResult, build, build_graph
 from .build.project import Project, find_project, load_project
+from .build.textextract import ExtractResult, extract_text
 from .build.verifyfile import VerifyFileResult, verify_file
 from .errors import InputError, KgbuildError, Problem, SchemaError
 from .evaluate.retrieval import eval_retrieval
 from .extract.text.contract import Relation, parse_relations
+from .extract.text.extractor import TextSettings
 from .extract.text.verify import VerifyResult, verify_relations
 from .graph.access import AccessRules, Principal, load_access
 from .graph.model import Assertion, KnowledgeGraph, Node, SourceDocument
 from .graph.rdf import from_rdf, to_rdflib
+from .llm.settings import LLMSettings
 from .resolve.aliases import AliasRegistry
 from .resolve.resolver import Resolution, Resolver
 from .retrieve.traverse import TraversalResult, TraversalSpec, Traverser, traverse
@@ -37,6 +40,8 @@ __all__ = [
     # build and store
     "build_graph", "build", "BuildResult", "GraphStore", "export_store",
     "Project", "find_project", "load_project",
+    # LLM extraction from text
+    "extract_text", "ExtractResult", "LLMSettings", "TextSettings",
     # verification of extracted relations
     "Relation", "parse_relations", "verify_relations", "VerifyResult", "verify_file",
     "VerifyFileResult",

@@ -173,7 +173,9 @@ def render(s: dict, output: str | None, report: str | None) -> str:
     reasons = ", ".join(f"{k} {v}" for k, v in ex["rejected_by_reason"].items())
     lines.append(f"relations: {ex['relations']} read from {ex['chunks']} chunk(s): "
                  f"{ex['accepted']} accepted, {ex['rejected']} rejected"
-                 + (f" ({reasons})" if reasons else ""))
+                 + (f" ({reasons})" if reasons else "")
+                 + (f"; {ex['duplicates']} read twice in overlapping chunks, stored once"
+                    if ex["duplicates"] else ""))
     cost = usage["estimated_cost_usd"]
     lines.append(f"requests: {usage['requests']} sent ({usage['completions']} answered, "
                  f"{usage['repairs']} repairs, {usage['failures']} failed), "

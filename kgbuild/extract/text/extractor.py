@@ -77,6 +77,7 @@ class TextStats:
     chunks: int = 0
     relations: int = 0  # parsed from the answers
     accepted: int = 0
+    duplicates: int = 0  # accepted again from the overlap of two chunks: stored once
     rejected: Counter = field(default_factory=Counter)  # reason code -> count
     rejections: list[dict] = field(default_factory=list)  # the report's lines
     unreadable_answers: int = 0
@@ -84,7 +85,8 @@ class TextStats:
 
     def to_dict(self) -> dict:
         return {"documents": self.documents, "chunks": self.chunks, "relations": self.relations,
-                "accepted": self.accepted, "rejected": sum(self.rejected.values()),
+                "accepted": self.accepted, "duplicates": self.duplicates,
+                "rejected": sum(self.rejected.values()),
                 "rejected_by_reason": dict(sorted(self.rejected.items())),
                 "unreadable_answers": self.unreadable_answers,
                 "failed_requests": self.failed_requests}
@@ -244,6 +246,7 @@ class TextExtractor:
             key = (rec.subject, rec.predicate, rec.object, rec.span) if isinstance(rec, EdgeRecord) \
                 else None
             if key is not None and key in seen:  # the same quote read again in an overlap
+                self.stats.duplicates += 1
                 continue
             if key is not None:
                 seen.add(key)
