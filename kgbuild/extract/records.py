@@ -101,7 +101,7 @@ def escape_name(name: str) -> str:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-MAX_RECORDS = 100_000  # entities and relations one source file may yield
+MAX_RECORDS = 50_000  # entities and relations one source file may yield (real files: far fewer)
 
 
 @dataclass
