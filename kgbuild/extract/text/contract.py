@@ -34,6 +34,7 @@ _SYNONYMS = {
 }
 _REQUIRED = ("subject", "predicate", "object")
 _MAX_TEXT = 100_000  # characters of one field; longer values are refused, not truncated
+_MAX_STARTS = 64  # places in an answer where a JSON value is tried (prose around JSON)
 
 
 @dataclass(frozen=True)
@@ -175,14 +176,16 @@ def _load_json(text: str) -> tuple[object, str | None]:
         return json.loads(text), None
     except (ValueError, RecursionError):
         pass
-    for block in _FENCE.findall(text):
+    for block in _FENCE.findall(text)[:_MAX_STARTS]:
         try:
             return json.loads(block.strip()), None
         except (ValueError, RecursionError):
             continue
     decoder = json.JSONDecoder()
     best = None
-    for m in re.finditer(r"[\[{]", text):
+    for tries, m in enumerate(re.finditer(r"[\[{]", text)):
+        if tries >= _MAX_STARTS:  # garbage full of brackets: bounded work, not quadratic
+            break
         try:
             value, _end = decoder.raw_decode(text, m.start())
         except (ValueError, RecursionError):
