@@ -123,6 +123,8 @@ def check_output(path: str | os.PathLike | None, option: str = "-o") -> None:
     def fail(why: str) -> UsageError:
         return UsageError(f"{shown}: cannot write {option} here: {why}", "output")
 
+    if not shown.strip():
+        raise fail("the path is empty")
     try:
         p = Path(os.path.abspath(path))
         if p.is_symlink() or p.exists():
@@ -166,6 +168,25 @@ class FileArg(click.Path):
         return path
 
 
+class FolderArg(click.Path):
+    """A folder (a store): when the path exists, it is a folder, never a file, FIFO or device."""
+
+    def __init__(self):
+        super().__init__(file_okay=False)
+
+    def convert(self, value, param, ctx):
+        path = super().convert(value, param, ctx)
+        try:
+            mode = os.stat(path).st_mode
+        except FileNotFoundError:
+            return path
+        except (OSError, ValueError) as exc:
+            self.fail(f"{os.fsdecode(value)!r}: {getattr(exc, 'strerror', None) or exc}", param, ctx)
+        if not stat.S_ISDIR(mode):
+            self.fail(f"{os.fsdecode(value)!r} is not a folder", param, ctx)
+        return path
+
+
 # Every integer option has an explicit range (in its --help): nothing a user types can overflow
 # an index type further down or make a date that does not exist.
 MAX_COUNT = 10**9  # hub cap, budgets
@@ -206,7 +227,7 @@ SCHEMA = click.option("--schema", "schema_name", default=lambda: project().schem
                       show_default="the project's, else software", metavar="NAME|PATH",
                       help="Bundled schema name or path to a schema YAML file.")
 STORE = click.option("--store", "store_path", default=lambda: str(project().store_path()),
-                     show_default="the project's, else ./.kgbuild", type=click.Path(file_okay=False),
+                     show_default="the project's, else ./.kgbuild", type=FolderArg(),
                      help="Store folder (the project's graph).")
 
 

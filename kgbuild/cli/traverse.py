@@ -16,6 +16,7 @@ from .main import (
     SCHEMA,
     STORE,
     FileArg,
+    FolderArg,
     UsageError,
     count,
     echo,
@@ -189,7 +190,7 @@ def eval_group():
 @eval_group.command("retrieval")
 @click.argument("cases", type=FileArg())
 @GRAPH
-@click.option("--store", "store_path", type=click.Path(file_okay=False),
+@click.option("--store", "store_path", type=FolderArg(),
               help="Use this store's graph instead of the graph the cases file names.")
 @SCHEMA
 @FORMAT

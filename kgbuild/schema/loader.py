@@ -37,12 +37,19 @@ DEFAULT_SCHEMA = "software"
 def schema_path(name_or_path: str | Path) -> Path:
     """Resolve a bundled schema name (``software``) or a path to a YAML file."""
     p = Path(name_or_path)
-    if p.suffix in (".yaml", ".yml") or p.exists():
-        if not p.is_file():
-            raise SchemaError(f"schema file not found: {p}")
-        return p
-    candidate = SCHEMA_DIR / f"{name_or_path}.yaml"
-    if not candidate.is_file():
+    try:
+        if p.suffix in (".yaml", ".yml") or p.exists():
+            if not p.exists():
+                raise SchemaError(f"schema file not found: {p}")
+            if not p.is_file():
+                raise SchemaError(f"schema {str(p)!r} is not a regular file")
+            return p
+        candidate = SCHEMA_DIR / f"{name_or_path}.yaml"
+        found = candidate.is_file()
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte
+        raise SchemaError(f"schema {str(name_or_path)[:200]!r}: "
+                          f"{getattr(exc, 'strerror', None) or exc}") from None
+    if not found:
         known = ", ".join(sorted(x.stem for x in SCHEMA_DIR.glob("*.yaml"))) or "none"
         raise SchemaError(f"unknown schema {str(name_or_path)!r} (bundled: {known})")
     return candidate
