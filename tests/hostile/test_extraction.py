@@ -297,8 +297,12 @@ def test_record_cap(tmp_path, monkeypatch):
     (root / "cat" / "catalog-info.yaml").write_text(
         ENTITY.format(name="big") + "  dependsOn: [" + ", ".join(
             f"component:d{i}" for i in range(2000)) + "]\n")
+    (root / "many").mkdir()
+    (root / "many" / "entities.yaml").write_text("".join(
+        "---\n" + ENTITY.format(name=f"e{i}") for i in range(800)))
     result = build(root)
     capped = {p.file.rsplit("/", 1)[-1] for p in result.problems if p.code == "too-many-records"}
+    assert "entities.yaml" in capped
     assert {"package.json", "bom.json", "pyproject.toml", "requirements.txt", "go.mod",
             "compose.yaml", "catalog-info.yaml"} <= capped
     per_doc = {}

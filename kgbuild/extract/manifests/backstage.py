@@ -99,6 +99,8 @@ class BackstageExtractor:
             out.problems.append(input_problem(exc))
             return out
         for doc in docs:
+            if out.full(src.doc_id, doc.line):
+                break
             if doc.error is not None:  # like Backstage: that entity is refused, the rest is read
                 code = "rejected-entity" if isinstance(doc.error, DuplicateKeyError) else "bad-input"
                 out.problems.append(Problem("error", code, doc.error.message, src.doc_id,
