@@ -93,6 +93,8 @@ def document_triples(doc: SourceDocument, extraction: Extraction, extractor: str
 def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, when: str,
           defined: dict[str, Node], known_type: Callable[[str], str | None],
           canonical: Canonical | None):
+    if rec.literal:
+        return _attribute(rec, doc, extractor, schema, when, defined, known_type)
     try:
         et, inverted = schema.predicate(rec.predicate)
     except KgbuildError as exc:
@@ -135,6 +137,34 @@ def _edge(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, 
                           rec.pointer, rec.evidence, rec.span, frozenset(rec.access | doc.access),
                           frozenset(rec.qualifiers), rec.chunk)
     mentions = {(n, t, lbl) for n, t, lbl in typed if n not in defined}
+    return assertion, mentions
+
+
+def _attribute(rec: EdgeRecord, doc: SourceDocument, extractor: str, schema: Schema, when: str,
+               defined: dict[str, Node], known_type: Callable[[str], str | None]):
+    """An attribute value stated about an entity (any document's): the value triple and its
+    assertion, the literal as ``rdf:object``."""
+    if rec.predicate not in schema.attributes:
+        return Problem("error", "unknown-attribute", f"unknown attribute {rec.predicate!r} for "
+                       f"schema {schema.name!r}", doc.id, rec.line)
+    local = defined[rec.subject].type if rec.subject in defined else None
+    try:
+        declared = schema.node_type(rec.subject_type).name if rec.subject_type else None
+    except KgbuildError as exc:
+        return Problem("error", "unknown-type", exc.message, doc.id, rec.line)
+    typ = local or declared or known_type(rec.subject)
+    if typ is None:
+        return Problem("error", "untyped-node", f"{rec.subject} is neither defined nor typed",
+                       doc.id, rec.line)
+    if not 0.0 <= rec.confidence <= 1.0:
+        return Problem("error", "bad-confidence", f"confidence {rec.confidence} outside [0, 1]",
+                       doc.id, rec.line)
+    assertion = Assertion(rec.subject, rec.predicate, clip(rec.object, MAX_LITERAL_CHARS),
+                          rec.source or doc.id, extractor, when, rec.confidence, rec.line,
+                          rec.pointer, rec.evidence, rec.span, frozenset(rec.access | doc.access),
+                          frozenset(rec.qualifiers), rec.chunk, literal=True)
+    mentions = set() if rec.subject in defined else {
+        (rec.subject, typ, rec.subject_label or _default_label(rec.subject))}
     return assertion, mentions
 
 

@@ -56,6 +56,7 @@ class EdgeRecord:
     source: str | None = None  # document ID of another file that asserted this (e.g. CODEOWNERS)
     qualifiers: tuple[str, ...] = ()  # e.g. "dev", "optional:docs", "build", "indirect"
     chunk: str | None = None  # the passage (text chunk ID) an LLM read the relation in
+    literal: bool = False  # an attribute value: ``predicate`` names an attribute, ``object`` is the value
 
 
 @dataclass(frozen=True)

@@ -363,7 +363,29 @@ def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
     view.passages = {k: p for k, p in kg.passages.items()  # text units: as their document, and
                      if p.document in view.documents and principal.can_see(p.access)
                      and not screen.names_hidden(p.text)}  # withheld when naming a hidden one
+    _attribute_values(kg, view, principal, screen)
     return view
+
+
+def _attribute_values(kg: KnowledgeGraph, view: KnowledgeGraph, principal: Principal,
+                      screen: "NameScreen") -> None:
+    """Attribute values asserted about visible nodes: visible as their assertions are; a value
+    only hidden assertions state is taken off the node (also when a visible definition states
+    the same value: rare, and the safe side)."""
+    shown: dict[str, Assertion] = {}
+    for key, a in kg.attribute_assertions.items():
+        if a.subject in view.nodes and principal.sees_assertion(a, kg.documents):
+            shown[key] = replace(a, evidence=WITHHELD) if screen.names_hidden(a.evidence) else a
+    view.attribute_assertions = shown
+    visible = {(a.subject, a.predicate, a.object) for a in shown.values()}
+    for a in kg.attribute_assertions.values():
+        node = view.nodes.get(a.subject)
+        fact = (a.subject, a.predicate, a.object)
+        if node is None or fact in visible or a.object not in node.attributes.get(a.predicate, ()):
+            continue
+        attributes = {k: set(v) for k, v in node.attributes.items()}
+        attributes[a.predicate].discard(a.object)
+        view.nodes[a.subject] = replace(node, attributes={k: v for k, v in attributes.items() if v})
 
 
 def _unlabelled(kg: KnowledgeGraph) -> bool:

@@ -4,7 +4,9 @@ This is the only module that knows how the graph looks in RDF:
 
 * node ``<base>id/{ID}``: ``rdf:type`` (exactly one schema type), ``rdfs:label``,
   ``dcterms:identifier`` (the stable ID), ``skos:altLabel`` aliases, attributes, ``kg:accessLabel``;
-* edge: the direct triple ``<s> <schema#edge> <o>`` in the schema's stored direction;
+* edge: the direct triple ``<s> <schema#edge> <o>`` in the schema's stored direction (an
+  attribute value read from prose is asserted the same way: ``<s> <schema#attr> "value"``
+  and an assertion whose ``rdf:object`` is the literal, ``Assertion.literal``);
 * assertion ``<base>assertion/{hash}`` (``kg:Assertion``): ``rdf:subject/predicate/object``,
   ``prov:wasDerivedFrom`` (the source document), ``kg:line`` or ``kg:jsonPointer``,
   ``kg:extractor``, ``kg:confidence``, ``prov:generatedAtTime``, optional ``kg:evidence``
@@ -167,6 +169,7 @@ class Assertion:
     access: frozenset[str] = frozenset()
     qualifiers: frozenset[str] = frozenset()
     chunk: str | None = None  # the passage (text chunk ID) it was read from, for LLM extraction
+    literal: bool = False  # an attribute value: ``predicate`` is an attribute, ``object`` its value
 
     def __post_init__(self) -> None:
         for name in ("subject", "object", "source", "extractor", "generated_at", "pointer",
@@ -187,7 +190,7 @@ class Assertion:
     def key(self) -> str:
         """Deterministic content hash naming this assertion."""
         parts = [self.subject, self.predicate, self.object, self.source, self.extractor,
-                 str(self.line), str(self.pointer), str(self.span)]
+                 str(self.line), str(self.pointer), str(self.span)] + (["literal"] if self.literal else [])
         return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:24]
 
     @property
@@ -269,10 +272,20 @@ def claim_triples(node_id: str, type_name: str, label: str | None, defined: bool
         yield s, DECLARED_LABEL if defined else MENTION_LABEL, lit(label)
 
 
+def attribute_term(schema: Schema, name: str, value: str) -> tuple[str, str]:
+    """(``<attribute IRI>``, the value as a typed literal) of an attribute value."""
+    attr = schema.attributes[name]
+    return _i(attr.iri), lit(value, None if attr.datatype == "string" else str(XSD[attr.datatype]))
+
+
 def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:
-    """The direct edge triple and its reified, provenance-carrying assertion."""
-    p = _i(schema.edge_types[a.predicate].iri)
-    subj, obj = _i(node_iri(a.subject)), _i(node_iri(a.object))
+    """The direct triple (an edge, or an attribute value for a ``literal`` assertion) and its
+    reified, provenance-carrying assertion (``rdf:object`` the literal itself for a value)."""
+    subj = _i(node_iri(a.subject))
+    if a.literal:
+        p, obj = attribute_term(schema, a.predicate, a.object)
+    else:
+        p, obj = _i(schema.edge_types[a.predicate].iri), _i(node_iri(a.object))
     yield subj, p, obj
     s = _i(ASSERTION_BASE + a.key)
     yield s, A, _ASSERTION
@@ -362,9 +375,11 @@ class KnowledgeGraph:
         self.documents: dict[str, SourceDocument] = {}
         self.untyped_edges: set[tuple[str, str, str]] = set()
         self.passages: dict[str, Passage] = {}  # chunk ID -> the text unit
+        # key -> the assertion of an attribute value (an LLM read it in prose), not an edge
+        self.attribute_assertions: dict[str, Assertion] = {}
 
-    def __setstate__(self, state: dict) -> None:  # a graph pickled before passages existed
-        self.__dict__.update({"passages": {}, **state})
+    def __setstate__(self, state: dict) -> None:  # a graph pickled before these existed
+        self.__dict__.update({"passages": {}, "attribute_assertions": {}, **state})
 
     def add_node(self, node_id: str, type_name: str, label: str | None = None, *,
                  source: str | None = None, **attributes: Iterable[str] | str | None) -> Node:
@@ -394,7 +409,13 @@ class KnowledgeGraph:
         return node
 
     def add_assertion(self, assertion: Assertion) -> Assertion:
-        """Record an assertion (already in stored direction) and the edge it supports."""
+        """Record an assertion (already in stored direction) and the edge it supports; an
+        attribute value's assertion (``literal``) goes to :attr:`attribute_assertions`."""
+        if assertion.literal:
+            if assertion.predicate not in self.schema.attributes:
+                raise KgbuildError(f"{assertion.predicate!r} is not an attribute")
+            self.attribute_assertions[assertion.key] = assertion
+            return assertion
         if assertion.predicate not in self.schema.edge_types:
             raise KgbuildError(f"{assertion.predicate!r} is not a stored edge type; "
                                f"use schema.canonical() first")
@@ -438,6 +459,8 @@ class KnowledgeGraph:
                 yield _i(node_iri(s)), _i(self.schema.edge_types[p].iri), _i(node_iri(o))
             for a in assertions:
                 yield from assertion_triples(a, self.schema)
+        for a in self.attribute_assertions.values():
+            yield from assertion_triples(a, self.schema)
         for p in self.passages.values():
             yield from passage_triples(p)
 

@@ -240,9 +240,9 @@ def from_quads(rows: Iterable[tuple[str, str, str, str]], schema: Schema,
             kg.passages[p.id] = p
     chunk_ids = {iri: rec.get(str(KG.chunkId)) for iri, rec in passage_rows.items()}
     for iri, rec in assertion_rows.items():
-        a = _assertion(iri, rec, ids, preds, inverse, warn, source, chunk_ids)
+        a = _assertion(iri, rec, ids, preds, inverse, warn, source, chunk_ids, attrs)
         if a is not None:
-            kg.assertions[a.key] = a
+            (kg.attribute_assertions if a.literal else kg.assertions)[a.key] = a
     covered = {a.edge for a in kg.assertions.values()}
     for iri, rec in node_rows.items():
         nid = ids.get(iri)
@@ -345,8 +345,10 @@ def _passage(rec: dict) -> Passage | None:
 
 def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
                inverse: dict[str, str], warn, source: str,
-               chunk_ids: dict[str, str | None] | None = None) -> Assertion | None:
-    """The assertion a record describes, or None (with a warning) when it is malformed."""
+               chunk_ids: dict[str, str | None] | None = None,
+               attrs: dict[str, str] | None = None) -> Assertion | None:
+    """The assertion a record describes, or None (with a warning) when it is malformed. An
+    attribute IRI as predicate makes it an attribute value's assertion (``literal``)."""
     missing = [name for name, key in (("rdf:subject", _SUBJECT), ("rdf:predicate", _PREDICATE),
                                       ("rdf:object", _OBJECT)) if key not in rec]
     if missing:
@@ -355,15 +357,19 @@ def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
         return None
     subj, pred, obj = rec[_SUBJECT], rec[_PREDICATE], rec[_OBJECT]
     name = preds.get(pred)
+    literal = False
     if name is None and pred in inverse:
         name, subj, obj = inverse[pred], obj, subj
+    if name is None and attrs and pred in attrs:
+        name, literal = attrs[pred], True
     if name is None:
         warn(_warning("unknown-predicate", f"assertion <{iri}>: predicate <{pred}> is not an edge "
                       f"type of the schema; skipped", source))
         return None
     line, start, end = rec.get(str(KG.line)), rec.get(str(KG.spanStart)), rec.get(str(KG.spanEnd))
     try:
-        return Assertion(ids.get(subj) or id_from_iri(subj), name, ids.get(obj) or id_from_iri(obj),
+        return Assertion(ids.get(subj) or id_from_iri(subj), name,
+                         obj if literal else ids.get(obj) or id_from_iri(obj),
                          doc_from_iri(rec.get(str(PROV.wasDerivedFrom), "")),
                          rec.get(str(KG.extractor), ""), rec.get(str(PROV.generatedAtTime), ""),
                          float(rec.get(str(KG.confidence), 1.0)),
@@ -371,7 +377,7 @@ def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
                          rec.get(str(KG.evidence)),
                          (int(start), int(end)) if start is not None and end is not None else None,
                          frozenset(rec.get(_ACCESS, ())), frozenset(rec.get(_QUALIFIER, ())),
-                         _chunk_id(rec.get(str(KG.chunk)), chunk_ids or {}))
+                         _chunk_id(rec.get(str(KG.chunk)), chunk_ids or {}), literal)
     except ValueError as exc:
         warn(_warning("malformed-assertion", f"assertion <{iri}>: {exc}; skipped", source))
         return None

@@ -30,6 +30,9 @@ FACTS = [
     ("Storefront Team owns Checkout Service",
      rel("Storefront Team", "ownerOf", "Checkout Service", "Storefront Team owns Checkout Service",
          "Group", "Service")),
+    ("Pricing SDK is the shared",  # an attribute value: a literal, not an entity
+     rel("Pricing SDK", "description", "the shared pricing library",
+         "Pricing SDK is the shared pricing library")),
     # design doc: the model's mistakes
     ("We rejected calling",  # a quote the text does not hold
      rel("Checkout Service", "dependsOn", "Pricing Web Service",
@@ -54,6 +57,9 @@ FACTS = [
          "look at Payments API: it is owned by Commerce Platform")),
 ]
 
+EXPECTED_ATTRIBUTES = {  # (entity, attribute, value) the prose states
+    ("component:default/pricing-sdk", "description", "the shared pricing library"),
+}
 EXPECTED_EDGES = {  # what the prose must add, on the catalog's IDs
     ("component:default/checkout-service", "dependsOn", "component:default/pricing-sdk"),
     ("component:default/pricing-sdk", "ownedBy", "group:default/commerce-platform"),

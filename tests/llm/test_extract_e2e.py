@@ -14,7 +14,7 @@ import llm_fixtures
 import pytest
 from click.testing import CliRunner
 from fakellm import Reply
-from prose_oracle import EXPECTED_EDGES, FACTS, oracle
+from prose_oracle import EXPECTED_ATTRIBUTES, EXPECTED_EDGES, FACTS, oracle
 
 from kgbuild.cli import main
 from kgbuild.graph.model import passage_iri
@@ -83,6 +83,14 @@ def test_prose_joins_the_catalog(fake_llm, project):
             assert passage.start <= a.span[0] < a.span[1] <= passage.end
             assert doc[passage.start:passage.end] == passage.text
             assert 0 < a.confidence <= 1
+    # an attribute value is an assertion too, the literal as its object, on the catalog's node
+    values = {(a.subject, a.predicate, a.object): a for a in kg.attribute_assertions.values()}
+    assert set(values) == EXPECTED_ATTRIBUTES
+    [(subject, attribute, value)] = EXPECTED_ATTRIBUTES
+    assert value in kg.nodes[subject].attributes[attribute]
+    assert "Library that computes prices, discounts and taxes." in kg.nodes[subject].attributes[attribute]
+    a = values[(subject, attribute, value)]
+    assert a.chunk in kg.passages and a.span and a.extractor == "llm:fake-model"
     # the mistakes, each with its reason, in the report
     ex = summary["extraction"]
     assert ex["rejected_by_reason"] == {"evidence-not-found": 1, "object-not-grounded": 1,
@@ -256,3 +264,25 @@ def test_no_model_is_a_one_line_error(project):
     (project / "kgbuild.toml").write_text("")
     out = run("extract", "docs")
     assert out.exit_code == 2 and "no model given" in out.output
+
+
+def test_access_labels_hide_passages_llm_edges_and_values(fake_llm, project):
+    (project / "access.yaml").write_text("rules:\n  - paths: docs/**\n    labels: [internal]\n")
+    assert run("build", "catalog", "--timestamp", "0").exit_code == 0
+    assert extract(fake_llm(oracle), "--access", "access.yaml").exit_code == 0
+    kg = store_graph()
+    assert all(p.access == {"internal"} for p in kg.passages.values())
+    public = run("traverse", "-q", QUESTION, "--path", CLASSIC, "--format", "json")
+    data = json.loads(public.output)
+    assert not [i for i in data["context"]["items"] if i["kind"] == "passage"]
+    assert all(a["extractor"] != "llm:fake-model" for e in data["edges"] for a in e["assertions"])
+    assert "docs/" not in public.output  # nothing of the prose reaches a public caller
+    seed = json.loads(run("traverse", "--seed", "component:default/pricing-sdk", "--follow",
+                          "ownedBy", "--hops", "1", "--format", "json").output)
+    assert "the shared pricing library" not in json.dumps(seed)
+    inside = json.loads(run("traverse", "-q", QUESTION, "--path", CLASSIC, "--principal",
+                            "internal", "--format", "json").output)
+    assert [i for i in inside["context"]["items"] if i["kind"] == "passage"]
+    seed = json.loads(run("traverse", "--seed", "component:default/pricing-sdk", "--follow",
+                          "ownedBy", "--hops", "1", "--principal", "internal", "--format", "json").output)
+    assert "the shared pricing library" in json.dumps(seed)

@@ -243,17 +243,14 @@ class TextExtractor:
             if records is None:
                 continue
             nodes, rec = records
-            key = (rec.subject, rec.predicate, rec.object, rec.span) if isinstance(rec, EdgeRecord) \
-                else None
-            if key is not None and key in seen:  # the same quote read again in an overlap
+            key = (rec.subject, rec.predicate, rec.object, rec.span, rec.literal)
+            if key in seen:  # the same quote read again in an overlap
                 self.stats.duplicates += 1
                 continue
-            if key is not None:
-                seen.add(key)
+            seen.add(key)
             self.stats.accepted += 1
             out.nodes.extend(nodes)
-            if isinstance(rec, EdgeRecord):
-                out.edges.append(rec)
+            out.edges.append(rec)
 
 
 def _check(text: str) -> str | None:
@@ -265,30 +262,24 @@ def _check(text: str) -> str | None:
 
 
 def edge_records(edge, chunk: Chunk, lines: LineIndex, schema: Schema, resolver,
-                 defined: set[str]) -> tuple[list[NodeRecord], EdgeRecord | NodeRecord] | None:
-    """Records for one :class:`~.verify.VerifiedEdge`: the edge (evidence, span, chunk,
-    confidence), and a node record for an endpoint no known entity is (the document
-    introduces it). An attribute value becomes a node record of a new subject (None when the
-    subject is a known entity: attribute assertions on other documents' entities are not
-    stored yet)."""
+                 defined: set[str]) -> tuple[list[NodeRecord], EdgeRecord] | None:
+    """Records for one :class:`~.verify.VerifiedEdge`: the edge or attribute value (evidence,
+    span, chunk, confidence; a value's assertion has the literal as its object), and a node
+    record for an endpoint no known entity is (the document introduces it)."""
     span = tuple(edge.span) if edge.span else None
     line = lines.line(span[0]) if span else lines.line(chunk.start)
     nodes: list[NodeRecord] = []
-    if edge.object_literal is not None:
-        if edge.subject_status != "new":
-            return None
-        defined.add(edge.subject_id)
-        node = NodeRecord(edge.subject_id, edge.subject_type, edge.subject_label or edge.subject_id,
-                          line, attributes={edge.predicate: [edge.object_literal]})
-        return [node], node
-    ends = [(edge.subject_id, edge.subject_type, edge.subject_label, edge.subject_status),
-            (edge.object_id, edge.object_type, edge.object_label, edge.object_status)]
+    literal = edge.object_literal is not None
+    ends = [(edge.subject_id, edge.subject_type, edge.subject_label, edge.subject_status)]
+    if not literal:
+        ends.append((edge.object_id, edge.object_type, edge.object_label, edge.object_status))
     for node_id, type_name, label, status in ends:
         if status == "new" and node_id not in defined and type_name:
             defined.add(node_id)
             nodes.append(NodeRecord(node_id, type_name, label or node_id, line))
-    rec = EdgeRecord(edge.subject_id, edge.predicate, edge.object_id, line=line,
+    rec = EdgeRecord(edge.subject_id, edge.predicate,
+                     edge.object_literal if literal else edge.object_id, line=line,
                      evidence=edge.evidence, confidence=float(edge.confidence),
                      subject_type=edge.subject_type, object_type=edge.object_type,
-                     span=span, chunk=chunk.id)
+                     subject_label=edge.subject_label, span=span, chunk=chunk.id, literal=literal)
     return nodes, rec
