@@ -14,7 +14,6 @@ Everything is pure and works on plain strings; spans are offsets into the given 
 
 from __future__ import annotations
 
-import heapq
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -196,8 +195,19 @@ class _Index:
     def __init__(self, text: str):
         self.toks = _tokens(text)
         self.at: dict[str, list[int]] = {}
+        # the tokens run together, and which token starts / ends at each of its offsets: a
+        # name's compact key is found with one str.find, in linear time
+        parts: list[str] = []
+        self.starts: dict[int, int] = {}
+        self.ends: dict[int, int] = {}
+        pos = 0
         for i, (w, _, _) in enumerate(self.toks):
             self.at.setdefault(w, []).append(i)
+            self.starts[pos] = i
+            parts.append(w)
+            pos += len(w)
+            self.ends[pos] = i
+        self.compact = "".join(parts)
 
 
 @lru_cache(maxsize=16)
@@ -216,27 +226,19 @@ def _find_compact(key: str, idx: _Index, text: str, numeric: bool = False,
     if not key:
         return None
     toks, n = idx.toks, len(idx.toks)
-    starts = [idx.at[key[:k]] for k in range(1, len(key) + 1) if key[:k] in idx.at]
-    for i in heapq.merge(*starts):
-        w = toks[i][0]
-        if i and _glued(toks[i - 1][2], toks[i][1]):
-            continue  # starts inside a word ("4000ft" splits, "ft" alone is no match)
-        acc = w
-        j = i
-        while len(acc) < len(key) and j + 1 < n:
-            j += 1
-            acc += toks[j][0]
-            if not key.startswith(acc):
-                break
-        if acc == key:
-            if j + 1 < n and _glued(toks[j][2], toks[j + 1][1]) and not (
-                    toks[j][0].isdigit() and not toks[j + 1][0].isdigit()):
-                continue  # ends inside a word (a number may carry its unit: "4000ft")
+    pos = idx.compact.find(key)
+    while pos >= 0:
+        i, j = idx.starts.get(pos), idx.ends.get(pos + len(key))
+        if i is not None and j is not None and not (i and _glued(toks[i - 1][2], toks[i][1])) \
+                and not (j + 1 < n and _glued(toks[j][2], toks[j + 1][1])
+                         and not (toks[j][0].isdigit() and not toks[j + 1][0].isdigit())):
+            # (not inside a word at either end: "4000ft" splits, "ft" alone is no match, but
+            # a number may carry its unit)
             span = (toks[i][1], toks[j][2])
-            if numeric and j > i and not re.fullmatch(r"[\d.,\u00a0 ]+", text[span[0]:span[1]]):
-                continue
-            if _clear(span, skip):
+            if not (numeric and j > i and not re.fullmatch(r"[\d.,\u00a0 ]+", text[span[0]:span[1]])) \
+                    and _clear(span, skip):
                 return span
+        pos = idx.compact.find(key, pos + 1)
     return None
 
 

@@ -59,6 +59,9 @@ REASONS = {
 }
 
 
+MAX_NAME = 10_000  # characters of a subject or object (an attribute value may be long text)
+
+
 class Chunk(Protocol):
     """What verification needs of a chunk: its text, absolute start offset in the document,
     the document's ID and its own ID."""
@@ -366,6 +369,8 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
     if not (rel.subject.strip() and rel.predicate.strip() and rel.object.strip()):
         return Rejected(rel, "malformed", "subject, predicate and object must be non-empty")
     for role, name in (("subject", rel.subject), ("object", rel.object)):
+        if len(name) > MAX_NAME:
+            return Rejected(rel, "malformed", f"the {role} is longer than {MAX_NAME} characters")
         if not _balanced(name):
             return Rejected(rel, "malformed", f"the {role} {_short(name)!r} has unbalanced "
                             "brackets: a truncated name")
