@@ -6,10 +6,13 @@ import json
 import os
 
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kgbuild import verify_file
+from kgbuild import load_schema, verify_file
 from kgbuild.cli import main
-from kgbuild.extract.text.contract import parse_relations
+from kgbuild.extract.text.contract import Relation, parse_relations
+from kgbuild.extract.text.verify import REASONS, TextChunk, verify_relations
 
 DOC = "Checkout Service depends on Pricing SDK.\n"
 GOOD = {"subject": "Checkout Service", "predicate": "dependsOn", "object": "Pricing SDK",
@@ -68,3 +71,23 @@ def test_a_binary_edges_file_is_one_line(tmp_path, monkeypatch):
 def test_parse_relations_on_a_megabyte_of_garbage_is_bounded():
     rels, errors = parse_relations("{" * 500_000)
     assert rels == [] and len(errors) == 1
+
+
+SCHEMA = load_schema("software")
+NAMES = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40) | \
+    st.sampled_from(["Checkout Service", "Pricing SDK", "(", "a)", "1,000", "2 May 1980", "U.S."])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(NAMES, st.sampled_from(["dependsOn", "ownerOf", "tag", "x", ""]), NAMES,
+                          NAMES | st.just(DOC.strip())), max_size=6),
+       st.text(max_size=200))
+def test_verification_never_raises_and_accepts_only_quotes_of_the_text(items, extra):
+    text = DOC + extra
+    rels = [Relation(s, None, p, o, None, e) for s, p, o, e in items]
+    out = verify_relations(rels, TextChunk(text, "a.md", "a.md#c0", 0), SCHEMA)
+    assert len(out.accepted) + len(out.rejected) == len(rels)
+    assert all(r.reason in REASONS for r in out.rejected)
+    for edge in out.accepted:
+        start, end = edge.span
+        assert text[start:end] == edge.evidence and 0.0 <= edge.confidence <= 1.0
