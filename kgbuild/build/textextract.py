@@ -95,8 +95,7 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
         cache = Path(store) / LLM_CACHE if store is not None else None
         client = LLMClient(llm, cache)
         reg = AliasRegistry.load(registry, missing_ok=True)
-        resolver = Resolver.from_graph(graph_store.knowledge_graph(), reg)
-        extractor = TextExtractor(schema, client, text, resolver,
+        extractor = TextExtractor(schema, client, text, None,
                                   explicit=[p for p in paths if Path(p).is_file()],
                                   salt=VERSION, verifier=verifier, progress=progress)
         pending = _pending(graph_store, paths, extractor, full, root, exclude, gitignore, access)
@@ -107,6 +106,7 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
             return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm),
                                  client.mode_report(), None, plan, [s.doc_id for s in pending])
         extractor.prepare(pending, ctx)  # every request, concurrently: fills the cache
+        extractor.resolver = Resolver.from_graph(graph_store.knowledge_graph(), reg)
         result = update_store(graph_store, paths, full=full, timestamp=timestamp,
                               max_file_bytes=max_file_bytes, access=access, registry=registry,
                               root=root, exclude=exclude, gitignore=gitignore,

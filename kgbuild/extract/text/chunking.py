@@ -148,7 +148,10 @@ def _split_long(text: str, block: _Block, size: int) -> list[_Block]:
         if cut is None or cut <= start:
             space = text.rfind(" ", start + 1, limit)
             cut = space + 1 if space > start else limit
-        pieces.append(_Block(start, cut, section=block.section))
+        end = cut
+        while end > start + 1 and text[end - 1].isspace():  # a piece ends at its sentence end
+            end -= 1
+        pieces.append(_Block(start, end, section=block.section))
         start = cut
         while start < block.end and text[start].isspace():
             start += 1

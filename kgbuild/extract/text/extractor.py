@@ -46,6 +46,7 @@ from .prompts import (
 TEXT_EXTRACTOR_PREFIX = "llm:"
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst"})
 MODES = ("chunk", "document")
+MAX_RELATIONS_PER_ANSWER = 1000  # one chunk's answer: more is a runaway model, not prose
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,12 @@ class TextExtractor:
                                                 lines.line(chunk.start)))
                     continue
                 relations, errors = parse_relations(completion.text or "")
+                if len(relations) > MAX_RELATIONS_PER_ANSWER:
+                    out.problems.append(Problem(
+                        "warning", "llm-answer", f"{chunk.id}: the answer lists {len(relations):,} "
+                        f"relations; the first {MAX_RELATIONS_PER_ANSWER:,} are read",
+                        src.doc_id, lines.line(chunk.start)))
+                    relations = relations[:MAX_RELATIONS_PER_ANSWER]
                 if errors and not relations:
                     self.stats.unreadable_answers += 1
                     out.problems.append(Problem("warning", "llm-answer", f"{chunk.id}: the answer "
@@ -177,7 +184,8 @@ class TextExtractor:
     def requests(self, chunk: Chunk) -> Request:
         return extraction_request(self.schema, chunk, self._system, self._schema_json)
 
-    def _answers(self, chunks: list[Chunk]) -> dict[str, list[Completion]]:
+    def _answers(self, chunks: list[Chunk], progress: Callable[[int, int], None] | None = None
+                 ) -> dict[str, list[Completion]]:
         """Every answer for these chunks: the first request, then each gleaning round (a
         round's requests depend on the previous answers), all rounds concurrent across chunks."""
         out: dict[str, list[Completion]] = {c.id: [] for c in chunks}
@@ -188,7 +196,7 @@ class TextExtractor:
             if not ids:
                 break
             results = self.client.run([current[i] for i in ids], check,
-                                      self.progress if round_no == 0 else None)
+                                      progress if round_no == 0 else None)
             nxt = {}
             for chunk_id, completion in zip(ids, results):
                 out[chunk_id].append(completion)
@@ -206,7 +214,7 @@ class TextExtractor:
             if read:
                 chunks.extend(read[1])
         if chunks:
-            self._answers(chunks)
+            self._answers(chunks, self.progress)
 
     def plan(self, sources: list[SourceFile], ctx: Context) -> dict:
         """What :meth:`prepare` would send, without sending anything (``--dry-run``): calls,
