@@ -241,3 +241,22 @@ def test_types_the_other_relations_of_the_chunk_contradict(people):
     assert len(out.accepted) == 2
     assert [r.reason for r in out.rejected] == ["type-mismatch"]
     assert "other relation" in out.rejected[0].detail
+
+
+def test_a_declared_type_counts_on_the_stored_side_of_an_inverse():
+    # Jordan is declared a Person as the stated object of the inverse name: stored, that is
+    # the subject; the chunk's other relations (which make Jordan a Place twice) must not
+    # override a declared type
+    s = parse_schema({"name": "inv", "namespace": "https://example.org/i#", "prefix": "i",
+                      "node_types": {"Person": {}, "Place": {}},
+                      "edge_types": {"bornIn": {"domain": "Person", "range": "Place",
+                                                "inverse": "birthplaceOf"},
+                                     "mayorOf": {"domain": "Person", "range": "Place"}}})
+    text = "Houston is where Jordan was born. Ann is mayor of Jordan. Bob is mayor of Jordan."
+    out = verify_relations([rel("Houston", "birthplaceOf", "Jordan", text, st="Place", ot="Person"),
+                            rel("Ann", "mayorOf", "Jordan", text),
+                            rel("Bob", "mayorOf", "Jordan", text)],
+                           TextChunk(text, "t.txt"), s)
+    assert ("person:default/jordan", "bornIn", "place:default/houston") in {
+        (e.subject_id, e.predicate, e.object_id) for e in out.accepted}
+    assert out.rejected == []

@@ -279,7 +279,7 @@ def verify_relations(relations: Iterable[Relation | dict], chunk: Chunk, schema:
 
 
 def _balanced(name: str) -> bool:
-    depth = 0
+    """Whether every bracket of ``name`` is closed (a truncated name is not)."""
     pairs = {")": "(", "]": "["}
     stack = []
     for ch in name:
@@ -288,7 +288,7 @@ def _balanced(name: str) -> bool:
         elif ch in ")]":
             if not stack or stack.pop() != pairs[ch]:
                 return False
-    return not stack and depth == 0
+    return not stack
 
 
 def _name_key(name: str) -> str:
@@ -338,8 +338,8 @@ def _outvoted(edge: VerifiedEdge, edges: list[VerifiedEdge], schema: Schema) -> 
 
 def _declared(edge: VerifiedEdge, role: str, schema: Schema) -> bool:
     rel = edge.relation
-    inverted = schema.edge_types[edge.predicate].name != _index(schema).lookup(rel.predicate)[0].name \
-        if _index(schema).lookup(rel.predicate)[0] else False
+    pred = _index(schema).lookup(rel.predicate)[0]
+    inverted = bool(pred and pred.inverted)  # then the stored subject is the stated object
     declared = rel.subject_type if (role == "subject") != inverted else rel.object_type
     return _schema_type(schema, declared) is not None
 
