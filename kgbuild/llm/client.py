@@ -18,6 +18,9 @@
   digest); a cached answer in any mode is reused, so a re-run makes no request at all.
 * **Usage**: HTTP requests (retries included), cache hits, prompt/completion/cached tokens
   from the responses' ``usage``, repairs, failures, the mode used; cost from a price table.
+* **Refusals**: an endpoint that refuses the key (401, 403) or the model (404), or cannot be
+  reached at all before any answer, stops the run: nothing more is sent and :meth:`run`
+  raises :class:`KgbuildError` (one line in the CLI), rather than failing every chunk.
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ class LLMClient:
         if remembered and self.confirmed:
             self.usage.rejected_modes = list(remembered.get("rejected", []))
         self._fresh: set[str] = set()  # keys answered by the endpoint during this run
+        self._fatal: str | None = None  # the endpoint refuses us (key, model, address): stop
 
     # -- the public, synchronous API --------------------------------------------------------------
     def run(self, requests: Sequence[Request], check: Check | None = None,
@@ -136,6 +140,9 @@ class LLMClient:
                                               done, len(requests)))
             for i, c in zip(todo, fresh):
                 results[i] = c
+        if self._fatal:
+            raise KgbuildError(f"LLM endpoint {self.settings.endpoint} (model "
+                               f"{self.settings.model!r}): {self._fatal}", code="llm")
         return [c for c in results if c is not None]
 
     def cached(self, request: Request) -> bool:
@@ -196,7 +203,10 @@ class LLMClient:
             future = asyncio.get_running_loop().create_future()
             inflight[key] = future
             async with sem:
-                result = await self._complete(client, request, check, probe)
+                if self._fatal:  # nothing more is sent once the endpoint refused us
+                    result = Completion(None, self.mode, error=self._fatal)
+                else:
+                    result = await self._complete(client, request, check, probe)
             future.set_result(result)
             finished[0] += 1
             if progress:
@@ -215,6 +225,8 @@ class LLMClient:
             probed = None
             if not self.confirmed:
                 async with probe:  # one request at a time until a mode has worked
+                    if self._fatal:
+                        return Completion(None, self.mode, error=self._fatal)
                     if not self.confirmed:
                         probed = await self._probe(client, request, messages)
             if probed is not None:
@@ -292,8 +304,19 @@ class LLMClient:
         return text, usage
 
     def _failed(self, request: Request, exc: Exception) -> Completion:
+        import openai
+
         self.usage.failures += 1
         message = f"{type(exc).__name__}: {_short(exc)}"
+        refused = isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError,
+                                   openai.NotFoundError))
+        unreachable = not self.confirmed and isinstance(exc, openai.APIConnectionError) \
+            and not isinstance(exc, openai.APITimeoutError)
+        if (refused or unreachable) and not self._fatal:
+            hint = " (is $OPENAI_API_KEY set for this endpoint?)" if isinstance(
+                exc, openai.AuthenticationError) else " (is the server running?)" if unreachable \
+                else ""
+            self._fatal = message + hint
         return Completion(None, self.mode, error=message)
 
 

@@ -10,7 +10,7 @@ import llm_fixtures
 import pytest
 from fakellm import Reply, Script, last_user
 
-from kgbuild.errors import InputError
+from kgbuild.errors import InputError, KgbuildError
 from kgbuild.llm.client import LLMClient, Request, default_check, response_format
 from kgbuild.llm.settings import LLMSettings, Price
 
@@ -227,3 +227,28 @@ def test_settings_precedence():
         LLMSettings.resolve(config={}, env={})
     with pytest.raises(InputError, match="structured_output"):
         LLMSettings.resolve(model="m", structured_output="yaml", env={})
+
+
+def test_a_refused_key_stops_the_run_after_one_request(fake_llm):
+    server = fake_llm(Script(default=Reply(status=401, error="Incorrect API key provided")))
+    c = client(server, concurrency=4)
+    with pytest.raises(KgbuildError, match="AuthenticationError.*OPENAI_API_KEY"):
+        c.run([req(f"chunk {i}") for i in range(10)])
+    assert server.count == 1
+
+
+def test_an_unknown_model_stops_the_run(fake_llm):
+    server = fake_llm(Script(default=Reply(status=404, error="model 'nope' not found")))
+    with pytest.raises(KgbuildError, match="NotFoundError"):
+        client(server, structured_output="json_object").run([req("a"), req("b")])
+    assert server.count == 1
+
+
+def test_an_unreachable_endpoint_is_one_error():
+    import socket
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    c = LLMClient(LLMSettings("m", f"http://127.0.0.1:{port}/v1", max_retries=0), None)
+    with pytest.raises(KgbuildError, match="server running"):
+        c.run([req(f"chunk {i}") for i in range(5)])

@@ -286,3 +286,13 @@ def test_access_labels_hide_passages_llm_edges_and_values(fake_llm, project):
     seed = json.loads(run("traverse", "--seed", "component:default/pricing-sdk", "--follow",
                           "ownedBy", "--hops", "1", "--principal", "internal", "--format", "json").output)
     assert "the shared pricing library" in json.dumps(seed)
+
+
+def test_an_endpoint_that_refuses_us_is_one_line_and_changes_nothing(fake_llm, project):
+    assert run("build", "catalog", "--timestamp", "0").exit_code == 0
+    server = fake_llm(lambda body: Reply(status=401, error="Incorrect API key provided"))
+    out = extract(server)
+    assert out.exit_code == 2 and server.count == 1
+    [line] = out.output.strip().splitlines()
+    assert "AuthenticationError" in line and "OPENAI_API_KEY" in line and line.endswith("[llm]")
+    assert not store_graph().passages  # nothing of the prose was stored
