@@ -252,3 +252,28 @@ def test_an_unreachable_endpoint_is_one_error():
     c = LLMClient(LLMSettings("m", f"http://127.0.0.1:{port}/v1", max_retries=0), None)
     with pytest.raises(KgbuildError, match="server running"):
         c.run([req(f"chunk {i}") for i in range(5)])
+
+
+def test_project_llm_table_in_pyproject_and_its_checks(tmp_path):
+    from kgbuild.build.project import find_project, load_project
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.kgbuild]\nsources = ["docs"]\n\n[tool.kgbuild.llm]\n'
+        'model = "llama3.1"\nbase_url = "http://localhost:11434/v1"\nconcurrency = 8\n'
+        'timeout = 30\nprice = {input = 0.5, output = 1}\n')
+    project = find_project(tmp_path)
+    assert project.llm == {"model": "llama3.1", "base_url": "http://localhost:11434/v1",
+                           "concurrency": 8, "timeout": 30.0,
+                           "price": {"input": 0.5, "output": 1.0}}
+    s = LLMSettings.resolve(config=project.llm, env={})
+    assert (s.model, s.concurrency, s.timeout, s.price) == ("llama3.1", 8, 30.0, Price(0.5, 1.0))
+    bad = tmp_path / "kgbuild.toml"
+    for body, message in [('[llm]\nmodel = 3\n', "llm.model must be a str"),
+                          ('[llm]\nconcurrency = 0\n', "between 1 and 256"),
+                          ('[llm]\nmode = "page"\n', "one of chunk, document"),
+                          ('[llm]\nprice = {input = -1}\n', "llm.price"),
+                          ('[llm]\napi_key = "sk-..."\n', "unknown setting llm.api_key")]:
+        bad.write_text(body)
+        with pytest.raises(InputError, match=message) as err:
+            load_project(bad)
+        assert err.value.line == 2
