@@ -33,7 +33,7 @@ from ..errors import InputError, KgbuildError
 from ..graph.access import Principal
 from ..graph.model import KnowledgeGraph
 from ..graph.rdf import from_rdf
-from ..io.yamlfile import YamlError, load_yaml_file
+from ..io.yamlfile import YamlError, load_yaml_file, plain
 from ..retrieve.traverse import TraversalSpec, Traverser
 from ..schema.loader import load_schema
 from ..validate.validator import load_graph
@@ -54,8 +54,12 @@ _REASONS = ("no-seed", "ambiguous", "no-path", "no-edges")
 
 
 def _kind(value: object) -> str:
-    return {dict: "a mapping", list: "a list", bool: "true/false", type(None): "null",
-            int: "a number", float: "a number", str: "text"}.get(type(value), type(value).__name__)
+    """What a YAML value is, for messages."""
+    for kind, name in ((bool, "true/false"), (dict, "a mapping"), (list, "a list"),
+                       ((int, float), "a number"), (str, "text"), (type(None), "null")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def _line(container, key) -> int | None:
@@ -66,7 +70,7 @@ def load_cases(path: str | Path) -> dict:
     """Read a cases file and check every field's type and range; raises :class:`InputError`
     at the file and line of the first bad value, naming the case."""
     try:  # bounded: size cap, alias bombs and duplicate keys refused, errors at file:line
-        raw = load_yaml_file(path).data
+        raw = load_yaml_file(path).tree  # mappings and lists that know their lines
     except YamlError as exc:
         raise InputError(f"not a readable YAML file: {exc.message}", str(path), exc.line) from None
     if not isinstance(raw, dict) or not isinstance(raw.get("cases"), list) or not raw["cases"]:
@@ -108,7 +112,11 @@ def _check_case(case: dict, path: str, where: int | None) -> dict:
         if key in _TEXT_LISTS:
             values = [value] if isinstance(value, str) else value
             if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
-                raise fail(f"{key} must be a list of text, got {_kind(value)}", key)
+                bad = next((v for v in values if not isinstance(v, str)), None) \
+                    if isinstance(values, list) else None
+                raise fail(f"{key} must be a list of text, got "
+                           + (f"{_kind(bad)} {bad!r} in the list" if isinstance(values, list)
+                              else _kind(value)), key)
             out[key] = values
         elif key in ("question", "path", "note"):
             if not isinstance(value, str):
@@ -154,7 +162,7 @@ def _check_case(case: dict, path: str, where: int | None) -> dict:
             if value not in _REASONS:
                 raise fail(f"abstain_reason must be one of {', '.join(_REASONS)}", key)
             out[key] = value
-    return out
+    return {k: plain(v) for k, v in out.items()}
 
 
 def _is_triple(value: object) -> bool:

@@ -181,9 +181,9 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
             raise fail(f"{what} {name!r}: {key} must be text, got {_kind(val)}", name)
         return str(val).strip()
 
-    def type_name(val: object, what: str, name: str) -> str:
+    def type_name(val: object, what: str, field: str, name: str) -> str:
         if not isinstance(val, str):
-            raise fail(f"{what}: {name} must be a type name, got {_kind(val)} {val!r}", name)
+            raise fail(f"{what}: {field} must be a type name, got {_kind(val)} {val!r}", name)
         return val
 
     node_types: dict[str, NodeType] = {}
@@ -192,7 +192,7 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         _only(spec, {"parent", "description", "iri"}, f"node type {name!r}", fail, str(name))
         parent = spec.get("parent")
         if parent is not None:
-            type_name(parent, f"node type {name!r}", "parent")
+            type_name(parent, f"node type {name!r}", "parent", str(name))
         node_types[claim(name, "node type")] = NodeType(
             name, term_iri(spec, "iri", name, "node type", False), parent,
             text_field(spec, "description", "node type", name))
@@ -262,8 +262,11 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
 
 def _kind(value: object) -> str:
     """What a YAML value is, for messages."""
-    return {dict: "a mapping", list: "a list", bool: "true/false", type(None): "null",
-            int: "a number", float: "a number", str: "text"}.get(type(value), type(value).__name__)
+    for kind, name in ((bool, "true/false"), (dict, "a mapping"), (list, "a list"),
+                       ((int, float), "a number"), (str, "text"), (type(None), "null")):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
 
 
 def _keys_are_text(mapping: dict, where: str, fail, line_key: object = None) -> None:
