@@ -111,6 +111,7 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
                   registry=registry_path or proj.aliases_path(), resolve=resolve, root=proj.root,
                   exclude=[*proj.exclude, *excludes], gitignore=proj.gitignore and not no_gitignore,
                   prune=prune)
+    _check_names([*sources, kwargs["store"], kwargs["access"], kwargs["registry"]], proj)
     if output:
         result = build_library(sources, output, schema_name, **kwargs)
     else:
@@ -123,6 +124,15 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
         sys.exit(1)
     if strict and errors:
         sys.exit(1)
+
+
+def _check_names(paths, proj) -> None:
+    """A path from the project file that no file system can name (a NUL byte) is the file's
+    error, reported before the build (a command line cannot hold one)."""
+    for path in paths:
+        if path is not None and "\x00" in os.fsdecode(path):
+            raise UsageError(f"{proj.config or 'a path'}: {os.fsdecode(path)!r} holds a NUL byte",
+                             "input")
 
 
 def _check_source_date_epoch() -> None:

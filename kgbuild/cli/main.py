@@ -147,6 +147,15 @@ def check_output(path: str | os.PathLike | None, option: str = "-o") -> None:
         raise fail(getattr(exc, "strerror", None) or str(exc)) from None
 
 
+def _checked(convert, value, param, ctx, kind: click.ParamType):
+    """click's own path check, with a name no file system takes (a NUL byte, from a project
+    file) as a bad value like any other."""
+    try:
+        return convert(value, param, ctx)
+    except ValueError as exc:
+        kind.fail(f"{os.fsdecode(value)!r}: {exc}", param, ctx)
+
+
 class FileArg(click.Path):
     """A file to read: a regular file (a FIFO could block forever, a device never end; a folder,
     a socket cannot be read), and existing unless ``exists=False`` (then only when present)."""
@@ -155,7 +164,7 @@ class FileArg(click.Path):
         super().__init__(exists=exists, dir_okay=False)
 
     def convert(self, value, param, ctx):
-        path = super().convert(value, param, ctx)
+        path = _checked(super().convert, value, param, ctx, self)
         try:
             mode = os.stat(path).st_mode
         except FileNotFoundError:
@@ -175,7 +184,7 @@ class FolderArg(click.Path):
         super().__init__(file_okay=False)
 
     def convert(self, value, param, ctx):
-        path = super().convert(value, param, ctx)
+        path = _checked(super().convert, value, param, ctx, self)
         try:
             mode = os.stat(path).st_mode
         except FileNotFoundError:

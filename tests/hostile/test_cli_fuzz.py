@@ -570,3 +570,63 @@ def test_rdf_readers_on_hostile_graphs(world, rows, raw, ext):
                       "--follow", "dependsOn"],
                      ["resolve", "explain", "a", "--graph", "g" + ext]):
             check(argv + [text[:200]], run(argv))
+
+
+# -- the project file and the files beside it: access rules, alias registry, review queue -------
+def toml_value(value) -> str:
+    """``value`` as TOML (strings as JSON-escaped basic strings; a surrogate is a TOML error)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)) and value == value and abs(value) != float("inf"):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{js(str(k))} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return js(str(value))
+
+
+valid_projects = st.fixed_dictionaries({}, optional={
+    "sources": pick(["tiny"], ["tiny", "missing"], ["../tiny"], [], ["tiny/web-shop.yaml"]),
+    "schema": pick("software", "nope", "s.yaml"), "store": pick(".kgbuild", "st", "tiny"),
+    "exclude": pick(["*.json"], ["["], ["**/teams.yaml"], []), "gitignore": st.booleans(),
+    "access": pick("access.yaml", "missing.yaml", "tiny"), "aliases": pick("aliases.yaml", "x.yaml"),
+    "max_file_size": pick(1, 20, 0, 2**40)})
+valid_access = st.fixed_dictionaries({"rules": st.lists(st.fixed_dictionaries(
+    {"paths": pick(["*.yaml"], "teams.yaml", ["**"], ["["], ["!x"]),
+     "labels": pick(["pci"], ["a b"], [], "risk")}), max_size=3)},
+    optional={"default": pick([], ["public"], "x")})
+valid_registry = st.fixed_dictionaries({}, optional={
+    "aliases": pick({"API": {"api:default/payments-api": ["PAPI", "payments"]}},
+                    {"Nope": {"x": ["y"]}}, {"Library": {"pkg:pypi/pyyaml": "yaml"}}),
+    "distinct": pick([["api:default/payments-api", "api:default/x"]], [["a"]]),
+    "decisions": pick([{"mention": "Paymnts", "type": "API", "id": "api:default/payments-api",
+                        "decision": "accepted"}], [{"mention": 5, "decision": "maybe"}])})
+valid_queue = st.fixed_dictionaries({"queue": st.lists(st.fixed_dictionaries(
+    {"mention": pick("Paymnts", "x"), "type": pick("API", None, "Nope"), "status": pick("review"),
+     "candidates": pick([], [{"id": "api:default/payments-api", "score": 80.0}]),
+     "count": pick(1, 2**70)}), max_size=2)})
+
+
+@fuzz(40)
+@given(project=mutated(valid_projects), access=mutated(valid_access),
+       registry=mutated(valid_registry), queue=mutated(valid_queue))
+def test_project_access_aliases_and_queue_files(world, project, access, registry, queue):
+    with tempfile.TemporaryDirectory(dir=world) as tmp, cwd(tmp):
+        shutil.copytree(world / "tiny", "tiny")
+        Path("kgbuild.toml").write_text(
+            "".join(f"{js(str(k))} = {toml_value(v)}\n" for k, v in project.items()),
+            encoding="utf-8", errors="surrogatepass")
+        Path("access.yaml").write_text(js(access), encoding="utf-8", errors="surrogatepass")
+        Path("aliases.yaml").write_text(js(registry), encoding="utf-8", errors="surrogatepass")
+        Path("queue.json").write_text(js(queue), encoding="utf-8", errors="surrogatepass")
+        graph = str(world / "graph.ttl")
+        for argv in (["build", "--no-validate", "--timestamp", "0"],
+                     ["build", "tiny", "--no-store", "-o", "g.ttl", "--access", "access.yaml",
+                      "--aliases", "aliases.yaml", "--no-validate"],
+                     ["resolve", "explain", "Paymnts", "--graph", graph, "--registry", "aliases.yaml"],
+                     ["resolve", "review", "--queue", "queue.json", "--graph", graph,
+                      "--registry", "aliases.yaml"],
+                     ["resolve", "accept", "PAPI", "api:default/payments-api", "--type", "API",
+                      "--registry", "aliases.yaml"]):
+            check(argv + [js(project)[:300]], run(argv))
