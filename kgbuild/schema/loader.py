@@ -143,7 +143,7 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
         iri = spec.get(key)
         if iri is None:
             iri = ns + name
-        elif not isinstance(iri, str) or not _IRI.match(iri):
+        elif not is_iri(iri):
             raise fail(f"{what} {name!r}: {key} must be an absolute IRI: {iri!r}", name)
         if iri.startswith(OWN_IRIS) or (predicate and iri in RESERVED_PREDICATES):
             raise fail(f"{what} {name!r}: {key} <{iri}> is reserved by kgbuild's graph layout",
