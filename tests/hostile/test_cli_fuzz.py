@@ -57,6 +57,11 @@ def world(tmp_path_factory):
         "     required: [{node: api:default/payments-api}]}\n"
         "  - {name: none, seeds: [nope], follow: [ownedBy], expect: abstain}\n")
     os.mkfifo(w / "fifo")
+    shutil.copytree(REPO / "fixtures" / "prose", w / "docs")
+    (w / "edges.jsonl").write_text(
+        json.dumps({"subject": "Checkout Service", "predicate": "dependsOn",
+                    "object": "Pricing SDK", "evidence": "Checkout Service depends on",
+                    "source": "checkout-design.md"}) + "\n{not json\n")
     with cwd(w):
         r = run(["build", "cat", "--timestamp", "0", "-o", "graph.ttl"])  # into ./.kgbuild
     assert r.exit_code == 0, r.output
@@ -75,7 +80,7 @@ def cwd(path: Path):
 
 
 ENV = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "unused",  # loopback only
-       "SOURCE_DATE_EPOCH": None, "KGBUILD_EMBEDDINGS_MODEL": None}
+       "SOURCE_DATE_EPOCH": None, "KGBUILD_EMBEDDINGS_MODEL": None, "KGBUILD_MODEL": "fuzz"}
 
 
 def run(argv: list[str]):
@@ -196,6 +201,20 @@ COMMANDS: dict[tuple[str, ...], tuple[list, list]] = {
     ("resolve", "reject"): ([names, ids], [("--type", types), ("--type", types),
                                            ("--schema", schemas), ("--registry", registries),
                                            ("--format", fmt("text", "json"))]),
+    # extract: a dry run mostly; a real one asks 127.0.0.1:9 (refused at once, never retried)
+    ("extract",): ([mostly(pick("docs", "docs/checkout-design.md"), inputs)], [
+        ("--dry-run", None), ("--dry-run", None), ("--model", names), ("--base-url", urls),
+        ("--mode", fmt("chunk", "document")), ("--chunk-size", numbers),
+        ("--chunk-overlap", numbers), ("--concurrency", numbers), ("--gleanings", numbers),
+        ("--structured-output", fmt("auto", "json_schema", "json_object", "tools")),
+        ("--full", None), ("-o", outputs), ("--report", outputs), ("--aliases", registries),
+        ("--access", inputs), ("--exclude", hostile), ("--timestamp", numbers),
+        ("--store", pick("scratch/xstore", "afile", "fifo")), ("--format", fmt("text", "json"))]),
+    ("verify",): ([mostly(pick("edges.jsonl"), inputs)], [
+        ("--sources", mostly(pick("docs", "docs"), inputs)), ("--sources", pick("docs")),
+        ("--schema", schemas), ("-o", outputs), ("--report", outputs), ("--store", stores),
+        ("--no-store", None), ("--aliases", registries), ("--timestamp", numbers),
+        ("--format", fmt("text", "json"))]),
     ("schema",): ([], []),
     ("resolve",): ([], []),
     ("eval",): ([], []),
@@ -203,7 +222,8 @@ COMMANDS: dict[tuple[str, ...], tuple[list, list]] = {
 }
 # how often each command is drawn: the ones with the most options the most
 WEIGHTS = {("traverse",): 6, ("resolve", "explain"): 2, ("resolve", "review"): 2,
-           ("eval", "retrieval"): 2, ("export",): 2, ("resolve", "accept"): 2}
+           ("eval", "retrieval"): 2, ("export",): 2, ("resolve", "accept"): 2, ("extract",): 3,
+           ("verify",): 2}
 DRAWN = [c for c in sorted(COMMANDS) for _ in range(WEIGHTS.get(c, 1))]
 
 
@@ -225,6 +245,9 @@ def command_lines(draw, commands=COMMANDS):
         argv.extend(args)
     else:
         argv[len(path):len(path)] = args
+    if path == ("extract",):  # bounded: no retries, a short timeout, a scratch store by default
+        argv[1:1] = ["--store", "scratch/xstore"]
+        argv += ["--max-retries", "0", "--timeout", "2"]
     return argv
 
 
