@@ -49,6 +49,11 @@ from .context import context_pack, render_result
 from .embeddings import node_text
 
 _DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
+# bounds of every setting (the CLI's options have the same): a cap or budget beyond any graph
+# would overflow the index's int32 arrays, a longer path the walk enumeration's recursion
+MAX_COUNT = 10**9
+MAX_HOPS = 10**6
+MAX_PATH_STEPS = 100
 
 
 @dataclass(frozen=True)
@@ -112,9 +117,13 @@ class TraversalSpec:
         for name, value in (("hops", self.hops), ("cap", self.cap), ("max_nodes", self.max_nodes),
                             ("max_edges", self.max_edges), ("max_paths", self.max_paths),
                             ("max_chars", self.max_chars)):
-            if value is not None and (not isinstance(value, int) or value < (1 if name == "hops" else 0)):
-                raise KgbuildError(f"{name} must be a {'positive' if name == 'hops' else 'non-negative'} "
-                                   f"integer, got {value!r}")
+            low, high = (1, MAX_HOPS) if name == "hops" else (0, MAX_COUNT)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not low <= value <= high):
+                raise KgbuildError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+        if self.path and self.path.count("/") >= MAX_PATH_STEPS:
+            raise KgbuildError(f"a path has at most {MAX_PATH_STEPS} steps, this one "
+                               f"{self.path.count('/') + 1}")
 
     def to_dict(self) -> dict:
         """The settings, without the seeds (the result lists what they resolved to)."""
