@@ -54,6 +54,8 @@ _DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
 MAX_COUNT = 10**9
 MAX_HOPS = 10**6
 MAX_PATH_STEPS = 100
+MAX_QUESTION_CHARS = 10_000  # a question, not a document: its mentions, seeds and output stay small
+MAX_NAME_CHARS = 2_000  # one ID or name
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,12 @@ class TraversalSpec:
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or not low <= value <= high):
                 raise KgbuildError(f"{name} must be an integer from {low} to {high}, got {value!r}")
+        if self.question is not None and len(self.question) > MAX_QUESTION_CHARS:
+            raise KgbuildError(f"a question has at most {MAX_QUESTION_CHARS:,} characters, this "
+                               f"one {len(self.question):,}")
+        for what, values in (("seed", self.seeds), ("name", self.names)):
+            if any(len(v) > MAX_NAME_CHARS for v in values):
+                raise KgbuildError(f"a {what} has at most {MAX_NAME_CHARS:,} characters")
         if self.path and self.path.count("/") >= MAX_PATH_STEPS:
             raise KgbuildError(f"a path has at most {MAX_PATH_STEPS} steps, this one "
                                f"{self.path.count('/') + 1}")

@@ -5,7 +5,15 @@ import pytest
 
 from kgbuild import Assertion, KnowledgeGraph
 from kgbuild.errors import KgbuildError
-from kgbuild.retrieve.traverse import MAX_COUNT, MAX_HOPS, MAX_PATH_STEPS, TraversalSpec, traverse
+from kgbuild.retrieve.traverse import (
+    MAX_COUNT,
+    MAX_HOPS,
+    MAX_NAME_CHARS,
+    MAX_PATH_STEPS,
+    MAX_QUESTION_CHARS,
+    TraversalSpec,
+    traverse,
+)
 
 
 def chain(schema, n: int) -> KnowledgeGraph:
@@ -52,3 +60,13 @@ def test_the_cli_and_the_cases_have_the_same_bounds():
     retrieval = importlib.import_module("kgbuild.evaluate.retrieval")
     assert (cli.MAX_COUNT, cli.MAX_HOPS) == (MAX_COUNT, MAX_HOPS)
     assert (retrieval.MAX_COUNT, retrieval.MAX_HOPS) == (MAX_COUNT, MAX_HOPS)
+
+
+def test_a_question_or_name_beyond_its_bound_is_an_error(schema):
+    kg = chain(schema, 3)
+    with pytest.raises(KgbuildError, match="a question has at most 10,000 characters"):
+        traverse(kg, TraversalSpec(question="C1 " * (MAX_QUESTION_CHARS // 3 + 1)))
+    with pytest.raises(KgbuildError, match="a name has at most"):
+        traverse(kg, TraversalSpec(names=["x" * (MAX_NAME_CHARS + 1)]))
+    r = traverse(kg, TraversalSpec(question="x" * (MAX_QUESTION_CHARS - 3) + " C1"))
+    assert [s["id"] for s in r.seeds] == ["component:default/c1"]
