@@ -94,6 +94,7 @@ def test_an_explicit_file_is_read_whatever_its_name_but_folders_only_give_text(f
     folder.mkdir()
     doc(folder, "notes.md")
     doc(folder, "catalog-info.yaml", "apiVersion: backstage.io/v1alpha1\nkind: Component\n")
+    doc(folder, "requirements-dev.txt", "pytest>=8\n")  # a manifest `kgbuild build` reads
     doc(tmp_path, "NOTES", TEXT.replace("Notes", "Other notes"))  # no suffix, named explicitly
     result, kg = run(server, tmp_path, folder, tmp_path / "NOTES")
     assert sorted(result.build.changes["added"]) == ["NOTES", "docs/notes.md"]

@@ -123,6 +123,8 @@ def test_second_run_sends_nothing_and_changes_are_incremental(fake_llm, project)
     assert server.count == first  # zero HTTP requests
     s = json.loads(out.output)
     assert s["build"]["documents_changed"]["unchanged"] == 2 and s["usage"]["requests"] == 0
+    s = json.loads(extract(server, "--full", "--format", "json").output)  # re-verified from cache
+    assert s["build"]["documents_changed"]["changed"] == 2 and server.count == first
     # a touched file (same content) costs cache hits, no request
     doc = project / "docs" / "checkout-runbook.md"
     doc.write_text(doc.read_text())

@@ -32,7 +32,9 @@ from ...io.text import LineIndex, read_text
 from ...llm.cache import digest
 from ...llm.client import Completion, LLMClient, Request, estimate_tokens
 from ...schema.model import Schema
+from .. import manifests  # noqa: F401  (registers the manifest extractors, which go first)
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, PassageRecord, SourceFile
+from ..registry import EXTRACTORS
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 from .contract import parse_relations
 from .prompts import (
@@ -126,8 +128,12 @@ class TextExtractor:
 
     # -- the extractor protocol ------------------------------------------------------------------
     def claims(self, path: Path, head: bytes) -> bool:
-        """Markdown, text and reStructuredText files, and any file named explicitly."""
-        return path.suffix.lower() in TEXT_SUFFIXES or str(path.resolve()) in self.explicit
+        """Markdown, text and reStructuredText files that no manifest extractor reads (a
+        ``requirements.txt`` is `kgbuild build`'s), and any file named explicitly."""
+        if str(path.resolve()) in self.explicit:
+            return True
+        return path.suffix.lower() in TEXT_SUFFIXES and not any(
+            ex.claims(path, head) for ex in EXTRACTORS)
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
         out = Extraction()
