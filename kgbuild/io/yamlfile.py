@@ -33,6 +33,7 @@ except AttributeError:  # pragma: no cover - depends on the platform build
 
 
 MAX_YAML_NODES = 1_000_000
+MAX_YAML_DEPTH = 1_000  # deeper is refused before composing (the converter stops near it anyway)
 MAX_CONFIG_BYTES = 20 * 1024 * 1024  # the tool's own YAML files (schema, access, aliases, cases)
 COUNT_FIRST_CHARS = 256 * 1024  # streams longer than this are counted before being composed
 _scalars = yaml.constructor.SafeConstructor()
@@ -146,7 +147,7 @@ def load_yaml(text: str, name: str, max_nodes: int = MAX_YAML_NODES, *,
     """
     src = YamlSource(text)
     try:
-        if len(text) > COUNT_FIRST_CHARS:
+        if len(text) > COUNT_FIRST_CHARS or text.count("[") + text.count("{") > MAX_YAML_DEPTH:
             _count_values(text, name, max_nodes, src)
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
@@ -185,18 +186,28 @@ def load_yaml(text: str, name: str, max_nodes: int = MAX_YAML_NODES, *,
 
 _VALUE_EVENTS = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent,
                  yaml.MappingStartEvent)
+_OPEN_EVENTS = (yaml.SequenceStartEvent, yaml.MappingStartEvent)
+_CLOSE_EVENTS = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 
 
 def _count_values(text: str, name: str, max_nodes: int, src: YamlSource) -> None:
-    """Raise before composing when the stream holds more than ``max_nodes`` values (parser
-    events only: nothing is built)."""
-    count = 0
+    """Raise before composing when the stream holds more than ``max_nodes`` values or nests
+    deeper than :data:`MAX_YAML_DEPTH` (parser events only: nothing is built; libyaml's
+    composer recurses in C, so a deep enough nesting would crash the process, not raise)."""
+    count = depth = 0
     for event in yaml.parse(text, Loader=_Loader):
         if isinstance(event, _VALUE_EVENTS):
             count += 1
             if count > max_nodes:
                 raise YamlError(f"YAML stream has more than {max_nodes:,} values; not read",
                                 name, src.line(event.start_mark))
+            if isinstance(event, _OPEN_EVENTS):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise YamlError("YAML nested too deeply to read", name,
+                                    src.line(event.start_mark))
+        elif isinstance(event, _CLOSE_EVENTS):
+            depth -= 1
 
 
 @dataclass
