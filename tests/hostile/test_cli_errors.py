@@ -330,3 +330,17 @@ def test_a_file_system_error_is_one_line_marked_os_error(monkeypatch):
     monkeypatch.setattr(cli_schema, "load_schema", disk_full)
     line = one_error(run("schema", "show"), "os-error")
     assert "/full/disk: No space left on device" in line
+
+
+@pytest.mark.parametrize("depth", [1_001, 60_000, 200_000])
+def test_deeply_nested_yaml_is_one_line_not_a_crash(tmp_path, depth):
+    """libyaml composes in C: before the depth check, 50,000 brackets killed the process."""
+    f = tmp_path / "deep.yaml"
+    f.write_text("[" * depth + "]" * depth)
+    assert "deep.yaml:1: YAML nested too deeply to read" in one_error(run("schema", "check", f),
+                                                                       "schema")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "catalog-info.yaml").write_text("a: " + "[" * depth + "]" * depth)
+    r = run("build", src, "--no-store", "-o", tmp_path / "g.ttl", "--no-validate")
+    assert r.exit_code == 0 and "nested too deeply" in r.output, r.output

@@ -407,7 +407,7 @@ def source_files(draw) -> dict[str, bytes]:
                                              "info": {"title": draw(values), "version": draw(values)},
                                              "paths": draw(values)})
         elif kind == "deep":
-            depth = draw(st.integers(50, 20000))
+            depth = draw(st.integers(50, 20000) | pick(999, 1001, 60_000, 200_000))
             name, text = draw(pick(("package.json", nested(depth)), ("catalog-info.yaml",
                                    "a: " + nested(depth)), ("bom.json", nested(depth, "{\"a\":", "}")),
                                    ("docker-compose.yml", nested(depth, "{a: ", "}")),
