@@ -36,6 +36,8 @@ DEFAULT_SCHEMA = "software"
 
 def schema_path(name_or_path: str | Path) -> Path:
     """Resolve a bundled schema name (``software``) or a path to a YAML file."""
+    if not str(name_or_path).strip():
+        raise SchemaError("the schema name is empty: give a bundled name or a YAML file")
     p = Path(name_or_path)
     try:
         if p.suffix in (".yaml", ".yml") or p.exists():
