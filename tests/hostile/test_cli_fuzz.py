@@ -57,6 +57,7 @@ def world(tmp_path_factory):
         "     required: [{node: api:default/payments-api}]}\n"
         "  - {name: none, seeds: [nope], follow: [ownedBy], expect: abstain}\n")
     os.mkfifo(w / "fifo")
+    (w / "fifo-link").symlink_to(w / "fifo")
     shutil.copytree(REPO / "fixtures" / "prose", w / "docs")
     (w / "edges.jsonl").write_text(
         json.dumps({"subject": "Checkout Service", "predicate": "dependsOn",
@@ -152,7 +153,8 @@ inputs = mostly(pick("graph.ttl", "empty.ttl", "bad.ttl", "afile", "adir", "fifo
                      ".kgbuild/review-queue.json"))
 graphs = mostly(pick("graph.ttl", "graph.ttl", "empty.ttl", "bad.ttl", "afile", "fifo", "adir"))
 outputs = mostly(pick("scratch/out.ttl", "afile/sub.ttl", "adir", "fifo", "scratch/new/deep/x.ttl",
-                      "/dev/null", "/proc/nope/x.ttl", "", "scratch/", "afile"))
+                      "fifo-link", "/proc/nope/x.ttl", "", "scratch/", "afile"))
+# (never a real device as an output: if the check ever broke, root would replace /dev/null)
 stores = mostly(pick(".kgbuild", ".kgbuild", "missing-store", "afile", "adir", "fifo", ""))
 schemas = mostly(pick("software", "software", "schema.yaml", "bad-schema.yaml", "nope", "afile",
                       "adir", "fifo", ""))
