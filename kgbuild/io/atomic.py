@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+from ..errors import InputError
 
 
 def _umask() -> int:
@@ -21,9 +24,13 @@ def atomic_write(path: str | Path, data: str | bytes, durable: bool = True) -> N
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = path.stat().st_mode & 0o7777
+        st = path.stat()
+        mode = st.st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o666 & ~_umask()
+    else:  # a device, FIFO or socket is never replaced (run as root, /dev/null would be)
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError("not a regular file: not replaced", str(path), code="output")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, mode)
