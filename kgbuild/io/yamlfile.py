@@ -33,7 +33,7 @@ except AttributeError:  # pragma: no cover - depends on the platform build
 
 
 MAX_YAML_NODES = 1_000_000
-MAX_YAML_DEPTH = 1_000  # deeper is refused before composing (the converter stops near it anyway)
+MAX_YAML_DEPTH = 1_000  # deeper is refused before composing (libyaml's scanner has the same limit)
 MAX_CONFIG_BYTES = 20 * 1024 * 1024  # the tool's own YAML files (schema, access, aliases, cases)
 COUNT_FIRST_CHARS = 256 * 1024  # streams longer than this are counted before being composed
 _scalars = yaml.constructor.SafeConstructor()
@@ -153,6 +153,9 @@ def load_yaml(text: str, name: str, max_nodes: int = MAX_YAML_NODES, *,
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
+        if "nesting depth" in problem:  # libyaml's scanner met its own limit first
+            raise YamlError("YAML nested too deeply to read", name,
+                            src.line(mark) if mark else None) from None
         raise YamlError(f"YAML syntax error: {problem}", name,
                         src.line(mark) if mark else None) from None
     except yaml.reader.ReaderError as exc:  # a character YAML does not allow
