@@ -130,3 +130,22 @@ def _run_in_tmp(tmp_path, monkeypatch):
 def schema():
     from kgbuild import load_schema
     return load_schema()
+
+
+def require(ok: bool, reason: str) -> None:
+    """Skip a test whose server or tool is missing, with ``reason`` — except under CI
+    (``CI`` set), where ``.ci/run`` provisions every server and a missing one is a failure:
+    a skip there would hide that the integration was never exercised."""
+    if ok:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"CI provisions this but it is missing: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago (for a server a test starts)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
