@@ -481,6 +481,10 @@ class GraphStore:
             if str(q.predicate) not in INTERNAL:
                 yield q
 
+    def graph_quads(self, graph: str) -> Iterator[ox.Quad]:
+        """Every quad of the named graph ``graph`` (an IRI), bookkeeping included."""
+        yield from self._db.quads_for_pattern(None, None, None, ox.NamedNode(graph))
+
     def triples(self) -> Iterator[Triple]:
         """The exported graph: every graph's triples minus store-internal ones (may repeat)."""
         for q in self.quads():
