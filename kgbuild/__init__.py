@@ -18,6 +18,9 @@ from .graph.access import AccessRules, Principal, load_access
 from .graph.model import Assertion, KnowledgeGraph, Node, SourceDocument
 from .graph.rdf import from_rdf, to_rdflib
 from .llm.settings import LLMSettings
+from .remote.cypher import cypher_script, push_falkordb
+from .remote.push import PushReport, pull_store, push_store
+from .remote.sparql import Auth, RemoteError, SparqlClient
 from .resolve.aliases import AliasRegistry
 from .resolve.resolver import Resolution, Resolver
 from .retrieve.traverse import TraversalResult, TraversalSpec, Traverser, traverse
@@ -51,6 +54,9 @@ __all__ = [
     "Resolver", "Resolution", "AliasRegistry",
     # retrieve and evaluate
     "Traverser", "TraversalSpec", "TraversalResult", "traverse", "eval_retrieval",
+    # servers
+    "SparqlClient", "Auth", "RemoteError", "push_store", "pull_store", "PushReport",
+    "cypher_script", "push_falkordb",
     # errors
     "KgbuildError", "SchemaError", "InputError", "Problem",
 ]

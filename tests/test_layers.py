@@ -16,6 +16,7 @@ LAYERS = [
     {"schema"},
     {"graph"},
     {"store", "extract", "resolve", "validate"},
+    {"remote"},
     {"retrieve"},
     {"build"},
     {"evaluate"},

@@ -1,0 +1,126 @@
+"""``kgbuild push`` and ``kgbuild pull``: the store on SPARQL and property-graph servers."""
+
+from __future__ import annotations
+
+import click
+
+from ..schema.loader import load_schema
+from .main import FORMAT, SCHEMA, STORE, UsageError, check_output, count, emit, main
+
+
+def remote_options(f):
+    """The options that reach a SPARQL server (shared by push, pull and traverse)."""
+    for option in reversed([
+        click.option("--update-url", metavar="URL",
+                     help="SPARQL Update URL (default: .../update beside .../query, else the "
+                          "endpoint)."),
+        click.option("--gsp-url", metavar="URL",
+                     help="Graph Store Protocol URL (default: .../store beside .../query, "
+                          "Oxigraph's; else uploads use SPARQL Update)."),
+        click.option("--user", metavar="NAME", help="User for basic (or --digest) auth."),
+        click.option("--password", envvar="KGBUILD_REMOTE_PASSWORD", metavar="SECRET",
+                     help="Password ($KGBUILD_REMOTE_PASSWORD)."),
+        click.option("--digest", is_flag=True,
+                     help="Digest auth instead of basic (Virtuoso's /sparql-auth)."),
+        click.option("--token", envvar="KGBUILD_REMOTE_TOKEN", metavar="TOKEN",
+                     help="Bearer token ($KGBUILD_REMOTE_TOKEN)."),
+        click.option("--timeout", type=click.FloatRange(0.1, 86400), default=60.0,
+                     show_default=True, help="Seconds per request."),
+        click.option("--retries", **count(3, 0, 20),
+                     help="Retries of a request after a 5xx answer or a connection error."),
+    ]):
+        f = option(f)
+    return f
+
+
+def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
+                  retries):
+    """The client the remote options describe."""
+    from ..remote.sparql import Auth, SparqlClient
+
+    if token and user:
+        raise UsageError("give either --user/--password or --token, not both")
+    if password and not user:
+        raise UsageError("--password needs --user")
+    return SparqlClient(endpoint, update_url=update_url, store_url=gsp_url,
+                        auth=Auth(user, password, token, digest), timeout=timeout,
+                        retries=retries)
+
+
+@main.command()
+@click.option("--endpoint", metavar="URL",
+              help="SPARQL query URL, e.g. http://127.0.0.1:7878/query (Oxigraph) or "
+                   "http://127.0.0.1:8890/sparql-auth (Virtuoso).")
+@click.option("--falkordb", metavar="redis://HOST:PORT",
+              help="Push the property graph to FalkorDB instead (Cypher MERGE).")
+@click.option("--graph-name", default="kgbuild", show_default=True,
+              help="FalkorDB graph to write.")
+@STORE
+@SCHEMA
+@click.option("--graph-iri", metavar="IRI",
+              help="Send the whole graph as this one named graph instead of one per document.")
+@click.option("--full", is_flag=True, help="Send every graph, whatever was pushed before.")
+@click.option("--batch-bytes", **count(4 << 20, 1024, 1 << 30),
+              help="Most N-Triples bytes in one upload request.")
+@remote_options
+@FORMAT
+def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, full, batch_bytes,
+         update_url, gsp_url, user, password, digest, token, timeout, retries, fmt):
+    """Send the store to a SPARQL 1.1 server (one named graph per document) or to FalkorDB.
+
+    Only the graphs of documents changed since the last push to that endpoint are sent
+    (remembered in the store folder), graphs of removed documents are dropped, and each graph
+    is replaced atomically (uploaded to a temporary graph, then MOVEd): a second push sends
+    nothing. FalkorDB gets the property graph (see `kgbuild export --format cypher`); nodes
+    and edges no longer in the store are deleted there.
+
+    \b
+    Examples:
+      kgbuild push --endpoint http://127.0.0.1:7878/query
+      kgbuild push --endpoint http://127.0.0.1:8890/sparql-auth --digest --user dba \\
+        --password dba
+      kgbuild push --falkordb redis://127.0.0.1:6379 --graph-name catalog
+    """
+    if bool(endpoint) == bool(falkordb):
+        raise UsageError("give one of --endpoint URL or --falkordb redis://HOST:PORT")
+    schema = load_schema(schema_name)
+    if falkordb:
+        from ..remote.cypher import push_falkordb
+
+        report = push_falkordb(store_path, schema, falkordb, graph_name, timeout=timeout)
+        emit(report, fmt, f"FalkorDB {falkordb} graph {graph_name}: {report['nodes']} nodes, "
+                          f"{report['edges']} edges; deleted {report['deleted_nodes']} nodes, "
+                          f"{report['deleted_edges']} edges")
+        return
+    from ..remote.push import push_store
+
+    with sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
+                       retries) as client:
+        report = push_store(store_path, schema, client, graph_iri=graph_iri, full=full,
+                            batch_bytes=batch_bytes)
+    emit(report.to_dict(), fmt, report.render())
+
+
+@main.command()
+@click.option("--endpoint", metavar="URL", required=True, help="SPARQL query URL.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), required=True,
+              help="File to write: .nq (default), .trig, or .nt (graph names dropped).")
+@click.option("--graph-iri", metavar="IRI", help="Read only this named graph.")
+@remote_options
+@FORMAT
+def pull(endpoint, output, graph_iri, update_url, gsp_url, user, password, digest, token,
+         timeout, retries, fmt):
+    """Read kgbuild's named graphs (IRIs under https://kgbuild.dev/) back from a SPARQL server.
+
+    \b
+    Example:
+      kgbuild pull --endpoint http://127.0.0.1:7878/query -o remote.nq
+    """
+    from ..remote.push import pull_store
+
+    check_output(output)
+    with sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
+                       retries) as client:
+        report = pull_store(client, output, graph_iri=graph_iri)
+    emit(report, fmt, f"wrote {report['output']}: {report['quads']} quads from "
+                      f"{report['graphs']} graph(s) of {report['endpoint']}")

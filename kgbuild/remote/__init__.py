@@ -1,0 +1,1 @@
+"""Servers: push/pull to SPARQL 1.1 servers, Cypher export and property-graph push."""

@@ -1,0 +1,180 @@
+"""A plain HTTP client for SPARQL 1.1 servers: Query, Update and the Graph Store Protocol.
+
+Requests carry explicit ``Content-Type``/``Accept`` headers and nothing else a server could
+read as a dataset: never ``default-graph-uri``, never ``CREATE GRAPH`` (rdflib's client sends
+both; Oxigraph then answers ``GRAPH`` queries with 0 rows and Virtuoso rejects the second).
+Queries and updates are POSTed form-encoded, which Oxigraph, Virtuoso and Fuseki all accept
+(Virtuoso hangs on ``application/sparql-query``). 5xx answers and connection errors are
+retried with exponential backoff; 401/403 is one :class:`RemoteError` line.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import httpx2
+
+from ..errors import KgbuildError
+
+NT = "application/n-triples"
+RDF_ACCEPT = "application/n-triples, text/plain;q=0.9, text/turtle;q=0.8"
+JSON_RESULTS = "application/sparql-results+json"
+FORM = "application/x-www-form-urlencoded"
+
+
+class RemoteError(KgbuildError):
+    """A SPARQL or graph server refused, failed or could not be reached."""
+
+    code = "remote"
+
+
+@dataclass(frozen=True)
+class Auth:
+    """Credentials: a bearer ``token``, or ``user``/``password`` (``digest`` for Virtuoso's
+    ``/sparql-auth``, else basic)."""
+
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    digest: bool = False
+
+    def httpx(self):
+        if self.user is None:
+            return None
+        cls = httpx2.DigestAuth if self.digest else httpx2.BasicAuth
+        return cls(self.user, self.password or "")
+
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+
+def service_urls(endpoint: str) -> tuple[str, str, str | None]:
+    """Query, update and graph-store URLs for a server known by one URL.
+
+    ``.../query`` (Oxigraph, Fuseki) pairs with ``.../update`` and, Oxigraph's layout,
+    ``.../store``; ``.../sparql`` and ``.../sparql-auth`` (Virtuoso) take updates at the same
+    URL and have no graph store here (uploads use SPARQL Update); any other URL is used for
+    both, with no graph store."""
+    parts = urlsplit(endpoint)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RemoteError(f"{endpoint!r} is not an http(s) URL with a host, e.g. "
+                          f"http://127.0.0.1:7878/query", code="usage")
+    path = parts.path.rstrip("/")
+    if path.endswith("/query"):
+        base = path[: -len("query")]
+        return (endpoint, urlunsplit(parts._replace(path=base + "update")),
+                urlunsplit(parts._replace(path=base + "store")))
+    return endpoint, endpoint, None
+
+
+class SparqlClient:
+    """One server: ``select``/``construct`` queries, ``update``, graph-store ``put``/``post``/
+    ``get``/``delete``. Counts the bytes it sends (``sent``) and the requests (``requests``)."""
+
+    def __init__(self, endpoint: str, *, update_url: str | None = None,
+                 store_url: str | None = None, auth: Auth | None = None, timeout: float = 60.0,
+                 retries: int = 3, backoff: float = 0.5):
+        query, update, store = service_urls(endpoint)
+        self.query_url = query
+        self.update_url = update_url or update
+        self.store_url = store_url if store_url is not None else store
+        self.auth = auth or Auth()
+        self.retries = retries
+        self.backoff = backoff
+        self.sent = 0
+        self.requests = 0
+        self._http = httpx2.Client(timeout=timeout, auth=self.auth.httpx(),
+                                   headers=self.auth.headers(), follow_redirects=False)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "SparqlClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- requests -------------------------------------------------------------------------------
+    def _send(self, method: str, url: str, *, what: str, ok=(200, 201, 204), **kwargs):
+        body = kwargs.get("content") or b""
+        for attempt in range(self.retries + 1):
+            self.requests += 1
+            self.sent += len(body)
+            try:
+                resp = self._http.request(method, url, **kwargs)
+            except httpx2.TimeoutException:
+                failure = f"{what}: no answer from {url} within {self._http.timeout.read} s"
+            except httpx2.TransportError as exc:
+                failure = f"{what}: cannot reach {url} ({type(exc).__name__}: {exc})"
+            else:
+                if resp.status_code in ok:
+                    return resp
+                if resp.status_code in (401, 403):
+                    how = ("the server refused the credentials" if self.auth.user or
+                           self.auth.token else "the server wants credentials: pass --user and "
+                           "--password, or --token")
+                    raise RemoteError(f"{what}: {url} answered {resp.status_code} "
+                                      f"({how})", code="remote-auth")
+                failure = f"{what}: {url} answered {resp.status_code}: {_excerpt(resp.text)}"
+                if resp.status_code < 500:
+                    raise RemoteError(failure)
+            if attempt < self.retries:
+                time.sleep(self.backoff * 2 ** attempt)
+        raise RemoteError(f"{failure} (after {self.retries + 1} attempts)")
+
+    def select(self, query: str) -> list[dict[str, dict]]:
+        """The bindings of a SELECT query (SPARQL JSON results: ``{var: {type, value}}``)."""
+        resp = self._send("POST", self.query_url, what="SPARQL query", content=_form(query=query),
+                          headers={"Accept": JSON_RESULTS, "Content-Type": FORM}, ok=(200,))
+        try:
+            return resp.json()["results"]["bindings"]
+        except (ValueError, KeyError, TypeError):
+            raise RemoteError(f"SPARQL query: {self.query_url} did not answer with SPARQL JSON "
+                              f"results: {_excerpt(resp.text)}") from None
+
+    def construct(self, query: str) -> tuple[bytes, str]:
+        """The body and content type of a CONSTRUCT query's answer."""
+        resp = self._send("POST", self.query_url, what="SPARQL query", content=_form(query=query),
+                          headers={"Accept": RDF_ACCEPT, "Content-Type": FORM}, ok=(200,))
+        return resp.content, resp.headers.get("content-type", "")
+
+    def update(self, update: str) -> None:
+        """Run a SPARQL 1.1 Update (one request, one transaction where the server has them)."""
+        self._send("POST", self.update_url, what="SPARQL update", content=_form(update=update),
+                   headers={"Accept": "*/*", "Content-Type": FORM})
+
+    def put(self, graph: str, ntriples: bytes) -> None:
+        """Graph store: replace ``graph`` with N-Triples."""
+        self._send("PUT", self._store(), what="graph store PUT", params={"graph": graph},
+                   content=ntriples, headers={"Content-Type": NT})
+
+    def post(self, graph: str, ntriples: bytes) -> None:
+        """Graph store: add N-Triples to ``graph``."""
+        self._send("POST", self._store(), what="graph store POST", params={"graph": graph},
+                   content=ntriples, headers={"Content-Type": NT})
+
+    def get(self, graph: str) -> tuple[bytes, str]:
+        """Graph store: the triples of ``graph`` (body, content type); an absent graph is empty."""
+        resp = self._send("GET", self._store(), what="graph store GET", params={"graph": graph},
+                          headers={"Accept": RDF_ACCEPT}, ok=(200, 404))
+        if resp.status_code == 404:
+            return b"", NT
+        return resp.content, resp.headers.get("content-type", "")
+
+    def _store(self) -> str:
+        if not self.store_url:
+            raise RemoteError(f"{self.query_url} has no graph store URL (pass --gsp-url)",
+                              code="usage")
+        return self.store_url
+
+
+def _form(**fields: str) -> bytes:
+    return urlencode(fields).encode("ascii")
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
