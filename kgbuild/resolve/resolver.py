@@ -5,12 +5,17 @@ A mention is tried against known entities in stages; the first stage with a hit 
 1. **type gate**: only entities of the mention's type or a compatible one (itself, ancestors,
    descendants in the schema) are candidates; with no type every type is searched, and hits
    in incompatible types make the mention ``ambiguous``, never a cross-type pick;
+   **package gate**: a mention with its own ID (``own_id``) is never matched to an entity of
+   another ecosystem, nor (but through a curated alias) to another registry package of its own
+   (:mod:`kgbuild.resolve.ecosystem`);
 2. ``id``: an entity ID or reference (``component:default/payments``, ``API:payments``,
    purls with or without version, bom-refs) looked up directly;
 3. ``alias``: the curated alias table and accepted decisions of :mod:`kgbuild.aliases`;
 4. ``normalized``: equal keys (:mod:`kgbuild.normalize`), the type suffix stripped per
    candidate type;
-5. ``fuzzy``: candidates blocked by rare words, sorted neighbourhoods and acronyms, scored
+5. ``normalized`` again for a version-suffixed name (``requests-2.32.3``): its name part,
+   among package entities only;
+6. ``fuzzy``: candidates blocked by rare words, sorted neighbourhoods and acronyms, scored
    with rapidfuzz; resolved only above a threshold *and* a margin over the second-best entity.
 
 A fuzzy match resolves only when the keys differ by word order and one misspelt word
@@ -40,6 +45,7 @@ from ..errors import KgbuildError
 from ..graph.model import KnowledgeGraph, Node
 from ..schema.model import Schema
 from .aliases import AliasRegistry
+from .ecosystem import ecosystem, may_be_same, split_version
 from .normalize import EXTRA_SUFFIXES, Normalizer, acronym, canonical_ref, fold, slug
 
 STATUSES = ("resolved", "new", "review", "ambiguous")
@@ -128,6 +134,21 @@ class Duplicate:
     def to_dict(self) -> dict:
         return {"a": self.a, "b": self.b, "type": self.type, "score": round(self.score, 1),
                 "reason": self.reason}
+
+
+class _Excluded(set):
+    """IDs a mention must not resolve to: a set, plus those the package gate refuses for the
+    mention's own ID (``own_id``); ``curated`` lifts the gate's rule on registry packages."""
+
+    __slots__ = ("own", "label", "label_of", "curated")
+
+    def __init__(self, ids, own: str, label: str, label_of):
+        super().__init__(ids)
+        self.own, self.label, self.label_of, self.curated = own, label, label_of, False
+
+    def __contains__(self, i) -> bool:
+        return set.__contains__(self, i) or (i != self.own and not may_be_same(
+            self.own, self.label, i, self.label_of(i), self.curated))
 
 
 @contextmanager
@@ -529,6 +550,8 @@ class Resolver:
         banned = set(rejected) if rejected else set()
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
+            if ecosystem(own_id):
+                banned = _Excluded(banned, own_id, mention, self.label_of)
         return self._resolve(mention, folded, type_name, self._gates[type_name], banned)
 
     def resolve_many(self, mentions: Iterable[str | tuple], *, workers: int = 1) -> list[Resolution]:
@@ -610,8 +633,12 @@ class Resolver:
         if hits:
             return self._decide(res, "id", {i: mention for i in hits})
         found = self._alias_folds.get(folded)
+        if found and isinstance(banned, _Excluded):
+            banned.curated = True
         hits = found and {i for t, i in found
                           if t in gate and i not in banned and self.type_of(i) in gate}
+        if isinstance(banned, _Excluded):
+            banned.curated = False
         if hits:
             return self._decide(res, "alias", {i: mention for i in hits})
         words = self.normalizer.words(mention)
@@ -636,6 +663,16 @@ class Resolver:
                                      f"the words of {len(inside)} longer name(s)")
         if matched:
             return self._decide(res, "normalized", matched)
+        versioned = split_version(mention)
+        if versioned:
+            name, version = versioned
+            inner = self._resolve(name, fold(name), type_name, gate, banned)
+            hits = {i: key for i, _, _, _, key in inner.details
+                    if inner.stage in ("id", "alias", "normalized") and ecosystem(i)}
+            if hits:
+                self._decide(res, "normalized", hits)
+                res.reason = f"{name!r} at version {version}: {res.reason}"
+                return res
         self._fuzzy(res, self._keys(words, gate, misspelt=True), banned)
         if res.status == "new" and type_name:
             res.suggested_id = f"{type_name.lower()}:default/{slug(mention)}"
@@ -822,8 +859,9 @@ class Resolver:
         return sorted(taken, key=lambda m: m.start)
 
     def possible_duplicates(self, type: str | None = None) -> list[Duplicate]:
-        """Pairs of existing entities of one type with equal keys, or keys that would resolve
-        to each other by the fuzzy rules; ``distinct`` pairs are left out."""
+        """Pairs of existing entities of one type with equal keys, keys that would resolve to
+        each other by the fuzzy rules, or a version-suffixed name and its package (reason
+        ``version``); ``distinct`` pairs and pairs the package gate refuses are left out."""
         types = [self._type(type)] if type else sorted(self._index)
         out: dict[tuple[str, str], Duplicate] = {}
         for t in types:
@@ -835,14 +873,28 @@ class Resolver:
                                                       self.thresholds.accept).items()
                           if _DIGITS.findall(idx.keys[o]) == _DIGITS.findall(key)
                           and _typo_only(key, idx.keys[o], {})}
-                for other, s in {**scored, **dict.fromkeys(equal, 100.0)}.items():
-                    reason = "normalized" if other in equal else "fuzzy"
+                found = {**scored, **dict.fromkeys(equal, 100.0)}
+                for name in {x for a in ids for x in self._names[self._number[a]]}:
+                    versioned = split_version(name)
+                    other = idx.by_key.get(self.normalizer.key(versioned[0], t)) if versioned else None
+                    if other is not None and other != slot:
+                        found.setdefault(other, 100.0)
+                for other, s in found.items():
+                    reason = "normalized" if other in equal else "fuzzy" if other in scored else "version"
                     for a in ids:
                         for n in self._owners(t, other):
                             b = self._ids[n]
                             pair = (min(a, b), max(a, b))
                             dup = Duplicate(pair[0], pair[1], t, s, reason)
                             if a != b and not self.registry.is_distinct(a, b) and (
-                                    pair not in out or (s, reason) > (out[pair].score, out[pair].reason)):
+                                    pair not in out or (s, reason) > (out[pair].score, out[pair].reason)
+                            ) and (reason != "version" or ecosystem(a) or ecosystem(b)) and may_be_same(
+                                    a, self.label_of(a), b, self.label_of(b), self._curated(a, b)):
                                 out[pair] = dup
         return sorted(out.values(), key=lambda d: (-d.score, d.a, d.b))
+
+    def _curated(self, a: str, b: str) -> bool:
+        """Whether a curated alias or accepted decision gives one entity the other's label."""
+        return any((t, x) in pairs for x, y in ((a, b), (b, a))
+                   for pairs in [self._alias_folds.get(fold(self.label_of(y)), ())]
+                   for t in [self.type_of(x)])

@@ -1,0 +1,84 @@
+"""Package identity rules: which entities may be one package, per ecosystem.
+
+An entity's *ecosystem* comes from its ID: a purl's type (``pkg:pypi/...`` -> ``pypi``,
+``pkg:npm/...``, ``pkg:golang/...``, ``pkg:maven/...``), or the ID shapes the manifest
+extractors give unpublished projects (``<dir>#python`` -> ``pypi``, ``<dir>/package.json#<name>``
+-> ``npm``, ``<dir>/go.mod#<name>`` -> ``golang``); anything else (a Backstage entity, a
+person) has none. Two entities can be one package only when:
+
+* their ecosystems are equal or one is unknown: nothing is matched across ecosystems;
+* they are not two different purls of one ecosystem: those are distinct published
+  packages (``pymssql`` and ``pymysql``, ``debug`` and ``@types/debug``) unless a curated
+  alias says otherwise;
+* they agree on npm's scope, ``@types/`` stubs included: ``@types/debug`` types ``debug``
+  but is not it, ``@vitejs/devtools`` is not ``devtools``.
+
+A name may carry a version (``requests-2.32.3``, ``debug@4.3.7``, ``flask 3.0``): that is
+the package at that version; :func:`split_version` separates them (two or more dotted
+numbers: ``payments 2`` is a name, not a version).
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote
+
+_PURL_TYPE = re.compile(r"^pkg:([A-Za-z.+-][A-Za-z0-9.+-]*)/")
+_VERSIONED = re.compile(
+    r"^(?P<name>.*?[^\W_])(?:[-_ ]v?|@v?)(?P<version>\d+(?:\.\d+)+"
+    r"(?:[-.]?(?:a|b|c|rc|alpha|beta|pre|preview|dev|post)\.?\d*)*(?:\+[\w.]+)?)$",
+    re.IGNORECASE)
+
+
+def ecosystem(entity_id: str) -> str | None:
+    """The package ecosystem an entity ID belongs to, or None (see the module docstring)."""
+    m = _PURL_TYPE.match(entity_id)
+    if m:
+        return m.group(1).lower()
+    if entity_id.endswith("#python"):
+        return "pypi"
+    doc, sep, _ = entity_id.rpartition("#")
+    if sep:
+        name = doc.rsplit("/", 1)[-1]
+        if name == "package.json":
+            return "npm"
+        if name == "go.mod":
+            return "golang"
+    return None
+
+
+def is_package_purl(entity_id: str) -> bool:
+    """Whether an ID is a purl (a published package's name on its registry)."""
+    return _PURL_TYPE.match(entity_id) is not None
+
+
+def npm_scope(entity_id: str, label: str) -> str | None:
+    """The npm scope of an npm entity (``@types``, ``@babel``), "" for an unscoped one, None
+    when the entity is not npm's or its name is unknown."""
+    if ecosystem(entity_id) != "npm":
+        return None
+    if is_package_purl(entity_id):
+        name = unquote(entity_id[len("pkg:npm/"):].split("?", 1)[0])
+    else:
+        name = label.strip()
+    scope, slash, _ = name.partition("/")
+    return scope.lower() if slash and scope.startswith("@") else ""
+
+
+def may_be_same(a: str, a_label: str, b: str, b_label: str, curated: bool = False) -> bool:
+    """Whether entities ``a`` and ``b`` (IDs with their labels) may be one package by the rules
+    of the module docstring; ``curated``: a curated alias links them, so two purls may."""
+    ea, eb = ecosystem(a), ecosystem(b)
+    if ea and eb and ea != eb:
+        return False
+    if not curated and ea == eb and a != b and is_package_purl(a) and is_package_purl(b):
+        return False
+    sa, sb = npm_scope(a, a_label), npm_scope(b, b_label)
+    return sa is None or sb is None or sa == sb
+
+
+def split_version(name: str) -> tuple[str, str] | None:
+    """``(name, version)`` of a version-suffixed name (``requests-2.32.3`` ->
+    ``("requests", "2.32.3")``), None when ``name`` carries no version."""
+    m = _VERSIONED.match(name.strip())
+    return (m.group("name"), m.group("version")) if m else None

@@ -1,0 +1,109 @@
+"""Package identity rules: ecosystems gate resolution and duplicates; versions are not names."""
+
+import pytest
+
+from kgbuild.resolve.aliases import AliasRegistry
+from kgbuild.resolve.ecosystem import ecosystem, may_be_same, npm_scope, split_version
+from kgbuild.resolve.resolver import Resolver
+from kgbuild.schema.loader import load_schema
+
+SCHEMA = load_schema()
+PACKAGES = [  # defined entities as the manifest extractors name them
+    ("pkg:npm/%40babel/core", "Component", "@babel/core"),
+    ("pkg:npm/vite", "Component", "vite"),
+    ("pkg:npm/debug", "Component", "debug"),
+    ("pkg:npm/%40vitejs/devtools", "Component", "@vitejs/devtools"),
+    ("pkg:pypi/httpx", "Component", "httpx"),
+    ("pkg:pypi/pymysql", "Component", "PyMySQL"),
+    ("pkg:pypi/devtools", "Component", "devtools"),
+    ("pkg:pypi/requests", "Component", "requests"),
+    ("apps/web/package.json#web-utils", "Component", "web-utils"),
+    ("tools/lint#python", "Component", "lint-tools"),
+]
+
+
+def make(entities=PACKAGES, registry=None) -> Resolver:
+    r = Resolver(SCHEMA, registry)
+    for args in entities:
+        r.add_entity(*args)
+    return r
+
+
+@pytest.mark.parametrize("eid, eco", [
+    ("pkg:pypi/requests", "pypi"), ("pkg:NPM/%40types/debug", "npm"), ("pkg:golang/x.io/y", "golang"),
+    ("pkg:maven/org.apache/commons", "maven"), ("src/app#python", "pypi"),
+    ("web/package.json#site", "npm"), ("svc/go.mod#svc", "golang"),
+    ("component:default/payments", None), ("README.md#c1", None)])
+def test_ecosystem_of_an_id(eid, eco):
+    assert ecosystem(eid) == eco
+
+
+def test_scopes_and_types_stubs():
+    assert npm_scope("pkg:npm/%40types/debug", "") == "@types"
+    assert npm_scope("pkg:npm/debug", "debug") == ""
+    assert npm_scope("a/package.json#x", "@acme/x") == "@acme"
+    assert npm_scope("pkg:pypi/debug", "debug") is None
+    assert not may_be_same("pkg:npm/%40types/debug", "@types/debug", "a/package.json#debug", "debug")
+    assert may_be_same("pkg:npm/debug", "debug", "a/package.json#debug", "debug")
+
+
+@pytest.mark.parametrize("name, split", [
+    ("requests-2.32.3", ("requests", "2.32.3")), ("debug@4.3.7", ("debug", "4.3.7")),
+    ("charset_normalizer-3.3.2rc1", ("charset_normalizer", "3.3.2rc1")),
+    ("flask 3.0", ("flask", "3.0")), ("foo-1.0.dev3", ("foo", "1.0.dev3")),
+    ("payments 2", None), ("python-3", None), ("log4j", None), ("v1.2", None)])
+def test_version_suffixes(name, split):
+    assert split_version(name) == split
+
+
+@pytest.mark.parametrize("mention, own", [
+    ("cors", "pkg:npm/cors"),  # was queued as @babel/core
+    ("vine", "pkg:pypi/vine"),  # was queued as npm vite: another ecosystem
+    ("httpx2", "pkg:pypi/httpx2"),  # another registry package, however alike
+    ("pymssql", "pkg:pypi/pymssql"),
+    ("@types/debug", "pkg:npm/%40types/debug"),  # types debug, is not debug
+    ("devtools", "pkg:npm/devtools"),  # pypi devtools and @vitejs/devtools: neither
+])
+def test_registry_packages_are_never_candidates_for_one_another(mention, own):
+    res = make().resolve(mention, "Component", own_id=own)
+    assert res.status == "new" and not res.candidates, res.explain()
+
+
+def test_without_an_own_id_the_gate_is_open():
+    assert make().resolve("PyMySQL", "Component").id == "pkg:pypi/pymysql"
+
+
+def test_a_package_may_match_an_unpublished_project_of_its_ecosystem():
+    r = make()
+    res = r.resolve("web-utils", "Component", own_id="pkg:npm/web-utils")
+    assert (res.status, res.id) == ("resolved", "apps/web/package.json#web-utils")
+    assert r.resolve("web-utils", "Component", own_id="pkg:pypi/web-utils").status == "new"
+
+
+def test_a_curated_alias_links_two_registry_packages():
+    reg = AliasRegistry.from_dict({"aliases": {"Component": {"pkg:pypi/pymysql": ["pymssql"]}}})
+    res = make(registry=reg).resolve("pymssql", "Component", own_id="pkg:pypi/pymssql")
+    assert (res.status, res.id, res.stage) == ("resolved", "pkg:pypi/pymysql", "alias")
+    reg = AliasRegistry.from_dict({"aliases": {"Component": {"pkg:npm/vite": ["vine"]}}})
+    assert make(registry=reg).resolve("vine", "Component", own_id="pkg:pypi/vine").status == "new"
+
+
+def test_a_version_suffixed_name_is_the_package():
+    r = make()
+    res = r.resolve("requests-2.32.3", "Component", own_id="vendor/requests-2.32.3#python")
+    assert (res.status, res.id, res.stage) == ("resolved", "pkg:pypi/requests", "normalized")
+    assert "at version 2.32.3" in res.reason
+    assert r.resolve("requests-2.32.3", "Component", own_id="pkg:npm/requests").status == "new"
+    assert r.resolve("payments 2", "Component").status != "resolved"
+
+
+def test_possible_duplicates_follow_the_rules():
+    r = make(PACKAGES + [
+        ("pkg:pypi/pymssql", "Component", "pymssql"),
+        ("pkg:npm/%40types/debug", "Component", "@types/debug"),
+        ("pkg:npm/devtools", "Component", "devtools"),
+        ("vendor/requests-2.32.3#python", "Component", "requests-2.32.3"),
+        ("site/package.json#vite", "Component", "vite")])
+    pairs = {(d.a, d.b): d.reason for d in r.possible_duplicates()}
+    assert pairs == {("pkg:pypi/requests", "vendor/requests-2.32.3#python"): "version",
+                     ("pkg:npm/vite", "site/package.json#vite"): "normalized"}
