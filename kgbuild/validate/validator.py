@@ -1,79 +1,31 @@
-"""SHACL validation (pyshacl) of a graph against its schema's shapes, with readable reports."""
+"""Validating a graph, a file or a store against the schema's SHACL shapes, with either engine."""
 
 from __future__ import annotations
 
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Sequence
 
 import pyoxigraph as ox
 from pyshacl import validate as shacl_validate
 from rdflib import Graph, URIRef
-from rdflib.namespace import RDF, SH
+from rdflib.namespace import PROV, RDF, SH
 
 from ..errors import InputError
 from ..graph.model import doc_from_iri, id_from_iri
-from ..graph.rdf import add_quads
+from ..graph.rdf import add_quads, from_oxigraph, triples_to_rdflib
 from ..schema.model import Schema
-from ..schema.namespaces import SOURCE_BASE
+from ..schema.namespaces import KG, SOURCE_BASE
 from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
+from .compiler import Unsupported, compile_shapes
+from .engine import Data, Result, run
+from .report import ValidationReport, Violation
 
 FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".jsonld": "json-ld",
            ".json": "json-ld", ".rdf": "xml", ".owl": "xml", ".n3": "n3"}
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One SHACL result: the node, the rule it breaks, and the message."""
-
-    focus: str
-    rule: str
-    message: str
-    severity: str
-    path: str | None = None
-    value: str | None = None
-    focus_type: str | None = None
-
-    def to_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
-
-
-@dataclass
-class ValidationReport:
-    conforms: bool
-    violations: list[Violation] = field(default_factory=list)
-
-    def groups(self) -> dict[str, list[Violation]]:
-        """Violations grouped by rule message, largest group first, then by message."""
-        out: dict[str, list[Violation]] = {}
-        for v in self.violations:
-            out.setdefault(f"{v.rule}: {v.message}", []).append(v)
-        return dict(sorted(out.items(), key=lambda kv: (-len(kv[1]), kv[0])))
-
-    def to_dict(self) -> dict:
-        return {"conforms": self.conforms, "violations": len(self.violations),
-                "groups": [{"problem": k, "count": len(vs), "results": [v.to_dict() for v in vs]}
-                           for k, vs in self.groups().items()]}
-
-    def render(self, limit: int = 10) -> str:
-        """Text report: one block per problem, listing up to ``limit`` nodes each."""
-        if self.conforms:
-            return "conforms: the graph satisfies every shape"
-        lines = [f"does not conform: {len(self.violations)} violation(s) "
-                 f"in {len(self.groups())} group(s)"]
-        for problem, vs in self.groups().items():
-            lines.append(f"\n{problem}  ({len(vs)})")
-            for v in vs[:limit]:
-                extra = f" {v.path}" if v.path else ""
-                extra += f" -> {v.value}" if v.value and v.value != v.focus else ""
-                typ = f" (a {v.focus_type})" if v.focus_type else ""
-                lines.append(f"  - {v.focus}{typ}{extra}")
-            if len(vs) > limit:
-                lines.append(f"  ... and {len(vs) - limit} more")
-        return "\n".join(lines)
 
 
 def load_graph(path: str | Path) -> Graph:
@@ -87,18 +39,31 @@ def load_graph(path: str | Path) -> Graph:
     is an error). Only a regular file is opened: a FIFO or a device is refused, never read.
     """
     path = Path(path)
-    fmt = FORMATS.get(path.suffix.lower())
-    if fmt is None:
+    g = Graph()
+    if FORMATS.get(path.suffix.lower()) not in _OXIGRAPH:
+        with _open_regular(_checked(path)) as fh:
+            _parse_rdflib(g, fh, path, FORMATS[path.suffix.lower()])
+        return g
+    prefixes = _read(path, lambda quads: add_quads(g, quads))
+    for prefix, namespace in sorted(prefixes.items())[:_MAX_PREFIXES]:
+        g.bind(prefix, namespace, override=False)  # as rdflib's own parsers do
+    return g
+
+
+def _checked(path: Path) -> Path:
+    if FORMATS.get(path.suffix.lower()) is None:
         raise InputError(f"unknown RDF file extension {path.suffix!r} "
                          f"(one of {', '.join(sorted(FORMATS))})", str(path))
-    g = Graph()
+    return path
+
+
+def _read(path: Path, sink) -> dict[str, str]:
+    """Parse a file pyoxigraph reads, handing its quads to ``sink``; its prefixes."""
+    fmt = FORMATS[_checked(path).suffix.lower()]
     with _open_regular(path) as fh:
-        if fmt not in _OXIGRAPH:
-            _parse_rdflib(g, fh, path, fmt)
-            return g
         try:
             parser = ox.parse(fh, format=_OXIGRAPH[fmt], base_iri=path.absolute().as_uri())
-            add_quads(g, parser)
+            sink(parser)
         except SyntaxError as exc:
             raise InputError(f"cannot parse as {fmt}: {_syntax_message(exc)}", str(path),
                              exc.lineno if isinstance(exc.lineno, int) else None) from None
@@ -106,9 +71,7 @@ def load_graph(path: str | Path) -> Graph:
             raise InputError(f"cannot read as {fmt}: {exc}", str(path)) from None
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
-    for prefix, namespace in sorted(parser.prefixes.items())[:_MAX_PREFIXES]:
-        g.bind(prefix, namespace, override=False)  # as rdflib's own parsers do
-    return g
+    return parser.prefixes
 
 
 _OXIGRAPH = {"turtle": ox.RdfFormat.TURTLE, "nt": ox.RdfFormat.N_TRIPLES,
@@ -169,48 +132,206 @@ def _parse_rdflib(g: Graph, fh, path: Path, fmt: str) -> None:
                          str(path), line if isinstance(line, int) else None) from None
 
 
-def validate_graph(data: Graph, schema: Schema) -> ValidationReport:
-    """Validate ``data`` against the schema's shapes and the provenance shapes."""
-    vocab = vocabulary(schema)
-    conforms, results, _ = shacl_validate(
-        data, shacl_graph=all_shapes(schema), ont_graph=vocab, inference="none",
-        abort_on_first=False, allow_warnings=True, advanced=True)
-    violations = []
-    types = {URIRef(iri): name for iri, name in schema.type_by_iri.items()}
-    short = {**_SHORT, schema.namespace: f"{schema.prefix}:"}
-
-    def _show(term) -> str:
-        return show(term, short)
-
-    for r in results.subjects(RDF.type, SH.ValidationResult):
-        focus = results.value(r, SH.focusNode)
-        shape = results.value(r, SH.sourceShape)
-        comp = results.value(r, SH.sourceConstraintComponent)
-        path = results.value(r, SH.resultPath)
-        value = results.value(r, SH.value)
-        msg = results.value(r, SH.resultMessage)
-        sev = results.value(r, SH.resultSeverity)
-        focus_types = [types[t] for t in data.objects(focus, RDF.type) if t in types]
-        violations.append(Violation(
-            focus=_show(focus),
-            rule=_show(shape) if isinstance(shape, URIRef) else _show(comp),
-            message=str(msg) if msg is not None else _show(comp),
-            severity=str(sev).rsplit("#", 1)[-1] if sev is not None else "Violation",
-            path=_show(path) if path is not None else None,
-            value=_show(value) if value is not None else None,
-            focus_type="/".join(sorted(focus_types)) or None))
-    violations.sort(key=lambda v: (v.rule, v.message, v.focus, v.path or "", v.value or ""))
-    return ValidationReport(bool(conforms), violations)
+ENGINES = ("fast", "pyshacl")
 
 
-def validate_file(path: str | Path, schema: Schema) -> ValidationReport:
+def shapes_for(schema: Schema, extra: Sequence[str | Path] = ()) -> Graph:
+    """The schema's shapes, the provenance shapes and any user shape files (Turtle)."""
+    g = all_shapes(schema)
+    for path in extra:
+        for t in load_graph(path):
+            g.add(t)
+    return g
+
+
+def validate_graph(data: Graph, schema: Schema, *, engine: str = "fast",
+                   shapes: Graph | None = None) -> ValidationReport:
+    """Validate an rdflib graph against ``shapes`` (default: :func:`shapes_for` the schema).
+
+    ``engine`` "fast" compiles the shapes to SPARQL run by pyoxigraph (see
+    :mod:`kgbuild.validate.engine`); shapes it cannot compile are validated by pyshacl, and
+    the report's ``note`` says why. "pyshacl" is the reference engine."""
+    shapes = shapes if shapes is not None else all_shapes(schema)
+    plan, note = _plan(shapes, engine)
+    if plan is None:
+        return _pyshacl(data, shapes, schema, note)
+    db = ox.Store()
+    db.bulk_load(data.serialize(format="nt", encoding="utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    return _fast(plan, Data(db, vocabulary(schema)), schema)
+
+
+def validate_file(path: str | Path, schema: Schema, *, engine: str = "fast",
+                  shapes: Graph | None = None) -> ValidationReport:
     """Load an RDF file and validate it; see :func:`validate_graph`. A file that yields no
-    triples is an :class:`InputError`: an empty graph would "conform" and hide the mistake."""
-    data = load_graph(path)
-    if len(data) == 0:
-        raise InputError(f"no triples read from this {FORMATS[Path(path).suffix.lower()]} file: "
+    triples is an :class:`InputError`: an empty graph would "conform" and hide the mistake.
+    The fast engine reads the file straight into pyoxigraph (named graphs merged)."""
+    shapes = shapes if shapes is not None else all_shapes(schema)
+    plan, note = _plan(shapes, engine)
+    path = Path(path)
+    if plan is None or FORMATS.get(path.suffix.lower()) not in _OXIGRAPH:
+        data = load_graph(path)
+        _require_triples(len(data), path)
+        if plan is None:
+            return _pyshacl(data, shapes, schema, note)
+        return validate_graph(data, schema, engine=engine, shapes=shapes)
+    db = ox.Store()
+    _read(path, db.extend)
+    _require_triples(len(db), path)
+    return _fast(plan, Data(db, vocabulary(schema), union=True), schema)
+
+
+def validate_store(store, *, engine: str = "fast", shapes: Graph | None = None,
+                   focus: Iterable[str] | None = None) -> ValidationReport:
+    """Validate a :class:`~kgbuild.store.graphstore.GraphStore` in place (its named graphs
+    merged). ``focus`` (IRIs) restricts validation to those focus nodes: see
+    :func:`validate_changed`."""
+    schema = store.schema
+    shapes = shapes if shapes is not None else all_shapes(schema)
+    plan, note = _plan(shapes, engine)
+    focus = sorted(set(focus)) if focus is not None else None
+    scope = f"validated {len(focus):,} focus node(s) touched by the change" if focus is not None else None
+    if plan is None:
+        data = triples_to_rdflib(set(store.triples()), schema)
+        report = _pyshacl(data, shapes, schema, note, focus)
+    else:
+        report = _fast(plan, Data(_database(store), vocabulary(schema), union=True,
+                                  focus=[f"<{f}>" for f in focus] if focus is not None else None),
+                       schema)
+    report.scope = scope
+    return report
+
+
+def _database(store) -> ox.Store:
+    """The store's pyoxigraph database (read only here)."""
+    return store._db.db
+
+
+def _require_triples(n: int, path: Path) -> None:
+    if n == 0:
+        raise InputError(f"no triples read from this {FORMATS[path.suffix.lower()]} file: "
                          f"nothing to validate", str(path), code="no-triples")
-    return validate_graph(data, schema)
+
+
+def _plan(shapes: Graph, engine: str):
+    """``(compiled shapes or None, note)``: None means run pyshacl."""
+    if engine not in ENGINES:
+        raise InputError(f"unknown validation engine {engine!r} (one of {', '.join(ENGINES)})")
+    if engine == "pyshacl":
+        return None, None
+    try:
+        return compile_shapes(shapes), None
+    except Unsupported as exc:
+        return None, f"validated with pyshacl: the fast engine cannot compile {exc}"
+
+
+def _fast(plan, data: Data, schema: Schema) -> ValidationReport:
+    results = run(plan, data)
+    select = lambda q: ((tuple(from_oxigraph(t) if t is not None else None for t in row))
+                        for row in data.rows(q))
+    return _report(results, schema, select, "fast", None)
+
+
+def _pyshacl(data: Graph, shapes: Graph, schema: Schema, note: str | None,
+             focus: Sequence[str] | None = None) -> ValidationReport:
+    _, graph, _ = shacl_validate(data, shacl_graph=shapes, ont_graph=vocabulary(schema),
+                                 inference="none", abort_on_first=False, allow_warnings=True,
+                                 advanced=True)
+    results = set()
+    keep = {URIRef(f) for f in focus} if focus is not None else None
+    for r in graph.subjects(RDF.type, SH.ValidationResult):
+        res = Result(*(graph.value(r, p) for p in (SH.focusNode, SH.resultPath,
+                                                   SH.sourceConstraintComponent, SH.value,
+                                                   SH.resultSeverity, SH.resultMessage,
+                                                   SH.sourceShape)))
+        if keep is None or res.focus in keep:
+            results.add(res)
+    results = sorted(results, key=lambda r: tuple(str(x) for x in r))
+    select = lambda q: (tuple(row) for row in data.query(q))
+    return _report(results, schema, select, "pyshacl", note)
+
+
+def _report(results: list[Result], schema: Schema, select, engine: str,
+            note: str | None) -> ValidationReport:
+    """Results as readable violations, each with its focus node's type and source location."""
+    short = {**_SHORT, schema.namespace: f"{schema.prefix}:"}
+    focus = sorted({r.focus for r in results if isinstance(r.focus, URIRef)})
+    types, where = _types(focus, schema, select), locate(results, select)
+    violations = []
+    for r in results:
+        violations.append(Violation(
+            focus=show(r.focus, short),
+            rule=show(r.shape, short) if isinstance(r.shape, URIRef) else show(r.component, short),
+            message=str(r.message) if r.message is not None else show(r.component, short),
+            severity=str(r.severity).rsplit("#", 1)[-1] if r.severity is not None else "Violation",
+            path=show(r.path, short) if r.path is not None else None,
+            value=show(r.value, short) if r.value is not None else None,
+            focus_type="/".join(types.get(r.focus, ())) or None,
+            component=show(r.component, short), where=where.get(r)))
+    violations.sort(key=lambda v: (v.rule, v.message, v.focus, v.path or "", v.value or ""))
+    conforms = not any(v.severity == "Violation" for v in violations)
+    return ValidationReport(conforms, violations, engine, note, results=results)
+
+
+_LOCATE_LIMIT = 10_000  # violations located per report (each costs a lookup)
+
+
+def _types(focus: list, schema: Schema, select) -> dict:
+    out: dict = {}
+    for chunk in _chunks(focus[:_LOCATE_LIMIT]):
+        query = (f"SELECT ?f ?t WHERE {{ VALUES ?f {{ {' '.join(f'<{f}>' for f in chunk)} }} "
+                 f"?f <{RDF.type}> ?t }}")
+        for f, t in select(query):
+            name = schema.type_by_iri.get(str(t))
+            if name:
+                out.setdefault(f, set()).add(name)
+    return {f: sorted(names) for f, names in out.items()}
+
+
+def _chunks(items: list, size: int = 500):
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+def locate(results: list[Result], select) -> dict[Result, str]:
+    """``file:line`` of the assertion behind each result: the assertion itself when it is the
+    focus; else one stating the focus's edge to the result's value; else the first assertion
+    about the focus (as subject, then as object). Results without any are left out."""
+    focus = sorted({r.focus for r in results if isinstance(r.focus, URIRef)})[:_LOCATE_LIMIT]
+    own: dict = {}
+    about: dict = {}
+    derived, path, line = PROV.wasDerivedFrom, KG.path, KG.line
+    for chunk in _chunks(focus):
+        values = " ".join(f"<{f}>" for f in chunk)
+        for f, file, ln in select(
+                f"SELECT ?f ?file ?line WHERE {{ VALUES ?f {{ {values} }} ?f <{derived}> ?d . "
+                f"?d <{path}> ?file . OPTIONAL {{ ?f <{line}> ?line }} }}"):
+            own[f] = min(own.get(f, (str(file), _int(ln))), (str(file), _int(ln)))
+        for side, rank in ((RDF.subject, 0), (RDF.object, 1)):
+            other = RDF.object if side == RDF.subject else RDF.subject
+            for f, o, file, ln in select(
+                    f"SELECT ?f ?o ?file ?line WHERE {{ VALUES ?f {{ {values} }} ?a <{side}> ?f ; "
+                    f"<{other}> ?o ; <{derived}> ?d . ?d <{path}> ?file . "
+                    f"OPTIONAL {{ ?a <{line}> ?line }} }}"):
+                about.setdefault(f, []).append((rank, o, str(file), _int(ln)))
+    out = {}
+    for r in results:
+        if r.focus in own:
+            best = own[r.focus]
+        else:
+            cands = about.get(r.focus, [])
+            edge = [c for c in cands if r.value is not None and c[1] == r.value and c[0] == 0]
+            pick = min(edge or cands, key=lambda c: (c[0], c[2], c[3]), default=None)
+            best = (pick[2], pick[3]) if pick else None
+        if best is not None:
+            out[r] = f"{best[0]}:{best[1]}" if best[1] else best[0]
+    return out
+
+
+def _int(term) -> int:
+    try:
+        return int(str(term)) if term is not None else 0
+    except ValueError:
+        return 0
 
 
 _SHORT = {"http://www.w3.org/ns/shacl#": "sh:", "http://www.w3.org/2001/XMLSchema#": "xsd:",
