@@ -195,12 +195,13 @@ def _render_build(s: dict, result) -> str:
 @main.command()
 @STORE
 @SCHEMA
-@click.option("--format", "fmt", type=click.Choice(list(EXPORT_FORMATS)), default="turtle",
+@click.option("--format", "fmt", type=click.Choice([*EXPORT_FORMATS, "cypher"]), default="turtle",
               show_default=True, help="turtle and nt are deterministic; trig and nquads keep "
-                                      "one named graph per source document.")
+                                      "one named graph per source document; cypher is the "
+                                      "property graph as parameterised MERGE statements.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to a file (atomically).")
 def export(store_path, schema_name, fmt, output):
-    """Write the store's graph as Turtle, N-Triples, JSON-LD, TriG or N-Quads.
+    """Write the store's graph as Turtle, N-Triples, JSON-LD, TriG, N-Quads or Cypher.
 
     \b
     Example:
@@ -208,7 +209,12 @@ def export(store_path, schema_name, fmt, output):
     """
     check_output(output)
     with GraphStore(store_path, load_schema(schema_name), write=False) as store:
-        text = export_store(store, fmt)
+        if fmt == "cypher":
+            from ..remote.cypher import cypher_script
+
+            text = cypher_script(store.knowledge_graph())
+        else:
+            text = export_store(store, fmt)
     write_or_echo(text, output)
 
 
