@@ -81,6 +81,11 @@ def _check_spec(spec, schema) -> None:
         schema.node_type(t)
 
 
+def _split(values) -> tuple[str, ...]:
+    """Repeated, comma-separated option values as one tuple (blanks dropped)."""
+    return tuple(v.strip() for x in values for v in x.split(",") if v.strip())
+
+
 def _check_url(url: str | None) -> None:
     """An embeddings endpoint must be an http(s) URL with a host (and a valid port)."""
     if url is None:
@@ -102,9 +107,16 @@ def _check_url(url: str | None) -> None:
 @GRAPH
 @STORE
 @SCHEMA
-@click.option("--seed", "seeds", multiple=True, metavar="ID", help="Seed by stable ID (repeatable).")
+@click.option("--seed", "seeds", multiple=True, metavar="ID",
+              help="Seed by ID (repeatable), in any form: percent-encoded or not "
+                   "(pkg:npm/@babel/core), a purl with version and qualifiers "
+                   "(pkg:pypi/Flask@3.1.3), a Backstage ref with default kind/namespace "
+                   "(API:payments-api, or payments-api with --type API).")
 @click.option("--name", "names", multiple=True, help="Seed by name or alias, resolved (repeatable).")
-@click.option("-q", "--question", help="Seed with the entities this question mentions.")
+@click.option("-q", "--question",
+              help="Seed with the entities this question mentions. With --type and neither "
+                   "--path nor --follow: walk the shortest typed path (see `kgbuild paths`) "
+                   "from their types to the --type that has a complete walk.")
 @click.option("--follow", multiple=True, metavar="PRED[:out|:in|:both]",
               help="Edge type and direction to walk (repeatable); inverse names work.")
 @click.option("--hops", **count(2, 1, MAX_HOPS))
@@ -121,6 +133,13 @@ def _check_url(url: str | None) -> None:
 @click.option("--max-paths", **count(100))
 @click.option("--max-chars", **count(12000),
               help="Character budget of the context pack.")
+@click.option("--exclude-qualifier", "exclude_qualifiers", multiple=True, metavar="Q[,Q]",
+              help="Do not walk edges whose every assertion has a qualifier with one of these "
+                   "words (dev,test,docs drops dev dependencies, group:tests, optional:docs).")
+@click.option("--extractor", "extractors", multiple=True, metavar="NAME",
+              help="Walk only edges some assertion of this extractor backs (repeatable).")
+@click.option("--min-confidence", type=click.FloatRange(0.0, 1.0), metavar="X",
+              help="Walk only edges some assertion at least this confident backs.")
 @click.option("--semantic", **count(0), metavar="N",
               help="With -q: also seed the N nodes whose embeddings are closest to the question.")
 @click.option("--semantic-min", type=COSINE, default=0.5, show_default=True,
@@ -132,16 +151,23 @@ def _check_url(url: str | None) -> None:
                    "the key comes from $OPENAI_API_KEY.")
 @PRINCIPAL
 @ALL_ACCESS
-@FORMAT
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "context"]), default="text",
+              show_default=True,
+              help="text for people, json for machines, context: only the context pack as "
+                   "prompt text (each relation once, evidence cited).")
 def traverse(graph_file, store_path, schema_name, seeds, names, question, follow, hops, path, cap,
-             no_cap, include_seeds, types, max_nodes, max_edges, max_paths, max_chars, semantic,
-             semantic_min, embeddings_model, embeddings_url, labels, all_access, fmt):
+             no_cap, include_seeds, types, max_nodes, max_edges, max_paths, max_chars,
+             exclude_qualifiers, extractors, min_confidence, semantic, semantic_min,
+             embeddings_model, embeddings_url, labels, all_access, fmt):
     """Walk the graph from seeds and print nodes, edges, paths, evidence and a context pack.
 
     Seeds come from --seed IDs, --name (resolved like any mention) or the entities a
     --question mentions. Walk either --follow PRED[:DIR] for --hops hops, or one exact
     --path. Directions are relative to the name: ownerOf:out == ownedBy:in. When no seed is
-    found or no walk completes the result says so (ABSTAIN) instead of listing neighbours.
+    found or no walk completes the result says so (ABSTAIN) instead of listing neighbours;
+    for a --path it names the step that matched nothing, what would match there (the other
+    direction) and the nearest partial walk. The filters (--exclude-qualifier, --extractor,
+    --min-confidence) apply while walking: an edge they leave no assertion for is not walked.
 
     \b
     Exit codes: 0 answered; 1 abstained; 2 usage or input error.
@@ -151,6 +177,9 @@ def traverse(graph_file, store_path, schema_name, seeds, names, question, follow
       kgbuild traverse -q "Which service depends on the library maintained by the team
         that owns Payments API?" --path ownedBy:out/ownerOf:out/dependsOn:in
       kgbuild traverse --seed group:default/commerce-platform --follow ownerOf --hops 1
+      kgbuild traverse --seed pkg:pypi/Flask@3.1.3 --follow dependsOn --hops 1 \\
+        --exclude-qualifier dev,test,docs --format context
+      kgbuild traverse -q "Who owns Pricing SDK?" --type Group
       kgbuild traverse --graph graph.ttl --seed api:default/payments-api \\
         --path ownedBy/ownerOf --no-cap --format json
     """
@@ -160,7 +189,9 @@ def traverse(graph_file, store_path, schema_name, seeds, names, question, follow
                          path=path, cap=None if no_cap or cap == 0 else cap, types=types,
                          include_seeds=include_seeds, semantic=semantic, semantic_min=semantic_min,
                          max_nodes=max_nodes, max_edges=max_edges, max_paths=max_paths,
-                         max_chars=max_chars)
+                         max_chars=max_chars, min_confidence=min_confidence,
+                         exclude_qualifiers=_split(exclude_qualifiers), extractors=extractors,
+                         shortest_path=bool(question and types and not (path or follow)))
     if not (seeds or names or question):
         raise UsageError("give at least one --seed, --name or --question")
     if semantic and question:
@@ -178,7 +209,7 @@ def traverse(graph_file, store_path, schema_name, seeds, names, question, follow
         except Exception as exc:
             raise UsageError(f"--embeddings-url {embeddings_url!r}: {type(exc).__name__}: {exc}") from None
     result = Traverser(kg, principal, cache, matcher=matcher).run(spec)
-    emit(result.to_dict(), fmt, result.render())
+    emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
     sys.exit(1 if result.abstain else 0)
 
 

@@ -11,11 +11,17 @@ Evidence withheld from the principal (it names a hidden entity, see
 Passages are added in that order until ``max_chars`` (counted on :func:`render_context`
 lines) would be exceeded; later ones are dropped and counted. An abstaining traversal gets
 no passages, only its abstain note.
+
+:func:`render_prompt` prints the same pack for a prompt with each item once: the seeds, then
+each relation sentence with its evidence attached as numbered citations (``Pricing SDK is
+owned by Commerce Platform. [c3: catalog/pricing-sdk.yaml:11 "owner: commerce-platform"]``),
+then the passages LLM evidence was read in, numbered in the same sequence.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 
 from ..graph.access import WITHHELD
 from ..graph.model import KnowledgeGraph
@@ -104,6 +110,65 @@ def render_context(pack: dict) -> str:
     return "\n".join(_line(item) for item in pack["items"])
 
 
+def _where(source: dict) -> str:
+    """``file:11`` for a line, ``file#/json/pointer``, ``file chars 3-9``; the file alone."""
+    loc = source["location"]
+    if loc.startswith("line "):
+        return f"{source['source']}:{loc[5:]}"
+    if loc.startswith("/"):
+        return f"{source['source']}#{loc}"
+    return f"{source['source']} {loc}".strip()
+
+
+def render_prompt(result) -> str:
+    """A traversal's context pack as prompt text, each item once (see the module doc)."""
+    pack = result.context
+    if pack["abstain"]:
+        return f"No answer in the graph: {pack['abstain']}."
+    items = pack["items"]
+    evidence: dict[tuple, list[dict]] = {}
+    passages = {i["id"]: i for i in items if i["kind"] == "passage"}
+    for i in items:
+        if i["kind"] == "evidence":
+            evidence.setdefault(tuple(i["edge"]), []).append(i)
+    related = {tuple(i["edge"]) for i in items if i["kind"] == "relation"}
+    number: dict[int, str] = {}
+
+    def cite(item: dict) -> str:
+        number.setdefault(id(item), f"c{len(number) + 1}")
+        return number[id(item)]
+
+    def quote(ev: dict) -> str:
+        text = f"[{cite(ev)}: {_where(ev['sources'][0])} {ev['text']}"
+        if ev.get("passage") in passages:
+            text += f", in {cite(passages[ev['passage']])}"
+        return text + "]"
+
+    lines = []
+    for i in items:
+        if i["kind"] == "seed":
+            docs = ", ".join(s["source"] for s in i["sources"])
+            lines.append(i["text"] + (f" [{docs}]" if docs else ""))
+        elif i["kind"] == "relation":
+            cites = [quote(ev) for ev in evidence.get(tuple(i["edge"]), [])]
+            if not cites:  # evidence withheld or over the budget: the sources still count
+                cites = ["[" + "; ".join(_where(s) for s in i["sources"]) + "]"] if i["sources"] else []
+            lines.append(" ".join([i["text"], *cites]))
+    for edge, evs in evidence.items():  # evidence whose relation sentence the budget left out
+        if edge not in related:
+            lines.extend(quote(ev) for ev in evs)
+    for p in passages.values():
+        if id(p) not in number:  # a passage only an omitted citation pointed at
+            cite(p)
+    for p in sorted(passages.values(), key=lambda p: int(number[id(p)][1:])):
+        lines.append(f"[{number[id(p)]}: {p['id'] if 'id' in p else ''}] {p['text']}")
+    return "\n".join(lines)
+
+
+WRAP_AFTER = 5  # answer lists longer than this are printed one answer per line
+WIDTH = 100
+
+
 def render_result(result) -> str:
     """A :class:`~kgbuild.traverse.TraversalResult` as text for people."""
     lines = []
@@ -112,13 +177,24 @@ def render_result(result) -> str:
                      + (f" {s['mention']!r}" if s["via"] != "id" else ""))
     for u in result.unresolved:
         cands = ", ".join(f"{c['label']} ({c['id']})" for c in u["candidates"])
-        what = repr(u["mention"]) if "mention" in u else f"{u['via']} seed #{u['index'] + 1}"
-        lines.append(f"unresolved: {what} {u['status']}" + (f": {cands}" if cands else ""))
+        what = repr(u["mention"]) if u["via"] == "question" else \
+            f"{u['via']} seed #{u['index'] + 1}" + (f" {u['mention']!r}" if "mention" in u else "")
+        lines.append(f"unresolved: {what} {u['status']}" + (
+            f": did you mean {cands}?" if cands and u["status"] == "unknown" else
+            f": {cands}" if cands else ""))
     if result.abstain:
         lines.append(f"ABSTAIN ({result.abstain['reason']}): {result.abstain['message']}")
     if result.answers:
-        label = {n["id"]: n["label"] for n in result.nodes}
-        lines.append("answers: " + ", ".join(f"{label.get(a, a)} ({a})" for a in result.answers))
+        label = {**result.labels, **{n["id"]: n["label"] for n in result.nodes}}
+        names = [f"{label.get(a, a)} ({a})" for a in result.answers]
+        if len(names) > WRAP_AFTER:
+            lines.append(f"answers ({len(names)}):")
+            lines.extend(textwrap.fill(x, WIDTH, initial_indent="  ", subsequent_indent="    ",
+                                       break_long_words=False, break_on_hyphens=False)
+                         for x in names)
+        else:
+            lines.append(textwrap.fill("answers: " + ", ".join(names), WIDTH, subsequent_indent="  ",
+                                       break_long_words=False, break_on_hyphens=False))
     if result.paths:
         lines.append("paths:")
         lines.extend(f"  {p['text']}" for p in result.paths)

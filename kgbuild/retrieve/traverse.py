@@ -34,7 +34,10 @@ nothing reached (``no-edges``) the result says so and carries no nodes beyond th
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -43,10 +46,14 @@ import numpy as np
 from ..errors import KgbuildError
 from ..graph.access import Principal, visible_graph
 from ..graph.model import KnowledgeGraph
+from ..resolve.normalize import singular
 from ..resolve.resolver import Resolver
 from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_walk, path_walk
-from .context import context_pack, render_result
+from .context import context_pack, render_prompt, render_result
+from .diagnose import diagnose_path
 from .embeddings import node_text
+from .paths import typed_paths
+from .seeds import SeedIndex
 
 _DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
 # bounds of every setting (the CLI's options have the same): a cap or budget beyond any graph
@@ -56,6 +63,9 @@ MAX_HOPS = 10**6
 MAX_PATH_STEPS = 100
 MAX_QUESTION_CHARS = 10_000  # a question, not a document: its mentions, seeds and output stay small
 MAX_NAME_CHARS = 2_000  # one ID or name
+MAX_FILTERED_VIEWS = 8  # filtered graphs (and their indexes) one Traverser keeps
+SHORTEST_PATH_HOPS = 3  # shortest_path: typed paths tried have at most this many steps ...
+SHORTEST_PATH_TRIES = 20  # ... and at most this many are walked, shortest first
 
 
 @dataclass(frozen=True)
@@ -112,10 +122,25 @@ class TraversalSpec:
     include_seeds: bool = False  # path mode: may a seed be among the answers?
     semantic: int = 0  # with a question: also seed the N nodes most similar by embeddings
     semantic_min: float = 0.5  # ... whose cosine similarity reaches this
+    # assertion filters, applied before the walk (an edge no assertion is left for is not walked)
+    exclude_qualifiers: Sequence[str] = ()  # e.g. dev, test, docs (see qualifier_excluded)
+    extractors: Sequence[str] = ()  # only assertions of these extractors
+    min_confidence: float | None = None  # only assertions at least this confident
+    shortest_path: bool = False  # no path/follow: walk the shortest typed path to ``types``
 
     def check(self) -> None:
         if self.path and self.follow:
             raise KgbuildError("give either a path or follow specs, not both")
+        if self.shortest_path and (self.path or self.follow or not self.types):
+            raise KgbuildError("shortest_path needs a target type and neither path nor follow")
+        if self.min_confidence is not None and (
+                isinstance(self.min_confidence, bool) or not isinstance(self.min_confidence, (int, float))
+                or not 0.0 <= self.min_confidence <= 1.0):
+            raise KgbuildError(f"min_confidence must be from 0 to 1, got {self.min_confidence!r}")
+        for what, values in (("qualifier", self.exclude_qualifiers), ("extractor", self.extractors)):
+            if any(not isinstance(v, str) or not v.strip() or len(v) > MAX_NAME_CHARS for v in values):
+                raise KgbuildError(f"an {what} is a non-empty name of at most {MAX_NAME_CHARS:,} "
+                                   f"characters")
         for name, value in (("hops", self.hops), ("cap", self.cap), ("max_nodes", self.max_nodes),
                             ("max_edges", self.max_edges), ("max_paths", self.max_paths),
                             ("max_chars", self.max_chars)):
@@ -137,6 +162,43 @@ class TraversalSpec:
         """The settings, without the seeds (the result lists what they resolved to)."""
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()
                 if k not in ("seeds", "names", "question")}
+
+    def filter_key(self) -> tuple:
+        """The assertion filters, normalised; empty when there are none."""
+        if not (self.exclude_qualifiers or self.extractors or self.min_confidence is not None):
+            return ()
+        return (tuple(sorted({_word(q) for q in self.exclude_qualifiers})),
+                tuple(sorted(set(self.extractors))), self.min_confidence)
+
+
+def _word(text: str) -> str:
+    return singular(text.strip().lower())
+
+
+def qualifier_excluded(qualifier: str, excluded: set[str]) -> bool:
+    """Whether an assertion qualifier falls under an excluded name: any of its words (split at
+    ``:``, ``-``, ``_``, ``.``, singular) is one, so ``docs`` excludes ``group:docs`` and
+    ``optional:docs-auto``, ``test`` excludes ``group:tests``, ``dev`` excludes ``dev``."""
+    return any(_word(w) in excluded for w in re.split(r"[:\-_.]+", qualifier) if w)
+
+
+def filtered_graph(view: KnowledgeGraph, key: tuple) -> KnowledgeGraph:
+    """``view`` without the assertions the filters of :meth:`TraversalSpec.filter_key` drop
+    (nodes, documents and passages shared). Edges read without assertions stay only when
+    neither an extractor nor a confidence is asked for."""
+    excluded, extractors, least = set(key[0]), set(key[1]), key[2]
+
+    def keep(a) -> bool:
+        return (not any(qualifier_excluded(q, excluded) for q in a.qualifiers)
+                and (not extractors or a.extractor in extractors)
+                and (least is None or a.confidence >= least))
+
+    out = KnowledgeGraph(view.schema)
+    out.nodes, out.documents, out.passages = view.nodes, view.documents, view.passages
+    out.attribute_assertions = view.attribute_assertions
+    out.assertions = {k: a for k, a in view.assertions.items() if keep(a)}
+    out.untyped_edges = set() if extractors or least is not None else view.untyped_edges
+    return out
 
 
 # -- walks over the index -------------------------------------------------------------------
@@ -195,8 +257,9 @@ class TraversalResult:
     * ``mode``: ``"follow"`` or ``"path"``; ``spec``: the settings (seeds excluded);
       ``principal``: ``{labels, all_access}``.
     * ``seeds``: ``[{id, label, type, via: id|name|question, mention, span, score}]``;
-      ``unresolved``: ``[{via, index (id/name seeds) | mention+span (question), status:
-      unknown|new|review|ambiguous, candidates: [{id, label, type, score}]}]``.
+      ``unresolved``: ``[{via, index (id/name seeds) | span (question), mention (id seeds and
+      questions: as asked), status: unknown|new|review|ambiguous, candidates: [{id, label,
+      type, score}]}]`` (an unknown ID seed's candidates are the closest visible IDs).
     * ``nodes``: ``[{id, label, type, hop, seed}]`` (hop: first hop or step reaching it).
     * ``edges``: ``[{id: "e1", subject, predicate, object, hop, direction, walks: [{hop,
       direction}], assertions: [{source, location, evidence, extractor, confidence, passage?,
@@ -204,10 +267,13 @@ class TraversalResult:
     * ``paths``: ``[{seed, end, nodes: [ids], edges: ["e1", ...], text}]``: complete walks
       (path mode) or the walk to each leaf (follow mode).
     * ``answers``: end nodes of all complete walks (path mode; complete unless capped), the
-      seeds themselves left out unless ``include_seeds``.
+      seeds themselves left out unless ``include_seeds``; ``labels``: ``{id: label}`` of every
+      answer (the node budget may leave an answer out of ``nodes``).
     * ``truncated``: ``{cap: [{node, hop, edges}], nodes, edges, paths, context_items}``:
       edges the hub cap cut per node and hop; items the budgets left out.
-    * ``abstain``: null or ``{reason: no-seed|ambiguous|no-path|no-edges, message}``.
+    * ``abstain``: null or ``{reason: no-seed|ambiguous|no-path|no-edges, message}``; a
+      ``no-path`` abstain of a walk carries ``diagnosis`` (:func:`~kgbuild.retrieve.diagnose.
+      diagnose_path`): the failing step, what would match instead, the nearest partial walk.
     * ``context``: ``{items: [{id: "c1", kind: seed|evidence|passage|relation, node | edge: [s, p,
       o], text, sources: [{source, location}]}], chars, abstain}`` (see :mod:`kgbuild.context`).
     """
@@ -224,6 +290,7 @@ class TraversalResult:
     truncated: dict
     abstain: dict | None
     context: dict
+    labels: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         """JSON-ready result (schema in the README section "kgbuild traverse")."""
@@ -233,12 +300,18 @@ class TraversalResult:
         """The result as text for people."""
         return render_result(self)
 
+    def prompt(self) -> str:
+        """Only the context pack, as prompt text (see :func:`kgbuild.retrieve.context.render_prompt`)."""
+        return render_prompt(self)
+
 
 class Traverser:
     """Traversals over one graph for one principal: view, index and resolver built once.
 
     A ``resolver`` given here must know the principal's visible graph only (by default one
-    is built over it); a ``matcher`` is only ever offered the visible nodes' texts."""
+    is built over it); a ``matcher`` is only ever offered the visible nodes' texts. A spec
+    with assertion filters runs on a filtered copy of the view with its own index (built in
+    memory; the last :data:`MAX_FILTERED_VIEWS` filter sets are kept)."""
 
     def __init__(self, kg: KnowledgeGraph, principal: Principal | None = None,
                  cache_dir: str | Path | None = None, resolver=None, matcher=None):
@@ -248,6 +321,36 @@ class Traverser:
         self.evidence = self.view.edges()
         self.index = cached_index(self.view, cache_dir, self.evidence)
         self._resolver = resolver
+        self._seed_index: SeedIndex | None = None
+        self._filter: tuple = ()  # the filter key this (filtered) traverser's view has applied
+        self._filtered: OrderedDict[tuple, Traverser] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def seed_index(self) -> SeedIndex:
+        """Reference keys of the visible node IDs, for ``seeds`` in any form (built on first use)."""
+        if self._seed_index is None:
+            self._seed_index = SeedIndex(self.index.node_ids, self.view.schema)
+        return self._seed_index
+
+    def filtered(self, key: tuple) -> "Traverser":
+        """The traverser over this view less the assertions ``key`` (a filter key) drops."""
+        if not key or key == self._filter:
+            return self
+        with self._lock:
+            child = self._filtered.pop(key, None)
+            if child is None:
+                child = object.__new__(Traverser)
+                child.__dict__.update(self.__dict__)
+                child.view = filtered_graph(self.view, key)
+                child.evidence = child.view.edges()
+                child.index = cached_index(child.view, None, child.evidence)
+                child._resolver, child._seed_index = self.resolver, self.seed_index
+                child._filter, child._filtered, child._lock = key, OrderedDict(), threading.Lock()
+            self._filtered[key] = child
+            while len(self._filtered) > MAX_FILTERED_VIEWS:
+                self._filtered.popitem(last=False)
+        return child
 
     @property
     def resolver(self):
@@ -259,13 +362,19 @@ class Traverser:
     def run(self, spec: TraversalSpec) -> TraversalResult:
         """Find the seeds, walk, assemble nodes, edges, paths and the context pack."""
         spec.check()
+        key = spec.filter_key()
+        if key != self._filter:
+            return self.filtered(key).run(spec)
         schema = self.view.schema
+        seeds, unresolved = self._seeds(spec)
+        seed_pos = sorted(p for p in (self.index.position(s["id"]) for s in seeds) if p is not None)
+        untyped = None
+        if spec.shortest_path and seeds:
+            untyped, spec = spec, self._shortest_path(spec, seeds, seed_pos) or spec
         steps = parse_path(spec.path, schema) if spec.path else None
         follow = [parse_step(f, schema) for f in spec.follow] or [
             Step(e, (0, 1), f"{e}:both") for e in sorted(schema.edge_types)]
         keep = type_filter(self.index, self._type_codes(spec.types))
-        seeds, unresolved = self._seeds(spec)
-        seed_pos = sorted(self.index.position(s["id"]) for s in seeds)
         abstain = None
         if not seeds:
             ambiguous = any(u["status"] == "ambiguous" for u in unresolved)
@@ -273,13 +382,19 @@ class Traverser:
                        "message": "a name matches more than one entity; pick one by ID"
                        if ambiguous else "no seed entity was found in the graph"}
             nodes, edges, paths, answers, truncated = [], [], [], [], _no_truncation()
+        elif untyped is spec:
+            abstain = {"reason": "no-path", "message": f"the schema has no typed path of at most "
+                       f"{SHORTEST_PATH_HOPS} steps from the seeds' types to {', '.join(spec.types)}"}
+            nodes, edges, paths, answers, truncated = [], [], [], [], _no_truncation()
         elif steps:
             walk = path_walk(self.index, seed_pos, [step_lists(self.index, [s]) for s in steps],
                              spec.cap, keep)
             answers = [self.index.node_ids[a] for a in walk.layers[-1].tolist()]
             if not answers:
-                abstain = {"reason": "no-path",
-                           "message": f"no walk matches {spec.path} from the seeds"}
+                why = diagnose_path(self.index, schema, seed_pos, steps, self._lists, keep,
+                                    lambda n: self._node(self.index.node_ids[n])["label"])
+                abstain = {"reason": "no-path", "diagnosis": why,
+                           "message": f"no walk matches {spec.path} from the seeds: {why['message']}"}
             elif not spec.include_seeds:  # as in multi-hop QA: the topic entity is no answer
                 seed_ids = {s["id"] for s in seeds}
                 answers = [a for a in answers if a not in seed_ids]
@@ -299,9 +414,35 @@ class Traverser:
         return TraversalResult(
             "path" if steps else "follow", spec.to_dict(),
             {"labels": sorted(self.principal.labels), "all_access": self.principal.everyone},
-            seeds, unresolved, nodes, edges, paths, answers, truncated, abstain, context)
+            seeds, unresolved, nodes, edges, paths, answers, truncated, abstain, context,
+            {a: self._node(a)["label"] for a in answers})
 
     # -- helpers ------------------------------------------------------------------------------
+    def _lists(self, edge: str, dirs: tuple[int, ...]) -> list[tuple[int, int]]:
+        return step_lists(self.index, [Step(edge, dirs, "")])
+
+    def _shortest_path(self, spec: TraversalSpec, seeds: list[dict], seed_pos: list[int]):
+        """``spec`` with the shortest typed path from a seed's type to ``spec.types`` that has
+        a complete walk here (the shortest of all when none has one); None when the schema
+        has no such path of at most :data:`SHORTEST_PATH_HOPS` steps."""
+        schema = self.view.schema
+        keep = type_filter(self.index, self._type_codes(spec.types))
+        candidates = sorted({(len(p.steps), p.path) for s in seeds if s["type"]
+                             for t in spec.types
+                             for p in typed_paths(schema, s["type"], t, SHORTEST_PATH_HOPS,
+                                                  SHORTEST_PATH_TRIES)[0]})
+        chosen = None
+        for _, path in candidates[:SHORTEST_PATH_TRIES]:
+            steps = parse_path(path, schema)
+            walk = path_walk(self.index, seed_pos, [step_lists(self.index, [s]) for s in steps],
+                             spec.cap, keep)
+            if len(walk.layers[-1]):
+                chosen = path
+                break
+        if chosen is None and candidates:
+            chosen = candidates[0][1]
+        return replace(spec, path=chosen) if chosen else None
+
     def _type_codes(self, types: Sequence[str]) -> np.ndarray | None:
         if not types:
             return None
@@ -324,10 +465,14 @@ class Traverser:
             unresolved.append({"via": via, **where, "status": status, "candidates": cands})
 
         for i, sid in enumerate(spec.seeds):
-            if self.index.position(sid) is not None:
-                add(sid, "id", sid)
+            found = self.seed_index.lookup(sid, spec.types)
+            if len(found) == 1:
+                add(found[0], "id", sid)
             else:
-                miss("id", "unknown", index=i)
+                cands = found or self.seed_index.suggest(sid)
+                unresolved.append({"via": "id", "index": i, "mention": sid,
+                                   "status": "ambiguous" if found else "unknown",
+                                   "candidates": [{**self._node(c), "score": None} for c in cands]})
         for i, name in enumerate(spec.names):
             r = self.resolver.resolve(name)
             if r.status == "resolved" and self.index.position(r.id) is not None:

@@ -102,7 +102,8 @@ def test_missing_edge_reports_no_path(schema):
 def test_no_seed_abstains(schema):
     r = traverse(classic(schema), TraversalSpec(seeds=["component:default/nope"], hops=2), ALL)
     assert r.abstain["reason"] == "no-seed"
-    assert r.unresolved == [{"via": "id", "index": 0, "status": "unknown", "candidates": []}]
+    assert r.unresolved == [{"via": "id", "index": 0, "mention": "component:default/nope",
+                             "status": "unknown", "candidates": []}]
     assert r.nodes == [] and r.context["items"] == []
 
 
@@ -203,7 +204,7 @@ def test_json_and_text_outputs(schema, tmp_path):
     r = t.run(TraversalSpec(seeds=[PA], path="ownedBy:out/ownerOf:out/dependsOn:in"))
     d = json.loads(json.dumps(r.to_dict()))
     assert set(d) == {"mode", "spec", "principal", "seeds", "unresolved", "nodes", "edges", "paths",
-                      "answers", "truncated", "abstain", "context"}
+                      "answers", "labels", "truncated", "abstain", "context"}
     assert d["seeds"][0]["via"] == "id" and d["principal"] == {"labels": [], "all_access": True}
     assert d["paths"][0]["edges"] == ["e1", "e2", "e3"]
     text = r.render()
