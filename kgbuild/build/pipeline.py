@@ -35,8 +35,7 @@ from ..graph.turtle import to_turtle
 from ..io.atomic import atomic_write
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
-from ..resolve.resolver import Resolver
-from ..resolve.review import ResolutionStats, review_queue, save_review_queue
+from ..resolve.review import resolution_report, save_review_queue
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
@@ -380,28 +379,7 @@ def report_resolution(result: BuildResult, registry: Path | None, queue: Path | 
                                   f"review` or pass --resolve")
         return
     reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
-    kg = result.graph
-    resolver = Resolver.from_graph(kg, reg, nodes=[n for n in kg.nodes.values() if n.defined_in])
-    stubs = [n for n in kg.nodes.values() if not n.defined_in]
-    stats = ResolutionStats()
-    outcomes = []
-    for (s, _, o), assertions in kg.edges().items():
-        for end in (s, o):
-            node = kg.nodes.get(end)
-            if node is not None and node.defined_in:
-                stats.by_status["resolved"] += len(assertions) or 1
-                stats.by_stage["id"] += len(assertions) or 1
-    for node in sorted(stubs, key=lambda n: n.id):
-        res = resolver.resolve(node.label, node.type, own_id=node.id)
-        if res.status == "resolved":  # an explicit ID is never silently rewritten: ask a person
-            res.status, res.reason = "review", (
-                f"{node.id} is mentioned but defined nowhere; it looks like {res.id} "
-                f"({res.stage} match): accept to merge, reject to keep apart")
-        stats.add(res)
-        outcomes.append(res)
-    duplicates = resolver.possible_duplicates()
-    stats.possible_duplicates = len(duplicates)
-    items = review_queue(outcomes, reg)
+    stats, items, duplicates = resolution_report(result.graph, reg)
     if queue is not None:
         save_review_queue(queue, items)
     result.resolution = {**stats.to_dict(), "queue_file": str(queue) if queue else None,

@@ -87,12 +87,13 @@ class Resolution:
     searched: tuple[str, ...] = ()
     suggested_id: str | None = None
     details: list[tuple[str, str, str, float, str]] = field(default_factory=list, repr=False)
+    own_id: str | None = None  # the ID the mention's own record carries
 
     def to_dict(self) -> dict:
         return {"mention": self.mention, "type": self.type, "status": self.status,
                 "id": self.id, "stage": self.stage, "score": round(self.score, 1),
                 "candidates": [[i, t, round(s, 1)] for i, t, s in self.candidates],
-                "suggested_id": self.suggested_id}
+                "suggested_id": self.suggested_id, "own_id": self.own_id}
 
     def explain(self) -> dict:
         """Why this outcome: stage, reason, types searched and every candidate's match."""
@@ -167,7 +168,7 @@ def _gc_paused():
 def _pack(res: Resolution) -> tuple:
     """A resolution's fields but the mention, for sending between processes."""
     return (res.type, res.status, res.id, res.stage, res.score, res.candidates, res.reason,
-            res.searched, res.suggested_id, res.details)
+            res.searched, res.suggested_id, res.details, res.own_id)
 
 
 def _put(table: dict, key, value) -> None:
@@ -552,7 +553,9 @@ class Resolver:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
             if ecosystem(own_id):
                 banned = _Excluded(banned, own_id, mention, self.label_of)
-        return self._resolve(mention, folded, type_name, self._gates[type_name], banned)
+        res = self._resolve(mention, folded, type_name, self._gates[type_name], banned)
+        res.own_id = own_id
+        return res
 
     def resolve_many(self, mentions: Iterable[str | tuple], *, workers: int = 1) -> list[Resolution]:
         """Resolve a batch: each item a mention, ``(mention, type)`` or ``(mention, type, own_id)``.

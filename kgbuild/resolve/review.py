@@ -27,8 +27,9 @@ from ..io.atomic import atomic_write
 from ..io.text import read_bytes
 from ..io.yamlfile import MAX_CONFIG_BYTES
 from .aliases import AliasRegistry
-from .normalize import fold
-from .resolver import Resolution, Resolver
+from .ecosystem import ecosystem, split_version
+from .normalize import fold, split_words
+from .resolver import Duplicate, Resolution, Resolver
 
 
 @dataclass
@@ -38,6 +39,7 @@ class ResolutionStats:
     by_status: Counter = field(default_factory=Counter)
     by_stage: Counter = field(default_factory=Counter)
     possible_duplicates: int = 0
+    queued: int | None = None  # review queue items (undecided, deduplicated); None: by status
 
     def add(self, res: Resolution) -> None:
         self.by_status[res.status] += 1
@@ -49,7 +51,8 @@ class ResolutionStats:
                 "resolved": {s: self.by_stage[s] for s in ("id", "alias", "normalized", "fuzzy")},
                 "new": self.by_status["new"], "review": self.by_status["review"],
                 "ambiguous": self.by_status["ambiguous"],
-                "queued": self.by_status["review"] + self.by_status["ambiguous"],
+                "queued": (self.by_status["review"] + self.by_status["ambiguous"]
+                           if self.queued is None else self.queued),
                 "possible_duplicates": self.possible_duplicates}
 
     def summary(self) -> str:
@@ -61,11 +64,12 @@ class ResolutionStats:
 
 
 def review_queue(resolutions: Iterable[Resolution], registry: AliasRegistry | None = None) -> list[dict]:
-    """Mentions a person should decide on: review/ambiguous outcomes not yet decided, deduplicated."""
+    """Mentions a person should decide on: review/ambiguous outcomes not yet decided,
+    deduplicated, most likely accepted first (:func:`priority`)."""
     decided = {(fold(d.mention), d.type) for d in (registry.decisions if registry else ())}
     items: dict[tuple[str, str], dict] = {}
     for res in resolutions:
-        if res.status not in ("review", "ambiguous"):
+        if res.status not in ("review", "ambiguous") or not res.candidates:
             continue
         key = (fold(res.mention), res.type or "")
         if key in decided:
@@ -73,8 +77,80 @@ def review_queue(resolutions: Iterable[Resolution], registry: AliasRegistry | No
         if key in items:
             items[key]["count"] += 1
         else:
-            items[key] = {**res.explain(), "count": 1}
-    return [items[k] for k in sorted(items)]
+            items[key] = {**res.explain(), "count": 1, "priority": priority(res)}
+    return [items[k] for k in sorted(items, key=lambda k: (-items[k]["priority"], k))]
+
+
+_STAGE_WEIGHT = {"id": 1.0, "alias": 1.0, "normalized": 1.0, "fuzzy": 0.5}
+
+
+def _name_words(name: str) -> set[str]:
+    versioned = split_version(name)
+    return set(split_words(versioned[0] if versioned else name))
+
+
+def priority(res: Resolution) -> float:
+    """How likely a person accepts a queued mention's best candidate, 0-1: its score (40 %),
+    the words mention and candidate share (30 %), the match stage (exact forms and aliases
+    over fuzzy, acronyms last: 10 %), the same type (10 %) and the same ecosystem (10 %);
+    divided by the number of candidates tied at the top, halved when ``ambiguous``."""
+    top_id, top_type, label, score, _ = res.details[0]
+    mine, theirs = _name_words(res.mention), _name_words(label)
+    shared = len(mine & theirs) / len(mine | theirs) if mine | theirs else 0.0
+    own, other = ecosystem(res.own_id or ""), ecosystem(top_id)
+    same_eco = 1.0 if own and own == other else 0.5 if not (own and other) else 0.0
+    same_type = 1.0 if top_type == res.type else 0.5
+    value = (0.4 * score / 100 + 0.3 * shared + 0.1 * _STAGE_WEIGHT.get(res.stage, 0.0)
+             + 0.1 * same_type + 0.1 * same_eco)
+    tied = sum(1 for _, _, s in res.candidates if s == score)
+    return round(value / tied / (2 if res.status == "ambiguous" else 1), 3)
+
+
+def package_resolver(kg: KnowledgeGraph, registry: AliasRegistry | None = None) -> Resolver:
+    """The resolver a build reports with: it knows the entities ``kg``'s documents define
+    (every entity when none records where it is defined, as in a graph read from a file)."""
+    defined = [n for n in kg.nodes.values() if n.defined_in]
+    return Resolver.from_graph(kg, registry, nodes=defined or None)
+
+
+def possible_duplicates(kg: KnowledgeGraph, registry: AliasRegistry | None = None,
+                        type: str | None = None) -> list[Duplicate]:
+    """Pairs of defined entities that look like one (:meth:`Resolver.possible_duplicates`):
+    the one computation behind both a build's count and ``kgbuild resolve review``."""
+    return package_resolver(kg, registry).possible_duplicates(type)
+
+
+def resolution_report(kg: KnowledgeGraph, registry: AliasRegistry | None = None
+                      ) -> tuple[ResolutionStats, list[dict], list[Duplicate]]:
+    """A build's resolution report: every mentioned-but-undefined entity resolved against the
+    defined ones, with the counts by stage, the review queue and the possible duplicates.
+
+    An edge end defined by some document counts as resolved by ``id``. A mention that
+    resolves is queued all the same: an explicit ID is never silently rewritten, a person
+    accepts the merge.
+    """
+    resolver = package_resolver(kg, registry)
+    stats = ResolutionStats()
+    for (s, _, o), assertions in kg.edges().items():
+        for end in (s, o):
+            node = kg.nodes.get(end)
+            if node is not None and node.defined_in:
+                stats.by_status["resolved"] += len(assertions) or 1
+                stats.by_stage["id"] += len(assertions) or 1
+    outcomes = []
+    for node in sorted((n for n in kg.nodes.values() if not n.defined_in), key=lambda n: n.id):
+        res = resolver.resolve(node.label, node.type, own_id=node.id)
+        if res.status == "resolved":
+            res.status, res.reason = "review", (
+                f"{node.id} is mentioned but defined nowhere; it looks like {res.id} "
+                f"({res.stage} match: {res.reason}): accept to merge, reject to keep apart")
+        stats.add(res)
+        outcomes.append(res)
+    items = review_queue(outcomes, registry)
+    stats.queued = len(items)
+    duplicates = resolver.possible_duplicates()
+    stats.possible_duplicates = len(duplicates)
+    return stats, items, duplicates
 
 
 def save_review_queue(path: str | Path, items: list[dict]) -> None:
@@ -92,8 +168,7 @@ def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
     decided = {(fold(d.mention), d.type) for d in (registry.decisions if registry else ())}
     view = visible_graph(kg, principal or Principal())
     restricted = view is not kg
-    resolver = Resolver.from_graph(view, _visible_registry(registry, view) if restricted
-                                   else registry)
+    resolver = package_resolver(view, _visible_registry(registry, view) if restricted else registry)
     type_name = kg.schema.node_type(type).name if type else None
     pending = [q for q in queue if (fold(q["mention"]), q.get("type") or "") not in decided
                and (type_name is None or q.get("type") == type_name)]
@@ -174,7 +249,8 @@ def render_review(report: dict) -> str:
     lines = [f"{len(report['queue'])} queued mention(s)"]
     for q in report["queue"]:
         cands = ", ".join(f"{c['id']} ({c.get('score')})" for c in q.get("candidates", [])[:3])
-        lines.append(f"  {q['mention']!r} as {q.get('type') or 'any type'}: {q.get('status')}, "
+        lines.append(f"  [{q.get('priority', 0):.2f}] {q['mention']!r} as {q.get('type') or 'any type'}"
+                     + (f" ({q['own_id']})" if q.get("own_id") else "") + f": {q.get('status')}, "
                      f"{q.get('reason')}" + (f"; candidates {cands}" if cands else ""))
     lines.append(f"{len(report['possible_duplicates'])} possible duplicate pair(s)")
     for d in report["possible_duplicates"]:

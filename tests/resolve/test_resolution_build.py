@@ -90,3 +90,23 @@ def test_registry_beside_the_sources_is_used_when_the_project_has_none(tmp_path,
     monkeypatch.chdir(tmp_path)  # no ./aliases.yaml here
     result = build_graph([src], store=None, timestamp=0, validate=False)
     assert GUEST not in owners(result) and GUESTS in owners(result)
+
+
+def test_build_summary_and_review_agree(tmp_path):
+    from kgbuild.graph.access import Principal
+    from kgbuild.resolve.review import review
+    from kgbuild.schema.loader import load_schema
+    from kgbuild.store.graphstore import GraphStore
+
+    report = build(tmp_path).resolution
+    store = GraphStore(tmp_path / "store", load_schema())
+    try:
+        listed = review(store.knowledge_graph(), tmp_path / "aliases.yaml",
+                        tmp_path / "store" / "review-queue.json", principal=Principal.all_access())
+    finally:
+        store.close()
+    assert len(listed["queue"]) == report["queued"] >= 1
+    assert len(listed["possible_duplicates"]) == report["possible_duplicates"]
+    assert listed["possible_duplicates"][:20] == report["duplicates"]
+    assert [q["priority"] for q in listed["queue"]] == sorted(
+        (q["priority"] for q in listed["queue"]), reverse=True)

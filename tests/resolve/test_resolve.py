@@ -294,8 +294,9 @@ def test_review_queue_stats_and_cli_helpers(r, tmp_path):
     registry = AliasRegistry()
     registry.decide("payments", "", "group:default/payments", "accepted")
     queue = review_queue(results, registry)
-    assert [(q["mention"], q["count"]) for q in queue] == [
-        ("CIS", 2), ("payments gateway ops", 1)]
+    assert [(q["mention"], q["count"]) for q in queue] == [  # an acronym-only match ranks last
+        ("payments gateway ops", 1), ("CIS", 2)]
+    assert queue[0]["priority"] > queue[1]["priority"]
     path = tmp_path / "review.json"
     save_review_queue(path, queue)
     kg = KnowledgeGraph(SCHEMA)
