@@ -20,6 +20,7 @@ LAYERS = [
     {"retrieve"},
     {"build"},
     {"evaluate"},
+    {"serve"},
     {"cli"},
 ]
 RANK = {part: i for i, layer in enumerate(LAYERS) for part in layer}

@@ -1,0 +1,280 @@
+"""The HTTP JSON API (Starlette): traverse, resolve, node, SPARQL query, health, OpenAPI.
+
+Every answer is JSON. ``POST /traverse`` takes the fields of
+:class:`~kgbuild.retrieve.traverse.TraversalSpec` and answers exactly what ``kgbuild traverse
+--format json`` prints for the same spec and principal. Errors are ``{"error": one line,
+"code": ...}`` with a 4xx status (5xx: the server's own failure), never a traceback. A request's
+principal comes from its bearer token (:mod:`kgbuild.serve.config`); without one it sees public
+items only. Work runs in worker threads, at most ``limits.workers`` at once, each bounded by
+``limits.request_timeout``; a body is read up to ``limits.max_body_bytes``.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import asynccontextmanager
+from dataclasses import fields
+from pathlib import Path
+from typing import Callable
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..errors import KgbuildError
+from ..graph.access import Principal
+from ..graph.model import safe_text
+from ..retrieve.adjacency import DIRECTIONS
+from ..retrieve.traverse import MAX_NAME_CHARS, TraversalSpec, parse_path, parse_step
+from ..schema.model import Schema
+from .config import ServeConfig
+from .live import LiveIndex
+from .openapi import openapi
+from .sparql import run_query
+
+MAX_ERROR = 2000  # characters of one error message
+
+
+class ApiError(Exception):
+    """A request the server refuses: HTTP ``status``, one-line ``message``, machine ``code``."""
+
+    def __init__(self, status: int, message: str, code: str):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+class JSON(Response):
+    """Sorted JSON, as ``--format json`` prints it (a lone surrogate as its escape)."""
+
+    media_type = "application/json"
+
+    def render(self, content) -> bytes:
+        return safe_text(json.dumps(content, sort_keys=True, ensure_ascii=False)).encode()
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(safe_text(text[:MAX_ERROR + 1]).split())
+    return text if len(text) <= MAX_ERROR else text[:MAX_ERROR - 1] + "…"
+
+
+def error(status: int, message: str, code: str) -> JSON:
+    return JSON({"error": _one_line(message), "code": code}, status)
+
+
+# -- request parsing -------------------------------------------------------------------------
+_SPEC = {f.name: f for f in fields(TraversalSpec)}
+LISTS = ("seeds", "names", "follow", "types")
+TEXTS = ("question", "path")
+INTEGERS = ("hops", "max_nodes", "max_edges", "max_paths", "max_chars", "semantic")
+
+
+def parse_spec(body: object, schema: Schema) -> TraversalSpec:
+    """A :class:`TraversalSpec` from a request's JSON, checked as ``kgbuild traverse`` checks
+    its options (types, bounds, path and follow syntax, type names) before any work."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "the body must be a JSON object with TraversalSpec fields", "usage")
+    for key, value in body.items():
+        if key not in _SPEC:
+            raise ApiError(400, f"unknown field {key!r} (known: {', '.join(_SPEC)})", "usage")
+        if key in LISTS and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            raise ApiError(400, f"{key} must be a list of texts", "usage")
+        if key in TEXTS and value is not None and not isinstance(value, str):
+            raise ApiError(400, f"{key} must be a text or null", "usage")
+        if key in INTEGERS + ("cap",) and (isinstance(value, bool) or not isinstance(value, int)):
+            if not (key == "cap" and value is None):
+                raise ApiError(400, f"{key} must be an integer" + (" or null (no cap)"
+                                                                    if key == "cap" else ""), "usage")
+        if key == "include_seeds" and not isinstance(value, bool):
+            raise ApiError(400, "include_seeds must be true or false", "usage")
+        if key == "semantic_min" and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not -1 <= value <= 1):
+            raise ApiError(400, "semantic_min must be a number from -1 to 1", "usage")
+    if body.get("semantic"):
+        raise ApiError(400, "semantic seeds are not served (the server has no embeddings "
+                            "endpoint): leave semantic at 0", "usage")
+    spec = TraversalSpec(**{k: tuple(v) if k in LISTS else v for k, v in body.items()})
+    if spec.cap == 0:  # as --hub-cap 0: no cap
+        spec.cap = None
+    if not (spec.seeds or spec.names or spec.question):
+        raise ApiError(400, "give at least one of seeds, names or question", "usage")
+    spec.check()
+    if spec.path is not None and not spec.path.strip():
+        raise ApiError(400, "path is empty: write steps as PRED[:out|:in|:both] joined by '/'",
+                       "usage")
+    if spec.path:
+        parse_path(spec.path, schema)
+    for f in spec.follow:
+        parse_step(f, schema)
+    for t in spec.types:
+        schema.node_type(t)
+    return spec
+
+
+async def read_json(request: Request, limit: int) -> object:
+    """The request's body as JSON, read up to ``limit`` bytes (413 beyond)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and (not declared.isdigit() or int(declared) > limit):
+        raise ApiError(413, f"the body is larger than {limit} bytes", "too-large")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(413, f"the body is larger than {limit} bytes", "too-large")
+        chunks.append(chunk)
+    try:
+        return json.loads(b"".join(chunks).decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ApiError(400, "the body is not UTF-8", "bad-json") from None
+    except (ValueError, RecursionError) as exc:
+        raise ApiError(400, f"the body is not JSON: {exc}", "bad-json") from None
+
+
+def _param(request: Request, name: str, required: bool = True) -> str | None:
+    value = request.query_params.get(name)
+    if value is None and required:
+        raise ApiError(400, f"the query parameter {name!r} is required", "usage")
+    if value is not None and len(value) > MAX_NAME_CHARS:
+        raise ApiError(400, f"{name} has at most {MAX_NAME_CHARS:,} characters", "usage")
+    return value
+
+
+# -- the application ---------------------------------------------------------------------------
+def node_record(view, node_id: str) -> dict | None:
+    """A visible node: ID, label, type, aliases, attributes, the visible documents defining
+    it, and its visible edges counted by edge type and direction (stored names)."""
+    node = view.view.nodes.get(node_id)
+    if node is None:
+        return None
+    index = view.traverser.index
+    pos = index.position(node_id)
+    edges: dict[str, dict[str, int]] = {}
+    if pos is not None:
+        for (code, d), csr in sorted(index.lists.items()):
+            n = int(csr.indptr[pos + 1] - csr.indptr[pos])
+            if n:
+                edges.setdefault(index.edge_types[code], {})[DIRECTIONS[d]] = n
+    return {"id": node.id, "label": node.label, "type": node.type,
+            "aliases": sorted(node.aliases),
+            "attributes": {k: sorted(v, key=str) for k, v in sorted(node.attributes.items())},
+            "documents": sorted(d for d in node.defined_in if d in view.view.documents),
+            "edges": edges}
+
+
+def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = None, *,
+               watch: bool = True) -> Starlette:
+    """The API over the store at ``store`` (loaded now: a missing or damaged store raises
+    :class:`~kgbuild.errors.KgbuildError`). With ``watch``, new generations of the store are
+    picked up while the app runs (see :mod:`kgbuild.serve.live`)."""
+    config = config or ServeConfig()
+    limits = config.limits
+    live = LiveIndex(store, schema, config.principals(), config.aliases, limits.reload_interval)
+    workers = anyio.CapacityLimiter(limits.workers)
+    queries = anyio.CapacityLimiter(limits.queries)
+
+    def principal(request: Request) -> Principal:
+        found = config.principal(request.headers.get("authorization"))
+        if found is None:
+            raise ApiError(401, "unknown bearer token", "unauthorized")
+        return found
+
+    async def work(call: Callable, limiter, timeout: float):
+        try:
+            with anyio.fail_after(timeout):
+                return await anyio.to_thread.run_sync(call, limiter=limiter,
+                                                      abandon_on_cancel=True)
+        except TimeoutError:
+            raise ApiError(503, f"the request took longer than {timeout:g} s", "timeout") from None
+
+    async def health(request: Request):
+        principal(request)  # (a bad token is refused everywhere)
+        snap = live.snapshot
+        return JSON({"status": "ok" if live.last_error is None else "stale",
+                     "store": str(live.path), "store_id": snap.store_id,
+                     "generation": snap.generation, "loaded_at": snap.loaded_at,
+                     "reloads": live.reloads, "last_error": live.last_error,
+                     "nodes": len(snap.kg.nodes), "edges": snap.edges})
+
+    async def traverse(request: Request):
+        who = principal(request)
+        spec = parse_spec(await read_json(request, limits.max_body_bytes), schema)
+        snap = live.snapshot
+        result = await work(lambda: snap.view(who).traverser.run(spec).to_dict(), workers,
+                            limits.request_timeout)
+        return JSON(result, headers={"x-kgbuild-generation": snap.generation})
+
+    async def resolve(request: Request):
+        who = principal(request)
+        mention, type_name = _param(request, "mention"), _param(request, "type", False)
+        if type_name:
+            schema.node_type(type_name)
+        snap = live.snapshot
+        result = await work(lambda: snap.view(who).resolver.resolve(mention, type_name).explain(),
+                            workers, limits.request_timeout)
+        return JSON(result, headers={"x-kgbuild-generation": snap.generation})
+
+    async def node(request: Request):
+        who = principal(request)
+        node_id = _param(request, "id")
+        snap = live.snapshot
+        found = await work(lambda: node_record(snap.view(who), node_id), workers,
+                           limits.request_timeout)
+        if found is None:
+            raise ApiError(404, f"no node {node_id!r} in the graph", "unknown-node")
+        return JSON(found, headers={"x-kgbuild-generation": snap.generation})
+
+    async def query(request: Request):
+        if not principal(request).everyone:
+            raise ApiError(403, "SPARQL reads every item of the store: only an all_access "
+                                "token may query", "forbidden")
+        body = await read_json(request, limits.max_body_bytes)
+        if not isinstance(body, dict) or set(body) != {"query"} or not isinstance(
+                body["query"], str):
+            raise ApiError(400, 'the body must be {"query": "SPARQL text"}', "usage")
+        if len(body["query"]) > limits.max_query_chars:
+            raise ApiError(400, f"a query has at most {limits.max_query_chars:,} characters",
+                           "usage")
+        result = await work(lambda: run_query(live.path, schema, body["query"], limits.max_rows,
+                                              limits.query_timeout),
+                            queries, limits.query_timeout + 10)
+        return JSON(result)
+
+    async def spec(request: Request):
+        return JSON(openapi())
+
+    async def on_api_error(request: Request, exc: ApiError):
+        return error(exc.status, str(exc), exc.code)
+
+    async def on_kgbuild_error(request: Request, exc: KgbuildError):
+        status = 503 if exc.code in ("query-timeout", "store-changed", "store-damaged") else 400
+        return error(status, str(exc), exc.code)
+
+    async def on_http_error(request: Request, exc: HTTPException):
+        names = {404: "not-found", 405: "method-not-allowed"}
+        return error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}",
+                     names.get(exc.status_code, "http"))
+
+    async def on_internal(request: Request, exc: Exception):
+        return error(500, f"internal error: {type(exc).__name__}: {exc} (please report)",
+                     "internal")
+
+    @asynccontextmanager
+    async def lifespan(app):
+        if watch:
+            live.start()
+        try:
+            yield
+        finally:
+            live.stop()
+
+    app = Starlette(
+        routes=[Route("/health", health), Route("/openapi.json", spec),
+                Route("/traverse", traverse, methods=["POST"]), Route("/resolve", resolve),
+                Route("/node", node), Route("/query", query, methods=["POST"])],
+        exception_handlers={ApiError: on_api_error, KgbuildError: on_kgbuild_error,
+                            HTTPException: on_http_error, Exception: on_internal},
+        lifespan=lifespan)
+    app.state.live = live
+    return app

@@ -1,0 +1,93 @@
+"""The API's OpenAPI 3.1 description (served at ``/openapi.json``); the traverse request's
+schema is derived from :class:`~kgbuild.retrieve.traverse.TraversalSpec`, so the two never
+drift apart."""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, fields
+from importlib.metadata import version
+
+from ..retrieve.traverse import MAX_COUNT, MAX_HOPS, TraversalSpec
+
+_ERROR = {"description": "refused: a one-line message and a code",
+          "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+_OBJECT = {"application/json": {"schema": {"type": "object"}}}
+
+
+def _field_schema(name: str, default) -> dict:
+    if name in ("seeds", "names", "follow", "types"):
+        out = {"type": "array", "items": {"type": "string"}}
+    elif name in ("question", "path"):
+        out = {"type": ["string", "null"]}
+    elif name == "include_seeds":
+        out = {"type": "boolean"}
+    elif name == "semantic_min":
+        out = {"type": "number", "minimum": -1, "maximum": 1}
+    elif name == "semantic":
+        out = {"type": "integer", "enum": [0], "description": "semantic seeds are not served"}
+    else:
+        low, high = (1, MAX_HOPS) if name == "hops" else (0, MAX_COUNT)
+        out = {"type": ["integer", "null"] if name == "cap" else "integer",
+               "minimum": low, "maximum": high}
+    if default is not MISSING:
+        out["default"] = list(default) if isinstance(default, tuple) else default
+    return out
+
+
+def _get(summary: str, params: list[tuple[str, bool, str]], ok: str) -> dict:
+    return {"get": {"summary": summary, "security": [{}, {"bearer": []}],
+                    "parameters": [{"name": n, "in": "query", "required": r,
+                                    "schema": {"type": "string"}, "description": d}
+                                   for n, r, d in params],
+                    "responses": {"200": {"description": ok, "content": _OBJECT},
+                                  "4XX": _ERROR}}}
+
+
+def openapi() -> dict:
+    """The OpenAPI document of :func:`kgbuild.serve.app.create_app`'s routes."""
+    spec = {"type": "object", "additionalProperties": False,
+            "description": "kgbuild traverse's options; at least one of seeds, names, question",
+            "properties": {f.name: _field_schema(f.name, f.default) for f in fields(TraversalSpec)}}
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "kgbuild serve", "version": version("kgbuild"),
+                 "description": "Traversal, resolution, node lookup and SPARQL over a kgbuild "
+                                "store. Without a bearer token only public items are visible."},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {
+                "TraversalSpec": spec,
+                "Error": {"type": "object", "required": ["error", "code"],
+                          "properties": {"error": {"type": "string"}, "code": {"type": "string"}}},
+            }},
+        "paths": {
+            "/health": {"get": {"summary": "The loaded generation, reloads, the last reload error",
+                                "responses": {"200": {"description": "status",
+                                                      "content": _OBJECT}}}},
+            "/openapi.json": {"get": {"summary": "This document",
+                                      "responses": {"200": {"description": "OpenAPI 3.1",
+                                                            "content": _OBJECT}}}},
+            "/traverse": {"post": {
+                "summary": "Walk from seeds: the JSON of kgbuild traverse --format json",
+                "security": [{}, {"bearer": []}],
+                "requestBody": {"required": True, "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/TraversalSpec"}}}},
+                "responses": {"200": {"description": "a TraversalResult (abstain: see 'abstain')",
+                                      "content": _OBJECT},
+                              "4XX": _ERROR, "503": _ERROR}}},
+            "/resolve": _get("How a mention resolves: kgbuild resolve explain --format json",
+                             [("mention", True, "the name to resolve"),
+                              ("type", False, "the mention's node type")], "the explanation"),
+            "/node": _get("One visible node: attributes, documents, edge counts",
+                          [("id", True, "the node's stable ID")], "the node"),
+            "/query": {"post": {
+                "summary": "Read-only SPARQL 1.1 (all_access tokens only), bounded rows and time",
+                "security": [{"bearer": []}],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["query"], "additionalProperties": False,
+                    "properties": {"query": {"type": "string"}}}}}},
+                "responses": {"200": {"description": "SPARQL JSON results (+ truncated)",
+                                      "content": _OBJECT},
+                              "4XX": _ERROR, "503": _ERROR}}},
+        },
+    }

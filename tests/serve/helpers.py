@@ -1,0 +1,73 @@
+"""Shared by the server tests: a fixture store, a config with tokens, the CLI's JSON."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kgbuild.cli.main import main
+
+PCI_TOKEN = "pci-reader-token"
+ADMIN_TOKEN = "admin-token"
+PATH = "ownedBy:out/ownerOf:out/dependsOn:in"
+
+# traverse specs as the API takes them; cli_args() gives the same as options
+SPECS = [
+    {"seeds": ["api:default/payments-api"], "path": PATH},
+    {"question": "Who depends on the library of the team owning Payments API?", "path": PATH},
+    {"seeds": ["group:default/commerce-platform"], "follow": ["ownerOf"], "hops": 1},
+    {"seeds": ["component:default/payments-service"], "hops": 2, "cap": 2, "max_nodes": 6},
+    {"names": ["Payments DB"], "follow": ["dependsOn:in", "ownedBy"], "hops": 2},
+    {"seeds": ["system:default/payments"], "follow": ["partOf:in"], "types": ["Resource"]},
+    {"seeds": ["component:default/nope"], "path": "ownedBy"},
+    {"seeds": ["api:default/payments-api"], "path": "ownedBy/ownerOf", "cap": None,
+     "include_seeds": True, "max_chars": 300},
+]
+
+
+def cli_args(spec: dict) -> list[str]:
+    """``kgbuild traverse`` options for an API spec."""
+    args = []
+    for key, value in spec.items():
+        flag = {"seeds": "--seed", "names": "--name", "types": "--type"}.get(
+            key, "--" + key.replace("_", "-"))
+        if key == "cap" and value is None:
+            args.append("--no-cap")
+        elif isinstance(value, bool):
+            args += [flag] if value else []
+        elif isinstance(value, list):
+            for v in value:
+                args += [flag, str(v)]
+        else:
+            args += ["--hub-cap" if key == "cap" else flag, str(value)]
+    return args
+
+
+def cli_json(store: Path, spec: dict, *principal: str) -> dict:
+    r = CliRunner().invoke(main, ["traverse", "--store", str(store), *cli_args(spec),
+                                  *principal, "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    return json.loads(r.stdout)
+
+
+def write_config(folder: Path, **limits) -> Path:
+    lines = ["tokens:",
+             "  - name: pci-reader",
+             f"    sha256: {hashlib.sha256(PCI_TOKEN.encode()).hexdigest()}",
+             "    labels: [pci]",
+             "  - name: admin",
+             f"    sha256: {hashlib.sha256(ADMIN_TOKEN.encode()).hexdigest()}",
+             "    all_access: true"]
+    if limits:
+        lines.append("limits:")
+        lines += [f"  {k}: {v}" for k, v in limits.items()]
+    path = folder / "serve.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
