@@ -10,7 +10,7 @@ import click
 from ..build.pipeline import build as build_library
 from ..build.pipeline import build_graph
 from ..schema.loader import load_schema
-from ..store.export import EXPORT_FORMATS, export_store
+from ..store.export import EXPORT_FORMATS, export_store, write_export
 from ..store.graphstore import GraphStore
 from .main import (
     EPOCH,
@@ -21,6 +21,7 @@ from .main import (
     FileArg,
     UsageError,
     check_output,
+    echo,
     emit,
     main,
     project,
@@ -203,6 +204,10 @@ def _render_build(s: dict, result) -> str:
 def export(store_path, schema_name, fmt, output):
     """Write the store's graph as Turtle, N-Triples, JSON-LD, TriG, N-Quads or Cypher.
 
+    The store serialises itself, deterministically. A file -o wrote before that still holds
+    this state of the store (same content, format and schema; the file untouched) is left
+    as it is.
+
     \b
     Example:
       kgbuild export --format nt -o graph.nt
@@ -212,9 +217,10 @@ def export(store_path, schema_name, fmt, output):
         if fmt == "cypher":
             from ..remote.cypher import cypher_script
 
-            text = cypher_script(store.knowledge_graph())
+            write_or_echo(cypher_script(store.knowledge_graph()), output)
+        elif output:
+            write_export(store, output, fmt)
         else:
-            text = export_store(store, fmt)
-    write_or_echo(text, output)
+            echo(export_store(store, fmt), nl=False)
 
 

@@ -8,6 +8,7 @@ diff-able in git: one changed edge is a few changed lines.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Iterable
 
@@ -58,23 +59,98 @@ def _subject_key(s: str) -> tuple[int, str]:
     return 3, s
 
 
-def to_turtle(triples: Iterable[Triple], schema: Schema) -> str:
-    """Deterministic Turtle for N-Triples term tuples (duplicates are dropped)."""
+def grouped(triples: Iterable[Triple], schema: Schema
+            ) -> tuple[list[tuple[str, list[tuple[str, list[str]]]]], list[tuple[str, str]]]:
+    """Triples in Turtle's order with shortened terms: ``[(subject, [(predicate or "a",
+    sorted objects)])]`` (duplicates dropped) and the prefixes used, sorted. Each distinct
+    term is shortened once, so this is linear in the triples plus the sorts."""
     terms = _Terms([(p, ns) for p, ns in prefixes(schema).items() if p != "id"])
+    short: dict[str, str] = {A: "a"}
     by_subject: dict[str, dict[str, set[str]]] = {}
     for s, p, o in triples:
-        preds = by_subject.setdefault(s, {})
-        key = "a" if p == A else terms.term(p)
-        preds.setdefault(key, set()).add(terms.term(o))
-    body = []
+        preds = by_subject.get(s)
+        if preds is None:
+            preds = by_subject[s] = {}
+        key = short.get(p)
+        if key is None:
+            key = short[p] = terms.term(p)
+        obj = short.get(o)
+        if obj is None:
+            obj = short[o] = terms.term(o)
+        objs = preds.get(key)
+        if objs is None:
+            preds[key] = {obj}
+        else:
+            objs.add(obj)
+    out = []
     for s in sorted(by_subject, key=_subject_key):
         preds = by_subject[s]
-        order = sorted(preds, key=lambda k: (k != "a", k))
-        parts = [f"{k} {(',' + chr(10) + '        ').join(sorted(preds[k]))}" for k in order]
+        out.append((terms.term(s), [(k, sorted(preds[k])) for k in
+                                    sorted(preds, key=lambda k: (k != "a", k))]))
+    return out, sorted(terms.used)
+
+
+def to_turtle(triples: Iterable[Triple], schema: Schema) -> str:
+    """Deterministic Turtle for N-Triples term tuples (duplicates are dropped)."""
+    subjects, used = grouped(triples, schema)
+    body = []
+    sep = ",\n        "
+    for s, preds in subjects:
         body.append("")
-        body.append(f"{terms.term(s)} " + " ;\n    ".join(parts) + " .")
-    head = [f"@prefix {p}: <{ns}> ." for p, ns in sorted(terms.used)]
+        body.append(f"{s} " + " ;\n    ".join(f"{k} {sep.join(objs)}" for k, objs in preds) + " .")
+    head = [f"@prefix {p}: <{ns}> ." for p, ns in used]
     return "\n".join(head + body) + "\n"
+
+
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+_CHAR_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'",
+                 "\\": "\\"}
+
+
+def _unescape(lexical: str) -> str:
+    """The text of an N-Triples string body (ECHAR and UCHAR escapes decoded)."""
+    if "\\" not in lexical:
+        return lexical
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1) or m.group(2), 16)) if m.group(3) is None
+                       else _CHAR_ESCAPES.get(m.group(3), m.group(0)), lexical)
+
+
+def _jsonld_iri(term: str) -> str:
+    return term[1:-1] if term.startswith("<") else term
+
+
+def _jsonld_value(term: str, integer: str) -> object:
+    """A shortened Turtle object (see :func:`grouped`) as a JSON-LD value."""
+    if not term.startswith('"'):
+        if term.startswith("<") or not term.lstrip("-").isdigit():
+            return {"@id": _jsonld_iri(term)}
+        return {"@value": term, "@type": integer}
+    body, _, suffix = term[1:].rpartition('"')
+    text = _unescape(body)
+    if suffix.startswith("@"):
+        return {"@value": text, "@language": suffix[1:]}
+    if suffix.startswith("^^"):
+        return {"@value": text, "@type": _jsonld_iri(suffix[2:])}
+    return text
+
+
+def to_jsonld(triples: Iterable[Triple], schema: Schema) -> str:
+    """Deterministic compacted JSON-LD: the used prefixes as the ``@context`` and one node
+    object per subject in the Turtle writer's order, one per line."""
+    subjects, used = grouped(triples, schema)
+    names = {**dict(used), "xsd": str(XSD)}  # integers are written as "xsd:integer" values
+    integer = "xsd:integer"
+    lines = []
+    for s, preds in subjects:
+        node: dict = {"@id": _jsonld_iri(s)}
+        for k, objs in preds:
+            if k == "a":
+                node["@type"] = [_jsonld_iri(o) for o in objs]
+            else:
+                node[_jsonld_iri(k)] = [_jsonld_value(o, integer) for o in objs]
+        lines.append(json.dumps(node, ensure_ascii=False))
+    context = json.dumps(dict(sorted(names.items())), ensure_ascii=False)
+    return f'{{"@context": {context},\n "@graph": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 def to_ntriples(triples: Iterable[Triple]) -> str:
@@ -84,12 +160,14 @@ def to_ntriples(triples: Iterable[Triple]) -> str:
 
 
 def serialize(triples: Iterable[Triple], schema: Schema, fmt: str = "turtle") -> str:
-    """Serialise to ``turtle`` or ``nt`` (kgbuild's deterministic writers) or, through rdflib,
-    ``jsonld``, ``trig`` or ``xml``."""
+    """Serialise to ``turtle``, ``nt`` or ``jsonld`` (kgbuild's deterministic writers) or,
+    through rdflib, ``xml``."""
     if fmt == "turtle":
         return to_turtle(triples, schema)
     if fmt == "nt":
         return to_ntriples(triples)
+    if fmt == "jsonld":
+        return to_jsonld(triples, schema)
     if fmt not in RDF_FORMATS:
         raise ValueError(f"unknown format {fmt!r} (one of {', '.join(RDF_FORMATS)})")
     g = triples_to_rdflib(triples, schema)

@@ -1,10 +1,20 @@
-"""Writing a store's graph in every supported RDF format."""
+"""Writing a store's graph in every supported RDF format, from the store's own serialisation.
+
+pyoxigraph serialises the quads (N-Triples / N-Quads text, terms decoded in Rust); the
+deterministic formats are sorted and, for Turtle and JSON-LD, grouped by subject in Python
+from that text, so no term becomes a Python RDF object.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pyoxigraph as ox
 
-from ..graph.turtle import serialize
+from ..errors import KgbuildError
+from ..graph.turtle import to_jsonld, to_turtle
+from ..io.atomic import atomic_write
 from ..schema.namespaces import prefixes
 from .graphstore import GraphStore
 
@@ -12,14 +22,71 @@ EXPORT_FORMATS = ("turtle", "nt", "jsonld", "trig", "nquads")
 
 
 def export_store(store: GraphStore, fmt: str = "turtle") -> str:
-    """Serialise a store: triple formats merge the documents' graphs; ``trig`` and ``nquads``
-    keep one named graph per source document (plus the resolved-nodes graph)."""
+    """Serialise a store, deterministically: triple formats merge the documents' graphs
+    (duplicates dropped); ``trig`` and ``nquads`` keep one named graph per source document
+    (plus the resolved-nodes graph). ``jsonld`` is compacted with the prefixes as context."""
     if fmt in ("trig", "nquads"):
-        quads = sorted(store.quads(), key=lambda q: (str(q.graph_name), str(q.subject),
-                                                     str(q.predicate), str(q.object)))
-        rdf_format = ox.RdfFormat.TRIG if fmt == "trig" else ox.RdfFormat.N_QUADS
+        text = "".join(f"{spo} {g} .\n" for g, spo in sorted(store.nquads()))
+        if fmt == "nquads":
+            return text
         names = {p: ns for p, ns in sorted(prefixes(store.schema).items())
                  if p not in ("id", "owl")}  # data graphs use neither
-        return ox.serialize(quads, format=rdf_format,
-                            prefixes=names if fmt == "trig" else None).decode("utf-8")
-    return serialize(store.triples(), store.schema, fmt)
+        quads = ox.parse(text.encode("utf-8"), format=ox.RdfFormat.N_QUADS)
+        return ox.serialize(quads, format=ox.RdfFormat.TRIG, prefixes=names).decode("utf-8")
+    lines = store.ntriples()
+    if fmt == "nt":
+        unique = sorted(set(lines))
+        return "".join(f"{line} .\n" for line in unique)
+    triples = (line.split(" ", 2) for line in lines)
+    if fmt == "turtle":
+        return to_turtle(triples, store.schema)
+    if fmt == "jsonld":
+        return to_jsonld(triples, store.schema)
+    raise ValueError(f"unknown format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})")
+
+
+EXPORT_FORMAT_VERSION = 1  # bump when a writer's output changes: recorded exports are rewritten
+EXPORTS = "exports.json"  # in the store folder: output path -> what was last written there
+
+
+def write_export(store: GraphStore, output: str | Path, fmt: str = "turtle") -> bool:
+    """Write :func:`export_store` to ``output`` atomically, unless the file already holds it.
+
+    A persistent store records each file it wrote (``exports.json``: the store's revision,
+    the schema, the format and the file's size and modification time); a file that still
+    matches its record is current and left alone, so re-exporting an unchanged store does no
+    work proportional to the graph. Returns whether the file was written."""
+    path = Path(output)
+    key = [EXPORT_FORMAT_VERSION, store.revision(), store.schema.digest, fmt]
+    records = _records(store)
+    name = str(path.resolve())
+    record = records.get(name) if records is not None else None
+    if isinstance(record, dict) and record.get("key") == key and record.get("stat") == _stat(path):
+        return False
+    atomic_write(path, export_store(store, fmt))
+    if records is not None:
+        records[name] = {"key": key, "stat": _stat(path)}
+        try:
+            atomic_write(store.path / EXPORTS, json.dumps(records, sort_keys=True), durable=False)
+        except (OSError, KgbuildError):  # a read-only store: the file is written again next time
+            pass
+    return True
+
+
+def _records(store: GraphStore) -> dict | None:
+    """The store's export records (None: an in-memory store, which keeps none)."""
+    if store.path is None:
+        return None
+    try:
+        records = json.loads((store.path / EXPORTS).read_bytes()[:1 << 20])
+    except (OSError, ValueError):
+        return {}
+    return records if isinstance(records, dict) else {}
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]

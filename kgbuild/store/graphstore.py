@@ -150,6 +150,20 @@ class _Guarded:
     def query(self, query: str):
         return self._reading(lambda db: db.query(query))
 
+    def dump(self, **kwargs) -> bytes:
+        return self._bytes(lambda db: db.dump(**kwargs))
+
+    def serialized(self, query: str, **kwargs) -> bytes:
+        """A query's results serialised by the store (``kwargs``: ``serialize``'s)."""
+        return self._bytes(lambda db: db.query(query).serialize(**kwargs))
+
+    def _bytes(self, call) -> bytes:
+        try:
+            return call(self.db)
+        except _DB_ERRORS as exc:
+            self.owner._on_error(exc, reading=True)
+            return call(self.owner._db.db)
+
     def _reading(self, start):
         try:
             it = start(self.db)
@@ -485,6 +499,26 @@ class GraphStore:
         """Every quad of the named graph ``graph`` (an IRI), bookkeeping included."""
         yield from self._db.quads_for_pattern(None, None, None, ox.NamedNode(graph))
 
+    def ntriples(self) -> list[str]:
+        """:meth:`triples` as N-Triples lines without the final `` .``, serialised by the
+        store itself (the terms are decoded once per line in Rust, not as Python objects)."""
+        internal = ", ".join(sorted(INTERNAL))
+        text = self._db.serialized(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} "
+                                   f"FILTER(?p NOT IN ({internal})) }}",
+                                   format=ox.RdfFormat.N_TRIPLES).decode("utf-8")
+        return [line[:-2] for line in text.splitlines()]
+
+    def nquads(self) -> list[tuple[str, str]]:
+        """:meth:`quads` as ``(graph term, "s p o")`` pairs of N-Triples text, from the
+        store's own N-Quads serialisation (every kgbuild quad is in a named graph)."""
+        text = self._db.dump(format=ox.RdfFormat.N_QUADS).decode("utf-8")
+        out = []
+        for line in text.splitlines():
+            spo, _, graph = line[:-2].rpartition(" ")
+            if spo.split(" ", 2)[1] not in INTERNAL:
+                out.append((graph, spo))
+        return out
+
     def triples(self) -> Iterator[Triple]:
         """The exported graph: every graph's triples minus store-internal ones (may repeat)."""
         for q in self.quads():
@@ -538,6 +572,33 @@ class GraphStore:
                                  q.graph_name.value)
                                 for q in self._db.quads_for_pattern(None, None, None, None)),
                                self.schema)
+
+    def revision(self) -> str:
+        """Names the committed content for caches: database identity and generation."""
+        return f"{self.store_id()}:{self.generation()}"
+
+    def triple_count(self) -> int:
+        """How many distinct triples :meth:`triples` yields: counted inside the store once per
+        revision and kept in ``cache/triples.json`` (so an unchanged store answers at once)."""
+        cache = self.path / "cache" / "triples.json" if self.path and self._damage is None else None
+        key = self.revision()
+        try:
+            record = json.loads(cache.read_bytes()[:1000]) if cache else {}
+            if record.get("key") == key and isinstance(record.get("triples"), int):
+                return record["triples"]
+        except (OSError, ValueError, AttributeError):
+            pass
+        internal = ", ".join(sorted(INTERNAL))
+        [row] = list(self._db.query(
+            f"SELECT (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH ?g "
+            f"{{ ?s ?p ?o }} FILTER(?p NOT IN ({internal})) }} }}"))
+        count = int(row["n"].value)
+        if cache is not None:
+            try:
+                atomic_write(cache, json.dumps({"key": key, "triples": count}), durable=False)
+            except (OSError, KgbuildError):  # a read-only store: counted again next time
+                pass
+        return count
 
     def node_count(self) -> int:
         """How many nodes the graph has (cheap: one aggregate over the nodes graph)."""
