@@ -107,6 +107,9 @@ def _check_url(url: str | None) -> None:
 @GRAPH
 @STORE
 @SCHEMA
+@click.option("--endpoint", metavar="URL",
+              help="Walk the graph `kgbuild push` sent to this SPARQL server (per-hop queries, "
+                   "same results; seeds by exact --seed ID).")
 @click.option("--seed", "seeds", multiple=True, metavar="ID",
               help="Seed by ID (repeatable), in any form: percent-encoded or not "
                    "(pkg:npm/@babel/core), a purl with version and qualifiers "
@@ -155,7 +158,7 @@ def _check_url(url: str | None) -> None:
               show_default=True,
               help="text for people, json for machines, context: only the context pack as "
                    "prompt text (each relation once, evidence cited).")
-def traverse(graph_file, store_path, schema_name, seeds, names, question, follow, hops, path, cap,
+def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, question, follow, hops, path, cap,
              no_cap, include_seeds, types, max_nodes, max_edges, max_paths, max_chars,
              exclude_qualifiers, extractors, min_confidence, semantic, semantic_min,
              embeddings_model, embeddings_url, labels, all_access, fmt):
@@ -198,6 +201,14 @@ def traverse(graph_file, store_path, schema_name, seeds, names, question, follow
         _check_url(embeddings_url)
     principal = _principal(labels, all_access)
     _check_spec(spec, load_schema(schema_name))  # before the graph is read
+    if endpoint:
+        from ..remote.sparql import SparqlClient
+        from ..retrieve.remote import remote_traverse
+
+        with SparqlClient(endpoint) as client:
+            result = remote_traverse(client, load_schema(schema_name), spec, principal)
+        emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
+        sys.exit(1 if result.abstain else 0)
     kg, cache = graph_and_cache(graph_file, store_path, schema_name)
     matcher = None
     if semantic and question:
