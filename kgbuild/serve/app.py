@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 from contextlib import asynccontextmanager
-from dataclasses import fields
 from pathlib import Path
 from typing import Callable
 
@@ -28,22 +27,15 @@ from ..errors import KgbuildError
 from ..graph.access import Principal
 from ..graph.model import safe_text
 from ..retrieve.adjacency import DIRECTIONS
-from ..retrieve.traverse import MAX_NAME_CHARS, TraversalSpec, parse_path, parse_step
+from ..retrieve.traverse import MAX_NAME_CHARS
 from ..schema.model import Schema
 from .config import ServeConfig
 from .live import LiveIndex
 from .openapi import openapi
 from .sparql import run_query
+from .spec import ApiError, parse_spec
 
 MAX_ERROR = 2000  # characters of one error message
-
-
-class ApiError(Exception):
-    """A request the server refuses: HTTP ``status``, one-line ``message``, machine ``code``."""
-
-    def __init__(self, status: int, message: str, code: str):
-        super().__init__(message)
-        self.status, self.code = status, code
 
 
 class JSON(Response):
@@ -62,55 +54,6 @@ def _one_line(text: str) -> str:
 
 def error(status: int, message: str, code: str) -> JSON:
     return JSON({"error": _one_line(message), "code": code}, status)
-
-
-# -- request parsing -------------------------------------------------------------------------
-_SPEC = {f.name: f for f in fields(TraversalSpec)}
-LISTS = ("seeds", "names", "follow", "types")
-TEXTS = ("question", "path")
-INTEGERS = ("hops", "max_nodes", "max_edges", "max_paths", "max_chars", "semantic")
-
-
-def parse_spec(body: object, schema: Schema) -> TraversalSpec:
-    """A :class:`TraversalSpec` from a request's JSON, checked as ``kgbuild traverse`` checks
-    its options (types, bounds, path and follow syntax, type names) before any work."""
-    if not isinstance(body, dict):
-        raise ApiError(400, "the body must be a JSON object with TraversalSpec fields", "usage")
-    for key, value in body.items():
-        if key not in _SPEC:
-            raise ApiError(400, f"unknown field {key!r} (known: {', '.join(_SPEC)})", "usage")
-        if key in LISTS and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-            raise ApiError(400, f"{key} must be a list of texts", "usage")
-        if key in TEXTS and value is not None and not isinstance(value, str):
-            raise ApiError(400, f"{key} must be a text or null", "usage")
-        if key in INTEGERS + ("cap",) and (isinstance(value, bool) or not isinstance(value, int)):
-            if not (key == "cap" and value is None):
-                raise ApiError(400, f"{key} must be an integer" + (" or null (no cap)"
-                                                                    if key == "cap" else ""), "usage")
-        if key == "include_seeds" and not isinstance(value, bool):
-            raise ApiError(400, "include_seeds must be true or false", "usage")
-        if key == "semantic_min" and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not -1 <= value <= 1):
-            raise ApiError(400, "semantic_min must be a number from -1 to 1", "usage")
-    if body.get("semantic"):
-        raise ApiError(400, "semantic seeds are not served (the server has no embeddings "
-                            "endpoint): leave semantic at 0", "usage")
-    spec = TraversalSpec(**{k: tuple(v) if k in LISTS else v for k, v in body.items()})
-    if spec.cap == 0:  # as --hub-cap 0: no cap
-        spec.cap = None
-    if not (spec.seeds or spec.names or spec.question):
-        raise ApiError(400, "give at least one of seeds, names or question", "usage")
-    spec.check()
-    if spec.path is not None and not spec.path.strip():
-        raise ApiError(400, "path is empty: write steps as PRED[:out|:in|:both] joined by '/'",
-                       "usage")
-    if spec.path:
-        parse_path(spec.path, schema)
-    for f in spec.follow:
-        parse_step(f, schema)
-    for t in spec.types:
-        schema.node_type(t)
-    return spec
 
 
 async def read_json(request: Request, limit: int) -> object:

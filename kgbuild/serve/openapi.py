@@ -8,29 +8,26 @@ from dataclasses import MISSING, fields
 from importlib.metadata import version
 
 from ..retrieve.traverse import MAX_COUNT, MAX_HOPS, TraversalSpec
+from .spec import field_kind
 
 _ERROR = {"description": "refused: a one-line message and a code",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
 _OBJECT = {"application/json": {"schema": {"type": "object"}}}
 
 
-def _field_schema(name: str, default) -> dict:
-    if name in ("seeds", "names", "follow", "types"):
-        out = {"type": "array", "items": {"type": "string"}}
-    elif name in ("question", "path"):
-        out = {"type": ["string", "null"]}
-    elif name == "include_seeds":
-        out = {"type": "boolean"}
-    elif name == "semantic_min":
-        out = {"type": "number", "minimum": -1, "maximum": 1}
-    elif name == "semantic":
-        out = {"type": "integer", "enum": [0], "description": "semantic seeds are not served"}
-    else:
-        low, high = (1, MAX_HOPS) if name == "hops" else (0, MAX_COUNT)
-        out = {"type": ["integer", "null"] if name == "cap" else "integer",
-               "minimum": low, "maximum": high}
-    if default is not MISSING:
-        out["default"] = list(default) if isinstance(default, tuple) else default
+def _field_schema(f) -> dict:
+    kind, nullable = field_kind(f.name)
+    out = {"type": "array", "items": {"type": "string"}} if kind == "texts" else {
+        "type": "string" if kind == "text" else kind}
+    if kind == "integer":
+        out.update(minimum=1 if f.name == "hops" else 0,
+                   maximum=MAX_HOPS if f.name == "hops" else MAX_COUNT)
+    if f.name == "semantic":
+        out.update(maximum=0, description="semantic seeds are not served")
+    if nullable:
+        out["type"] = [out["type"], "null"]
+    if f.default is not MISSING:
+        out["default"] = list(f.default) if isinstance(f.default, tuple) else f.default
     return out
 
 
@@ -47,7 +44,7 @@ def openapi() -> dict:
     """The OpenAPI document of :func:`kgbuild.serve.app.create_app`'s routes."""
     spec = {"type": "object", "additionalProperties": False,
             "description": "kgbuild traverse's options; at least one of seeds, names, question",
-            "properties": {f.name: _field_schema(f.name, f.default) for f in fields(TraversalSpec)}}
+            "properties": {f.name: _field_schema(f) for f in fields(TraversalSpec)}}
     return {
         "openapi": "3.1.0",
         "info": {"title": "kgbuild serve", "version": version("kgbuild"),

@@ -25,6 +25,9 @@ SPECS = [
     {"seeds": ["component:default/nope"], "path": "ownedBy"},
     {"seeds": ["api:default/payments-api"], "path": "ownedBy/ownerOf", "cap": None,
      "include_seeds": True, "max_chars": 300},
+    {"question": "Who owns Pricing SDK?", "types": ["Group"]},  # the CLI's shortest typed path
+    {"seeds": ["component:default/checkout-service"], "follow": ["dependsOn", "ownedBy"],
+     "exclude_qualifiers": ["dev"], "extractors": ["backstage"], "min_confidence": 0.5},
 ]
 
 
@@ -32,7 +35,8 @@ def cli_args(spec: dict) -> list[str]:
     """``kgbuild traverse`` options for an API spec."""
     args = []
     for key, value in spec.items():
-        flag = {"seeds": "--seed", "names": "--name", "types": "--type"}.get(
+        flag = {"seeds": "--seed", "names": "--name", "types": "--type",
+                "exclude_qualifiers": "--exclude-qualifier", "extractors": "--extractor"}.get(
             key, "--" + key.replace("_", "-"))
         if key == "cap" and value is None:
             args.append("--no-cap")

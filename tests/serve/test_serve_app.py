@@ -93,6 +93,9 @@ def test_resolve_and_node_lookup(client):
     (b'{"seeds": ["a"], "path": " "}', 400, "usage"),
     (b'{"seeds": ["a"], "types": ["Spaceship"]}', 400, "schema"),
     (b'{"seeds": ["a"], "semantic": 3, "question": "q"}', 400, "usage"),
+    (b'{"seeds": ["a"], "max_nodes": null}', 400, "usage"),
+    (b'{"seeds": ["a"], "min_confidence": "high"}', 400, "usage"),
+    (b'{"seeds": ["a"], "min_confidence": 2}', 400, "error"),
     (b'{"seeds": ["' + b"x" * 3000 + b'"]}', 413, "too-large"),
     (b"\xff\xfe", 400, "bad-json"),
 ])

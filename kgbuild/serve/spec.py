@@ -1,0 +1,84 @@
+"""The traverse request: a :class:`~kgbuild.retrieve.traverse.TraversalSpec` from JSON, its
+fields' kinds read from the dataclass itself (so a new spec field is served and described in
+``/openapi.json`` without a change here)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from ..retrieve.traverse import TraversalSpec, parse_path, parse_step
+from ..schema.model import Schema
+
+
+class ApiError(Exception):
+    """A request the server refuses: HTTP ``status``, one-line ``message``, machine ``code``."""
+
+    def __init__(self, status: int, message: str, code: str):
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+_SPEC = {f.name: f for f in fields(TraversalSpec)}
+
+
+def field_kind(name: str) -> tuple[str, bool]:
+    """A spec field's JSON kind (``texts``, ``text``, ``integer``, ``number``, ``boolean``) and
+    whether it may be null: only where the CLI can say so too (``cap``: --no-cap; a setting
+    whose default is null), never a budget, so every request stays bounded."""
+    f = _SPEC[name]
+    base = str(f.type).removesuffix(" | None")
+    kind = {"Sequence[str]": "texts", "str": "text", "int": "integer", "float": "number",
+            "bool": "boolean"}[base]
+    return kind, name == "cap" or f.default is None
+
+
+def _valid(kind: str, value: object) -> bool:
+    if kind == "texts":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "boolean" or isinstance(value, bool):
+        return isinstance(value, bool) and kind == "boolean"
+    return isinstance(value, int) or (kind == "number" and isinstance(value, float))
+
+
+def parse_spec(body: object, schema: Schema) -> TraversalSpec:
+    """A :class:`TraversalSpec` from a request's JSON, checked as ``kgbuild traverse`` checks
+    its options (types, bounds, path and follow syntax, type names) before any work.
+
+    As in the CLI, ``cap`` 0 means no cap, and ``shortest_path`` (when not given) is on for a
+    question with ``types`` and neither ``path`` nor ``follow``."""
+    if not isinstance(body, dict):
+        raise ApiError(400, "the body must be a JSON object with TraversalSpec fields", "usage")
+    for key, value in body.items():
+        if key not in _SPEC:
+            raise ApiError(400, f"unknown field {key!r} (known: {', '.join(_SPEC)})", "usage")
+        kind, nullable = field_kind(key)
+        if not (_valid(kind, value) or (nullable and value is None)):
+            name = {"texts": "a list of texts", "text": "a text", "integer": "an integer",
+                    "number": "a number", "boolean": "true or false"}[kind]
+            raise ApiError(400, f"{key} must be {name}" + (" or null" if nullable else ""),
+                           "usage")
+    if body.get("semantic"):
+        raise ApiError(400, "semantic seeds are not served (the server has no embeddings "
+                            "endpoint): leave semantic at 0", "usage")
+    values = {k: tuple(v) if field_kind(k)[0] == "texts" else v for k, v in body.items()}
+    if "shortest_path" in _SPEC and "shortest_path" not in values:
+        values["shortest_path"] = bool(values.get("question") and values.get("types")
+                                       and not (values.get("path") or values.get("follow")))
+    spec = TraversalSpec(**values)
+    if spec.cap == 0:
+        spec.cap = None
+    if not (spec.seeds or spec.names or spec.question):
+        raise ApiError(400, "give at least one of seeds, names or question", "usage")
+    spec.check()
+    if spec.path is not None and not spec.path.strip():
+        raise ApiError(400, "path is empty: write steps as PRED[:out|:in|:both] joined by '/'",
+                       "usage")
+    if spec.path:
+        parse_path(spec.path, schema)
+    for f in spec.follow:
+        parse_step(f, schema)
+    for t in spec.types:
+        schema.node_type(t)
+    return spec
