@@ -21,8 +21,11 @@ from .llm.settings import LLMSettings
 from .remote.cypher import cypher_script, push_falkordb
 from .remote.push import PushReport, pull_store, push_store
 from .remote.sparql import Auth, RemoteError, SparqlClient
+from .render.html import render_html
+from .render.svg import render_svg
 from .resolve.aliases import AliasRegistry
 from .resolve.resolver import Resolution, Resolver
+from .retrieve.browse import Browser
 from .retrieve.traverse import TraversalResult, TraversalSpec, Traverser, traverse
 from .schema.importer import SchemaDraft, import_ontology, infer_schema
 from .schema.loader import load_schema, parse_schema
@@ -54,6 +57,8 @@ __all__ = [
     "Resolver", "Resolution", "AliasRegistry",
     # retrieve and evaluate
     "Traverser", "TraversalSpec", "TraversalResult", "traverse", "eval_retrieval",
+    # looking around and pictures
+    "Browser", "render_html", "render_svg",
     # servers
     "SparqlClient", "Auth", "RemoteError", "push_store", "pull_store", "PushReport",
     "cypher_script", "push_falkordb",

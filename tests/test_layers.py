@@ -19,7 +19,7 @@ LAYERS = [
     {"remote"},
     {"retrieve"},
     {"build"},
-    {"evaluate"},
+    {"evaluate", "render"},
     {"serve"},
     {"cli"},
 ]

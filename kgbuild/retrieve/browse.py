@@ -1,0 +1,239 @@
+"""Looking around a graph: one node's summary, listings by type, statistics, a neighbourhood.
+
+Everything runs on the principal's visible graph (:func:`kgbuild.graph.access.visible_graph`),
+as traversal does: a hidden node is reported exactly like a nonexistent one, and hidden
+nodes, edges, assertions and documents are never listed, counted or suggested. Output is
+bounded (``max_edges``, ``limit``, ``top``) and deterministic (sorted by ID, degree, name).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections import Counter
+from pathlib import Path
+
+from ..errors import KgbuildError
+from ..graph.access import Principal, visible_graph
+from ..graph.model import KnowledgeGraph
+from .traverse import MAX_COUNT, MAX_HOPS, TraversalSpec, Traverser
+
+
+def _bounded(name: str, value: int, low: int = 0, high: int = MAX_COUNT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise KgbuildError(f"{name} must be an integer from {low} to {high}, got {value!r}",
+                           code="usage")
+    return value
+
+
+def _assertion(a) -> dict:
+    out = {"source": a.source, "location": a.location, "evidence": a.evidence,
+           "extractor": a.extractor, "confidence": a.confidence,
+           "qualifiers": sorted(a.qualifiers)}
+    if a.chunk:
+        out["passage"] = a.chunk
+    return out
+
+
+class Browser:
+    """Summaries, listings and statistics of one graph as one principal (public items only
+    when ``principal`` is None); the visible graph and its adjacency are built once.
+    ``cache_dir`` is where :meth:`neighbourhood`'s walk caches its index (as traversal's)."""
+
+    def __init__(self, kg: KnowledgeGraph, principal: Principal | None = None,
+                 cache_dir: str | Path | None = None):
+        self.kg = kg
+        self.cache_dir = cache_dir
+        self.principal = principal or Principal()
+        self.view = visible_graph(kg, self.principal)
+        self.edges = self.view.edges()
+        self._out: dict[str, list[tuple[str, str, str]]] = {}
+        self._in: dict[str, list[tuple[str, str, str]]] = {}
+        for e in self.edges:
+            self._out.setdefault(e[0], []).append(e)
+            self._in.setdefault(e[2], []).append(e)
+
+    def degree(self, node_id: str) -> int:
+        """Visible edges touching the node, either way (a self-loop counts once)."""
+        loops = sum(1 for e in self._out.get(node_id, ()) if e[2] == node_id)
+        return len(self._out.get(node_id, ())) + len(self._in.get(node_id, ())) - loops
+
+    def _brief(self, node_id: str) -> dict:
+        n = self.view.nodes.get(node_id)
+        return {"id": node_id, "label": n.label if n else node_id, "type": n.type if n else ""}
+
+    def _unknown(self, node_id: str) -> KgbuildError:
+        from ..resolve.resolver import Resolver
+
+        r = Resolver.from_graph(self.view).resolve(node_id)
+        ids = [r.id] if r.id else []
+        ids += [c[0] for c in r.candidates if c[0] not in ids]
+        hint = ", ".join(f"{self._brief(i)['label']} ({i})" for i in ids[:5] if i in self.view.nodes)
+        return KgbuildError(f"no node {node_id!r} in the graph"
+                            + (f"; did you mean: {hint}" if hint else ""), code="unknown-node")
+
+    def node(self, node_id: str, max_edges: int = 100) -> dict:
+        """One node: ID, label, type, attributes, aliases, the documents defining it and citing
+        it, its edges both ways with counts by edge type, and up to ``max_edges`` edges each
+        way listed with their assertions (``truncated`` counts the rest).
+
+        Raises :class:`KgbuildError` (code ``unknown-node``, with suggestions) for an ID the
+        principal cannot see."""
+        _bounded("max_edges", max_edges)
+        n = self.view.nodes.get(node_id)
+        if n is None:
+            raise self._unknown(node_id)
+        schema = self.view.schema
+        out = {**self._brief(node_id),
+               "attributes": {k: sorted(v) for k, v in sorted(n.attributes.items())},
+               "aliases": sorted(n.aliases), "access": sorted(n.access),
+               "defined_in": sorted(d for d in n.defined_in if d in self.view.documents)}
+        cited = set()
+        truncated = {}
+        for key, edges, other in (("out", self._out, 2), ("in", self._in, 0)):
+            mine = edges.get(node_id, [])
+            counts = Counter(e[1] for e in mine)
+            out[f"{key}_counts"] = dict(sorted(counts.items()))
+            for e in mine:
+                cited.update(a.source for a in self.edges[e])
+            ranked = sorted(mine, key=lambda e: (e[1], self._brief(e[other])["label"], e[other]))
+            listed = []
+            for e in ranked[:max_edges]:
+                inverse = schema.edge_types[e[1]].inverse if e[1] in schema.edge_types else None
+                listed.append({"predicate": e[1], "name": e[1] if key == "out" else
+                               (inverse or e[1]), "node": self._brief(e[other]),
+                               "assertions": [_assertion(a) for a in self.edges[e]]})
+            out[key] = listed
+            truncated[key] = len(mine) - len(listed)
+        out["sources"] = sorted(cited | set(out["defined_in"]))
+        out["truncated"] = truncated
+        return out
+
+    def nodes(self, type_name: str | None = None, limit: int = 100) -> dict:
+        """Nodes of ``type_name`` (and its subtypes; all types when None), sorted by ID, at most
+        ``limit``: ``{type, total, nodes: [{id, label, type, degree}], truncated}``."""
+        _bounded("limit", limit)
+        schema = self.view.schema
+        types = set(schema.descendants(schema.node_type(type_name).name)) if type_name else None
+        ids = sorted(i for i, n in self.view.nodes.items() if types is None or n.type in types)
+        shown = [{**self._brief(i), "degree": self.degree(i)} for i in ids[:limit]]
+        return {"type": schema.node_type(type_name).name if type_name else None,
+                "total": len(ids), "nodes": shown, "truncated": len(ids) - len(shown)}
+
+    def stats(self, top: int = 10) -> dict:
+        """Counts by node type and edge type, assertions, the degree distribution (power-of-two
+        buckets), the ``top`` hubs by degree, documents by assertion count, extractors."""
+        _bounded("top", top)
+        view = self.view
+        degrees = {i: self.degree(i) for i in view.nodes}
+        values = sorted(degrees.values())
+        buckets: Counter = Counter()
+        for d in values:
+            buckets["0" if d == 0 else "1" if d == 1 else
+                    f"{1 << (d.bit_length() - 1)}-{(1 << d.bit_length()) - 1}"] += 1
+        hubs = sorted(degrees.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        per_doc = Counter(a.source for a in view.assertions.values())
+        documents = sorted(view.documents, key=lambda d: (-per_doc[d], d))
+        extractors = Counter(a.extractor for a in view.assertions.values())
+        counts = view.counts()
+        return {
+            "nodes": len(view.nodes), "edges": len(self.edges),
+            "assertions": len(view.assertions), "documents": len(view.documents),
+            "nodes_by_type": counts["nodes"], "edges_by_type": counts["edges"],
+            "degree": {"min": values[0] if values else 0, "max": values[-1] if values else 0,
+                       "median": values[len(values) // 2] if values else 0,
+                       "mean": round(sum(values) / len(values), 3) if values else 0.0,
+                       "buckets": dict(sorted(buckets.items(),
+                                              key=lambda kv: int(kv[0].split("-")[0])))},
+            "hubs": [{**self._brief(i), "degree": d} for i, d in hubs],
+            "top_documents": [{"id": d, "assertions": per_doc[d]} for d in documents[:top]],
+            "extractors": dict(sorted(extractors.items())),
+        }
+
+    def neighbourhood(self, node_id: str, hops: int = 1, cap: int | None = 20,
+                      max_nodes: int = 60, max_edges: int = 120) -> dict:
+        """The node's neighbourhood as a traversal result (``TraversalResult.to_dict()``):
+        every edge type both ways for ``hops`` hops, at most ``cap`` edges per node and hop
+        (cut hubs are in ``truncated.cap``), at most ``max_nodes`` nodes and ``max_edges``."""
+        if node_id not in self.view.nodes:
+            raise self._unknown(node_id)
+        _bounded("hops", hops, 1, MAX_HOPS)
+        spec = TraversalSpec(seeds=[node_id], hops=hops, cap=cap, max_nodes=max_nodes,
+                             max_edges=max_edges)
+        return Traverser(self.kg, self.principal, self.cache_dir).run(spec).to_dict()
+
+
+# -- text for people ---------------------------------------------------------------------------
+WIDTH = 100  # columns of the text output (fixed: the same input prints the same text)
+
+
+def _wrap(head: str, items: list[str], indent: str = "  ") -> list[str]:
+    """``head: a, b, c`` wrapped at :data:`WIDTH`, continuation lines indented."""
+    if not items:
+        return []
+    text = f"{head}: " + ", ".join(i.replace(" ", "\xa0") for i in items)  # items stay whole
+    return [line.replace("\xa0", " ") for line in
+            textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                          break_long_words=False, break_on_hyphens=False)]
+
+
+def _named(n: dict) -> str:
+    return f"{n['label']} ({n['type']}, {n['id']})" if n["type"] else f"{n['label']} ({n['id']})"
+
+
+def _where(a: dict) -> str:
+    at = f"{a['source']}:{a['location'].removeprefix('line ')}" if a["location"] else a["source"]
+    return at + (f' "{a["evidence"]}"' if a["evidence"] else "")
+
+
+def render_node(summary: dict) -> str:
+    """:meth:`Browser.node` as text: the node, its attributes, its edges each way grouped by
+    edge type (each with its first source), the documents behind it."""
+    lines = [_named(summary)]
+    for name, values in summary["attributes"].items():
+        lines += _wrap(name, values)
+    lines += _wrap("aliases", summary["aliases"])
+    lines += _wrap("access labels", summary["access"])
+    lines += _wrap("defined in", summary["defined_in"])
+    for key, arrow in (("out", "->"), ("in", "<-")):
+        counts = summary[f"{key}_counts"]
+        total = sum(counts.values())
+        lines.append(f"{key}: {total} edge{'s' * (total != 1)}"
+                     + (" (" + ", ".join(f"{p} {c}" for p, c in counts.items()) + ")" if counts else ""))
+        for e in summary[key]:
+            first = _where(e["assertions"][0]) if e["assertions"] else "no source"
+            more = f" (+{len(e['assertions']) - 1} more)" if len(e["assertions"]) > 1 else ""
+            lines.append(f"  {e['name']} {arrow} {_named(e['node'])}")
+            lines.append(f"      {first}{more}")
+        if summary["truncated"][key]:
+            lines.append(f"  ... {summary['truncated'][key]} more (raise --max-edges)")
+    lines += _wrap("sources", summary["sources"], "")
+    return "\n".join(lines)
+
+
+def render_nodes(listing: dict) -> str:
+    """:meth:`Browser.nodes` as text: one node a line, label first, then type, ID and degree."""
+    what = listing["type"] or "all types"
+    lines = [f"{listing['total']} node{'s' * (listing['total'] != 1)} ({what})"]
+    width = min(40, max((len(n["label"]) for n in listing["nodes"]), default=0))
+    for n in listing["nodes"]:
+        lines.append(f"  {n['label']:<{width}}  {n['type']:<10} {n['id']}  degree {n['degree']}")
+    if listing["truncated"]:
+        lines.append(f"  ... {listing['truncated']} more (raise --limit)")
+    return "\n".join(lines)
+
+
+def render_stats(stats: dict) -> str:
+    """:meth:`Browser.stats` as text, long lists wrapped."""
+    d = stats["degree"]
+    lines = [f"{stats['nodes']} nodes, {stats['edges']} edges, {stats['assertions']} assertions, "
+             f"{stats['documents']} documents"]
+    for key in ("nodes_by_type", "edges_by_type"):
+        lines += _wrap(key.replace("_", " "), [f"{k} {v}" for k, v in stats[key].items()], "")
+    lines.append(f"degree: min {d['min']}, median {d['median']}, mean {d['mean']}, max {d['max']}")
+    lines += _wrap("nodes by degree", [f"{k}: {v}" for k, v in d["buckets"].items()])
+    lines.append("hubs:")
+    lines += [f"  {h['degree']:>6}  {_named(h)}" for h in stats["hubs"]]
+    lines.append("documents by assertions:")
+    lines += [f"  {x['assertions']:>6}  {x['id']}" for x in stats["top_documents"]]
+    lines += _wrap("extractors", [f"{k} {v}" for k, v in stats["extractors"].items()], "")
+    return "\n".join(lines)
