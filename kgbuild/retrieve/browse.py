@@ -15,7 +15,8 @@ from pathlib import Path
 from ..errors import KgbuildError
 from ..graph.access import Principal, visible_graph
 from ..graph.model import KnowledgeGraph
-from .traverse import MAX_COUNT, MAX_HOPS, TraversalSpec, Traverser
+from .seeds import SeedIndex
+from .traverse import MAX_COUNT, MAX_HOPS, MAX_NAME_CHARS, TraversalSpec, Traverser
 
 
 def _bounded(name: str, value: int, low: int = 0, high: int = MAX_COUNT) -> int:
@@ -45,6 +46,7 @@ class Browser:
         self.cache_dir = cache_dir
         self.principal = principal or Principal()
         self.view = visible_graph(kg, self.principal)
+        self._seeds: SeedIndex | None = None
         self.edges = self.view.edges()
         self._out: dict[str, list[tuple[str, str, str]]] = {}
         self._in: dict[str, list[tuple[str, str, str]]] = {}
@@ -61,27 +63,43 @@ class Browser:
         n = self.view.nodes.get(node_id)
         return {"id": node_id, "label": n.label if n else node_id, "type": n.type if n else ""}
 
-    def _unknown(self, node_id: str) -> KgbuildError:
+    def find(self, text: str) -> str:
+        """The visible node ``text`` names: its exact ID, or the ID written another way, as
+        traversal seeds are read (:mod:`kgbuild.retrieve.seeds`: percent-encoding, purl
+        versions, Backstage default kind and namespace). Raises :class:`KgbuildError`:
+        ``unknown-node`` (with suggestions among visible nodes) or ``ambiguous``."""
+        if text in self.view.nodes:
+            return text
+        if len(text) > MAX_NAME_CHARS:
+            raise KgbuildError(f"an ID has at most {MAX_NAME_CHARS:,} characters", code="usage")
+        if self._seeds is None:
+            self._seeds = SeedIndex(self.view.nodes, self.view.schema)
+        found = self._seeds.lookup(text)
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise KgbuildError(f"{text!r} names {len(found)} nodes: "
+                               + ", ".join(self._named(i) for i in found[:10])
+                               + "; give one by its ID", code="ambiguous")
         from ..resolve.resolver import Resolver
 
-        r = Resolver.from_graph(self.view).resolve(node_id)
-        ids = [r.id] if r.id else []
-        ids += [c[0] for c in r.candidates if c[0] not in ids]
-        hint = ", ".join(f"{self._brief(i)['label']} ({i})" for i in ids[:5] if i in self.view.nodes)
-        return KgbuildError(f"no node {node_id!r} in the graph"
-                            + (f"; did you mean: {hint}" if hint else ""), code="unknown-node")
+        r = Resolver.from_graph(self.view).resolve(text)
+        ids = self._seeds.suggest(text) + ([r.id] if r.id else []) + [c[0] for c in r.candidates]
+        hint = ", ".join(self._named(i) for i in dict.fromkeys(ids) if i in self.view.nodes)
+        raise KgbuildError(f"no node {text!r} in the graph"
+                           + (f"; did you mean: {hint}" if hint else ""), code="unknown-node")
+
+    def _named(self, node_id: str) -> str:
+        return f"{self._brief(node_id)['label']} ({node_id})"
 
     def node(self, node_id: str, max_edges: int = 100) -> dict:
-        """One node: ID, label, type, attributes, aliases, the documents defining it and citing
-        it, its edges both ways with counts by edge type, and up to ``max_edges`` edges each
-        way listed with their assertions (``truncated`` counts the rest).
-
-        Raises :class:`KgbuildError` (code ``unknown-node``, with suggestions) for an ID the
-        principal cannot see."""
+        """One node (``node_id`` as :meth:`find` reads it): ID, label, type, attributes,
+        aliases, the documents defining it and citing it, its edges both ways with counts by
+        edge type, and up to ``max_edges`` edges each way listed with their assertions
+        (``truncated`` counts the rest). A node the principal cannot see is unknown."""
         _bounded("max_edges", max_edges)
-        n = self.view.nodes.get(node_id)
-        if n is None:
-            raise self._unknown(node_id)
+        node_id = self.find(node_id)
+        n = self.view.nodes[node_id]
         schema = self.view.schema
         out = {**self._brief(node_id),
                "attributes": {k: sorted(v) for k, v in sorted(n.attributes.items())},
@@ -154,10 +172,8 @@ class Browser:
         """The node's neighbourhood as a traversal result (``TraversalResult.to_dict()``):
         every edge type both ways for ``hops`` hops, at most ``cap`` edges per node and hop
         (cut hubs are in ``truncated.cap``), at most ``max_nodes`` nodes and ``max_edges``."""
-        if node_id not in self.view.nodes:
-            raise self._unknown(node_id)
         _bounded("hops", hops, 1, MAX_HOPS)
-        spec = TraversalSpec(seeds=[node_id], hops=hops, cap=cap, max_nodes=max_nodes,
+        spec = TraversalSpec(seeds=[self.find(node_id)], hops=hops, cap=cap, max_nodes=max_nodes,
                              max_edges=max_edges)
         return Traverser(self.kg, self.principal, self.cache_dir).run(spec).to_dict()
 

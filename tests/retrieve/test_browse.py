@@ -73,9 +73,18 @@ def test_hidden_node_is_reported_like_an_unknown_one(kg):
     assert seen["label"] == "Payments DB" and seen["access"] == ["pci"]
 
 
-def test_unknown_id_suggests_visible_nodes(kg):
-    with pytest.raises(KgbuildError, match=r"did you mean: Pricing SDK \(component:default/pricing-sdk\)"):
-        Browser(kg).node("pricing-sdk")
+def test_ids_in_other_forms_are_found_and_unknown_ones_get_suggestions(kg):
+    b = Browser(kg)
+    for written in ("component:pricing-sdk", "Component:default/pricing-sdk", "pricing-sdk",
+                    "component:default/pricing%2Dsdk"):
+        assert b.node(written)["id"] == SDK, written
+    with pytest.raises(KgbuildError) as e:
+        b.node("component:default/pricing-sdq")
+    assert e.value.code == "unknown-node"
+    assert "did you mean: Pricing SDK (component:default/pricing-sdk)" in str(e.value)
+    with pytest.raises(KgbuildError) as e:
+        Browser(kg).node("x" * 3000)
+    assert "at most 2,000 characters" in str(e.value)
 
 
 def test_listing_by_type_includes_subtypes_and_honours_limit(kg):
