@@ -1,0 +1,151 @@
+"""Assertion filters applied while walking, and the prompt-ready context (``--format context``)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from click.testing import CliRunner
+from conftest import CATALOGS, REPO
+
+from kgbuild import Assertion, KgbuildError, KnowledgeGraph
+from kgbuild.build.pipeline import build
+from kgbuild.cli.main import main
+from kgbuild.graph.access import Principal
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser, qualifier_excluded, traverse
+
+ALL = Principal.all_access()
+APP, DEV, RUN, DEEP = ("component:default/app", "component:default/devtool",
+                       "component:default/runtime", "component:default/deep")
+
+
+def dep(kg, s, o, *, quals=(), conf=1.0, extractor="npm", line=1):
+    kg.add_assertion(Assertion(s, "dependsOn", o, "package.json", extractor, "2024-01-01T00:00:00Z",
+                               conf, line, evidence=f"{o.rsplit('/', 1)[-1]}: ^1.0",
+                               qualifiers=frozenset(quals)))
+
+
+def graph(schema) -> KnowledgeGraph:
+    """app -dev-> devtool -> deep; app -> runtime (less confident, so the cap ranks it second)."""
+    kg = KnowledgeGraph(schema)
+    for n in (APP, DEV, RUN, DEEP):
+        kg.add_node(n, "Component", n.rsplit("/", 1)[-1].title())
+    dep(kg, APP, DEV, quals=("dev",), line=3)
+    dep(kg, DEV, DEEP, line=4)
+    dep(kg, APP, RUN, conf=0.6, extractor="llm", line=5)
+    return kg
+
+
+def test_qualifier_words():
+    excluded = {"dev", "test", "doc"}
+    assert all(qualifier_excluded(q, excluded) for q in ("dev", "group:dev", "group:tests",
+                                                          "optional:docs", "group:docs-auto"))
+    assert not any(qualifier_excluded(q, excluded) for q in ("group:typing", "build", "peer",
+                                                              "optional:async", "developer"))
+
+
+def test_filters_apply_while_walking_not_after(schema):
+    kg = graph(schema)
+    everything = traverse(kg, TraversalSpec(seeds=[APP], follow=["dependsOn"], hops=2), ALL)
+    assert {n["id"] for n in everything.nodes} == {APP, DEV, RUN, DEEP}
+    no_dev = traverse(kg, TraversalSpec(seeds=[APP], follow=["dependsOn"], hops=2,
+                                        exclude_qualifiers=["dev"]), ALL)
+    assert [n["id"] for n in no_dev.nodes] == [APP, RUN]  # deep is only reachable through dev
+    # the hub cap is spent on walkable edges only: the excluded, better-ranked edge takes no slot
+    capped = traverse(kg, TraversalSpec(seeds=[APP], follow=["dependsOn"], hops=1, cap=1,
+                                        exclude_qualifiers=["dev"]), ALL)
+    assert [n["id"] for n in capped.nodes] == [APP, RUN] and capped.truncated["cap"] == []
+    by_extractor = traverse(kg, TraversalSpec(seeds=[APP], follow=["dependsOn"], hops=2,
+                                              extractors=["npm"]), ALL)
+    assert [n["id"] for n in by_extractor.nodes] == [APP, DEV, DEEP]
+    sure = traverse(kg, TraversalSpec(seeds=[APP], path="dependsOn", min_confidence=0.7), ALL)
+    assert sure.answers == [DEV]
+    assert sure.spec["min_confidence"] == 0.7
+
+
+def test_filtered_edges_keep_only_their_surviving_assertions(schema):
+    kg = graph(schema)
+    dep(kg, APP, RUN, quals=("group:tests",), line=9)  # runtime is also a test dependency
+    r = traverse(kg, TraversalSpec(seeds=[APP], path="dependsOn", exclude_qualifiers=["test"]), ALL)
+    assert sorted(r.answers) == sorted([DEV, RUN])
+    [run] = [e for e in r.edges if e["object"] == RUN]
+    assert [a["location"] for a in run["assertions"]] == ["line 5"]
+
+
+def test_filter_settings_are_checked(schema):
+    for bad in ({"min_confidence": 1.5}, {"min_confidence": True}, {"exclude_qualifiers": [" "]},
+                {"extractors": [""]}):
+        with pytest.raises(KgbuildError):
+            traverse(graph(schema), TraversalSpec(seeds=[APP], **bad), ALL)
+
+
+def test_filtered_views_are_reused_and_bounded(schema):
+    t = Traverser(graph(schema), ALL)
+    first = t.filtered(TraversalSpec(exclude_qualifiers=["dev"]).filter_key())
+    assert t.filtered(TraversalSpec(exclude_qualifiers=["Dev"]).filter_key()) is first
+    for i in range(20):
+        t.run(TraversalSpec(seeds=[APP], hops=1, min_confidence=i / 20))
+    assert len(t._filtered) <= 8
+
+
+def test_prompt_context_each_relation_once_with_citations(schema):
+    kg = graph(schema)
+    r = traverse(kg, TraversalSpec(seeds=[APP], follow=["dependsOn"], hops=1), ALL)
+    text = r.prompt()
+    lines = text.splitlines()
+    assert lines[0] == "App is a Component (ID component:default/app)."
+    assert 'App depends on Devtool. [c1: package.json:3 "devtool: ^1.0"]' in lines
+    assert 'App depends on Runtime. [c2: package.json:5 "runtime: ^1.0"]' in lines
+    assert len(lines) == 3  # no quote repeated on a line of its own
+    abstain = traverse(kg, TraversalSpec(seeds=[RUN], path="dependsOn"), ALL).prompt()
+    assert abstain.startswith("No answer in the graph: no walk matches dependsOn from the seeds")
+
+
+FIXTURES = REPO / "fixtures" / "retrieval"
+CLASSIC = "ownedBy:out/ownerOf:out/dependsOn:in"
+
+
+@pytest.fixture(scope="module")
+def ttl(tmp_path_factory):
+    out = tmp_path_factory.mktemp("g") / "graph.ttl"
+    build([FIXTURES / "catalog"], out, timestamp=0, validate=False, store=None)
+    return str(out)
+
+
+def run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_cli_format_context_classic_question(ttl):
+    r = run("traverse", "--graph", ttl, "-q", "Which service depends on the library maintained by "
+            "the team that owns Payments API?", "--path", CLASSIC, "--format", "context")
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].startswith("Payments API is an API (ID api:default/payments-api).")
+    relations = [x for x in lines[1:]]
+    assert len(relations) == len(set(relations)) == 3
+    assert re.fullmatch(r'Pricing SDK is owned by Commerce Platform\. \[c\d: '
+                        r'\S*catalog/commerce\.yaml:\d+ "owner: group:commerce-platform"\]',
+                        next(x for x in relations if x.startswith("Pricing SDK")))
+    assert all(re.search(r'\[c\d: \S*catalog/\S+:\d+ "', x) for x in relations)
+    assert "answers:" not in r.output and "seed:" not in r.output  # only the pack
+    assert [int(n) for n in re.findall(r"\[c(\d+):", r.output)] == [1, 2, 3]
+
+
+@pytest.mark.corpus
+def test_flask_dependencies_without_dev_test_docs(tmp_path):
+    """The issue's "What does flask depend on?": dev, test and docs groups are not walked."""
+    out = tmp_path / "flask.ttl"
+    build([CATALOGS / "manifests" / "pallets-flask"], out, timestamp=0, validate=False, store=None)
+    args = ["traverse", "--graph", out, "-q", "What does flask depend on?", "--follow", "dependsOn",
+            "--hops", "1", "--format", "context"]
+    full = run(*args).output
+    lean = run(*args, "--exclude-qualifier", "dev,test", "--exclude-qualifier", "docs").output
+    deps = lambda text: set(re.findall(r"^Flask depends on (\S+)\.", text, re.M))  # noqa: E731
+    assert {"sphinx", "tox", "ruff", "werkzeug", "pytest"} <= deps(full)
+    assert not {"sphinx", "sphinx-tabs", "sphinx-autobuild", "tox", "tox-uv", "ruff", "greenlet",
+                "pallets-sphinx-themes"} & deps(lean)
+    assert {"werkzeug", "jinja2", "click", "blinker", "itsdangerous", "markupsafe"} <= deps(lean)
+    # pytest stays: the typing group names it too, and that assertion is not excluded
+    assert re.search(r'^Flask depends on pytest\. \[c\d+: pallets-flask/pyproject\.toml:\d+ '
+                     r'"dependency-groups\.typing: ', lean, re.M)
