@@ -62,8 +62,13 @@ def picture(result: dict, known_types: Iterable[str] = ()) -> Picture:
     for c in ((result.get("truncated") or {}).get("cap") or []):
         cut[c["node"]] = cut.get(c["node"], 0) + int(c["edges"])
     answers = set(result.get("answers") or [])
-    drawn = []
-    for n in nodes[:MAX_NODES]:
+    drawn, seen = [], set()
+    for n in nodes:
+        if n["id"] in seen:
+            continue
+        if len(drawn) == MAX_NODES:
+            break
+        seen.add(n["id"])
         drawn.append({"id": n["id"], "label": n.get("label") or n["id"], "type": n.get("type") or "",
                       "hop": int(n.get("hop") or 0), "seed": bool(n.get("seed")),
                       "answer": n["id"] in answers, "cut": cut.get(n["id"], 0)})
@@ -77,35 +82,90 @@ def picture(result: dict, known_types: Iterable[str] = ()) -> Picture:
     return Picture(drawn, [{k: e.get(k) for k in ("id", "subject", "predicate", "object")}
                            | {"assertions": e.get("assertions") or []} for e in kept],
                    title, colours([n["type"] for n in drawn], known_types),
-                   {"nodes": len(nodes) - len(drawn), "edges": len(edges) - len(kept)},
+                   {"nodes": len({n["id"] for n in nodes}) - len(drawn),
+                    "edges": len(edges) - len(kept)},
                    abstain.get("message") if isinstance(abstain, dict) else None)
 
 
 def load_result(path: str | Path) -> dict:
-    """A saved traversal result (``kgbuild traverse --format json``); raises
-    :class:`InputError` naming the file (and line) when it is not one."""
+    """A saved traversal result (``kgbuild traverse --format json``), every field a picture
+    reads checked; raises :class:`InputError` naming the file (and line) when it is not one."""
     name = str(path)
     text = decode_text(read_bytes(path, MAX_RESULT_BYTES, name, "a traversal result"), name)
+
+    def constant(word: str):
+        raise ValueError(f"{word} is not a JSON number")
+
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON: {exc.msg}", name, exc.lineno) from None
-    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list) \
-            or not isinstance(data.get("edges"), list):
-        raise InputError("not a traversal result (kgbuild traverse --format json): "
-                         "expected an object with 'nodes' and 'edges' lists", name)
-    for n in data["nodes"]:
-        if not isinstance(n, dict) or not isinstance(n.get("id"), str) \
-                or not all(isinstance(n.get(k, ""), str) for k in ("label", "type")) \
-                or not isinstance(n.get("hop", 0), int):
-            raise InputError("a node needs a text 'id' (and text 'label', 'type', an integer "
-                             "'hop')", name)
-    cap = (data.get("truncated") or {}).get("cap") if isinstance(data.get("truncated"), dict) else []
-    if not isinstance(cap, list) or not all(isinstance(c, dict) and isinstance(c.get("node"), str)
-                                            and isinstance(c.get("edges"), int) for c in cap):
-        raise InputError("'truncated.cap' must list {node, edges} items", name)
-    for e in data["edges"]:
-        if not isinstance(e, dict) or not all(isinstance(e.get(k), str)
-                                              for k in ("subject", "predicate", "object")):
-            raise InputError("an edge without text 'subject', 'predicate' and 'object'", name)
+    except (ValueError, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(f"not JSON: {why}", name) from None
+    problem = _problem(data)
+    if problem:
+        raise InputError(f"not a traversal result (kgbuild traverse --format json): {problem}",
+                         name)
     return data
+
+
+_TEXT, _OPT_TEXT = (str,), (str, type(None))
+
+
+def _is(value: object, kinds: tuple) -> bool:
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
+
+
+def _fields(item: object, what: str, required: dict, optional: dict) -> str | None:
+    if not isinstance(item, dict):
+        return f"{what} is not an object"
+    for key, kinds in required.items():
+        if not _is(item.get(key), kinds):
+            return f"{what} needs '{key}'"
+    for key, kinds in optional.items():
+        if key in item and not _is(item[key], kinds):
+            return f"{what}: '{key}' has the wrong type"
+    return None
+
+
+def _problem(data: object) -> str | None:
+    """What makes ``data`` no traversal result a picture can draw, or None."""
+    if not isinstance(data, dict):
+        return "expected an object"
+    lists = {k: data.get(k, []) for k in ("nodes", "edges", "answers", "seeds")}
+    if not isinstance(data.get("nodes"), list) or not isinstance(data.get("edges"), list):
+        return "expected 'nodes' and 'edges' lists"
+    if any(not isinstance(v, list) for v in lists.values()):
+        return "'answers' and 'seeds' must be lists"
+    checks = [(n, "a node", {"id": _TEXT}, {"label": _OPT_TEXT, "type": _OPT_TEXT,
+                                            "hop": (int, type(None)), "seed": (bool, type(None))})
+              for n in lists["nodes"]]
+    checks += [(s, "a seed", {"id": _TEXT}, {"label": _OPT_TEXT}) for s in lists["seeds"]]
+    checks += [(e, "an edge", {"subject": _TEXT, "predicate": _TEXT, "object": _TEXT},
+                {"id": _OPT_TEXT, "assertions": (list,)}) for e in lists["edges"]]
+    checks += [(a, "an assertion", {}, {"source": _OPT_TEXT, "location": _OPT_TEXT,
+                                        "evidence": _OPT_TEXT, "extractor": _OPT_TEXT,
+                                        "passage": _OPT_TEXT, "qualifiers": (list,),
+                                        "confidence": (int, float, type(None))})
+               for e in lists["edges"] if isinstance(e, dict)
+               for a in e.get("assertions") or []]
+    truncated = data.get("truncated") or {}
+    if not isinstance(truncated, dict) or not isinstance(truncated.get("cap") or [], list):
+        return "'truncated.cap' must be a list"
+    checks += [(c, "a truncated.cap item", {"node": _TEXT, "edges": (int,)}, {})
+               for c in truncated.get("cap") or []]
+    for check in checks:
+        problem = _fields(*check)
+        if problem:
+            return problem
+    if any(not isinstance(a, str) for a in lists["answers"]):
+        return "'answers' must list IDs"
+    if not isinstance(data.get("spec") or {}, dict) or not isinstance(
+            (data.get("spec") or {}).get("path"), _OPT_TEXT):
+        return "'spec.path' must be text"
+    abstain = data.get("abstain")
+    if abstain is not None and not (isinstance(abstain, dict)
+                                    and isinstance(abstain.get("message"), str)):
+        return "'abstain' must be null or have a 'message'"
+    return None

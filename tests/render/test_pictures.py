@@ -11,6 +11,8 @@ from html import unescape
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG, require
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kgbuild import load_schema
 from kgbuild.build.pipeline import build, build_graph
@@ -183,3 +185,53 @@ def test_traverse_json_round_trips_into_show(tmp_path):
     assert r.exit_code == 0, r.output
     assert set(nodes_in(r.output).values()) >= {"Payments API", "Commerce Platform",
                                                 "Pricing SDK", "Checkout Service"}
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**12, 10**12)
+                    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
+
+
+def _paths(value, prefix=()):
+    """Every (container path) inside a JSON value, the root included."""
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*prefix, i))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_damaged_result_file_is_drawn_or_one_line(classic, tmp_path, data):
+    """Whatever a saved result holds, ``show --result`` draws it or says in one line why not."""
+    doc = json.loads(json.dumps(classic))
+    paths = [p for p in _paths(doc) if p]
+    for _ in range(data.draw(st.integers(1, 3))):
+        *parent, last = data.draw(st.sampled_from(paths))
+        holder = doc
+        try:
+            for k in parent:
+                holder = holder[k]
+            holder[last] = data.draw(JSON)
+        except (KeyError, IndexError, TypeError):
+            continue
+    saved = tmp_path / "r.json"
+    saved.write_text(json.dumps(doc))
+    for fmt in ("html", "svg") if shutil.which("dot") else ("html",):
+        r = CliRunner().invoke(main, ["show", "--result", str(saved), "--format", fmt])
+        assert r.exit_code in (0, 2), r.output
+        if r.exit_code == 2:
+            assert len(r.output.strip().splitlines()) == 1 and "[internal]" not in r.output
+            assert "not a traversal result" in r.output
+
+
+def test_deep_or_non_finite_json_is_one_line(tmp_path):
+    for text in ("[" * 100_000 + "]" * 100_000, '{"nodes": [], "edges": [], "x": NaN}'):
+        saved = tmp_path / "r.json"
+        saved.write_text(text)
+        with pytest.raises(InputError, match="not JSON"):
+            load_result(saved)
