@@ -31,17 +31,17 @@ from ..extract.text.extractor import TEXT_EXTRACTOR_PREFIX
 from ..graph.access import AccessRules, load_access
 from ..graph.model import KnowledgeGraph, SourceDocument, utc_timestamp
 from ..graph.rdf import triples_to_rdflib
-from ..graph.turtle import to_turtle
-from ..io.atomic import atomic_write
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
 from ..resolve.review import resolution_report, save_review_queue
 from ..schema.loader import load_schema
 from ..schema.model import Schema
+from ..store.export import write_export
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
 from ..validate.validator import ValidationReport, validate_graph
 
 Progress = Callable[[str, int, int], None]
+Phase = Callable[[str], None]  # told when a long phase starts: "storing", "validating", ...
 try:
     VERSION = metadata.version("kgbuild")
 except metadata.PackageNotFoundError:  # pragma: no cover - running from an uninstalled tree
@@ -183,8 +183,8 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                  max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None,
                  registry: Path | None = None, root: str | Path | None = None,
                  exclude: Sequence[str] = (), gitignore: bool = True,
-                 prune: bool = False, extractors: Sequence[Extractor] | None = None
-                 ) -> BuildResult:
+                 prune: bool = False, extractors: Sequence[Extractor] | None = None,
+                 phase: Phase | None = None) -> BuildResult:
     """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
 
     A document whose content hash is unchanged is not read again; a changed or new one is
@@ -314,6 +314,8 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     if everything and kept:  # built with other settings and no longer found: dropped
         changes["deleted"] = sorted(set(changes["deleted"]) | set(kept))
         changes["kept"] = []
+    if phase and (updates or changes["deleted"]):
+        phase("storing")
     if replace and not others:
         problems = store.replace_all(updates, settings)
     else:
@@ -394,12 +396,13 @@ def check(result: BuildResult, validate: bool | None = None) -> None:
     """SHACL-check the built graph: always (True), never (False), or when it is small (None)."""
     if validate is False:
         return
-    triples = set(result.store.triples())
-    if validate is None and len(triples) > SHACL_AUTO_LIMIT:  # decided before any rdflib parsing
-        result.validation_note = (f"SHACL skipped: {len(triples):,} triples is over the automatic "
+    total = result.store.triple_count()  # counted in the store, cached per revision
+    if validate is None and total > SHACL_AUTO_LIMIT:  # decided before reading any triple
+        result.validation_note = (f"SHACL skipped: {total:,} triples is over the automatic "
                                   f"limit of {SHACL_AUTO_LIMIT:,}; run `kgbuild validate` or pass "
                                   f"--validate")
         return
+    triples = set(result.store.triples())
     result.validation = validate_graph(triples_to_rdflib(triples, result.schema), result.schema)
 
 
@@ -409,7 +412,8 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | str | Path | None = None,
                 registry: str | Path | None = None, resolve: bool | None = None,
                 root: str | Path | None = None, exclude: Sequence[str] = (),
-                gitignore: bool = True, prune: bool = False) -> BuildResult:
+                gitignore: bool = True, prune: bool = False, phase: Phase | None = None
+                ) -> BuildResult:
     """Discover, extract and store a graph from files and folders; SHACL-check it.
 
     ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
@@ -421,6 +425,7 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
     the resolution report: True always, False never, None for graphs up to 5,000 entities
     (its review queue is written to ``<store>/review-queue.json``). ``root``, ``exclude``,
     ``gitignore`` and ``prune``: see :func:`update_store` and :func:`~kgbuild.extract.discover.candidates`.
+    ``phase`` is told when each long phase after extraction (``progress``) starts.
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):
@@ -431,9 +436,13 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
         result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
                               progress=progress, max_file_bytes=max_file_bytes, access=access,
                               registry=registry, root=root, exclude=exclude, gitignore=gitignore,
-                              prune=prune)
+                              prune=prune, phase=phase)
         queue = Path(store) / "review-queue.json" if store is not None else None
+        if phase and resolve is not False:
+            phase("resolving")
         report_resolution(result, registry, queue, resolve)
+        if phase and validate is not False:
+            phase("validating")
         check(result, validate)
     except BaseException:
         graph_store.close()
@@ -443,8 +452,12 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
 
 def build(paths: Sequence[str | Path], output: str | Path, schema: Schema | str | Path | None = None,
           **kwargs) -> BuildResult:
-    """:func:`build_graph`, then write deterministic Turtle to ``output`` atomically."""
+    """:func:`build_graph`, then write deterministic Turtle to ``output`` atomically (a file
+    that already holds the store's unchanged content is left alone: see
+    :func:`~kgbuild.store.export.write_export`)."""
     result = build_graph(paths, schema, **kwargs)
-    atomic_write(output, to_turtle(result.store.triples(), result.schema))
+    if kwargs.get("phase"):
+        kwargs["phase"]("writing")
+    write_export(result.store, output)
     result.output = str(output)
     return result

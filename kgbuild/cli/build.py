@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 import click
 
@@ -105,18 +106,21 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
             raise UsageError(f"no SOURCES given and the project names none: pass files or "
                              f"folders, or set sources in {where}")
         sources = [str(p) for p in proj.source_paths()]
-    progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() else None
+    tty = fmt == "text" and sys.stderr.isatty()
+    progress, phase = (_progress_bar(), _phase_line()) if tty else (None, None)
     kwargs = dict(store=None if no_store else store_path, full=full, validate=validate,
                   timestamp=timestamp, progress=progress, access=access_file or proj.access_path(),
                   max_file_bytes=max_file_size * 2**20,
                   registry=registry_path or proj.aliases_path(), resolve=resolve, root=proj.root,
                   exclude=[*proj.exclude, *excludes], gitignore=proj.gitignore and not no_gitignore,
-                  prune=prune)
+                  prune=prune, phase=phase)
     _check_names([*sources, kwargs["store"], kwargs["access"], kwargs["registry"]], proj)
     if output:
         result = build_library(sources, output, schema_name, **kwargs)
     else:
         result = build_graph(sources, schema_name, **kwargs)
+    if phase:
+        phase(None)
     summary = result.summary()
     result.store.close()
     emit(summary, fmt, _render_build(summary, result))
@@ -156,6 +160,21 @@ def _progress_bar():
         bar.update(1)
         if done >= total:
             bar.__exit__(None, None, None)
+
+    return update
+
+
+def _phase_line():
+    """Each later phase's name on stderr, with how long the one before took."""
+    state = {}
+
+    def update(name: str | None) -> None:  # None: the last phase ended
+        now = time.monotonic()
+        if state.pop("start", None) is not None:
+            echo(f" {now - state['was']:.1f} s", err=True)
+        if name is not None:
+            echo(f"{name}...", err=True, nl=False)
+            state.update(start=True, was=now)
 
     return update
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURE_CATALOG
 from rdflib import Graph
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.build.pipeline import build, build_graph
 from kgbuild.graph.turtle import to_ntriples, to_turtle
 from kgbuild.schema.loader import load_schema
 from kgbuild.schema.namespaces import prefixes
@@ -110,3 +110,24 @@ def test_write_export_after_the_store_changed(tmp_path):
             assert write_export(s, out) is True and out.is_file()
         finally:
             os.chmod(path, 0o700)
+
+
+def test_unchanged_rebuild_leaves_the_output_alone_and_names_its_phases(tmp_path):
+    root = tmp_path / "catalog"
+    shutil.copytree(FIXTURE_CATALOG, root)
+    path, out = tmp_path / "store", tmp_path / "g.ttl"
+    phases = []
+    build([root], out, store=path, timestamp=0, validate=False, resolve=False,
+          phase=phases.append).store.close()
+    assert phases == ["storing", "writing"]
+    first, stamp = out.read_text(), out.stat().st_mtime_ns
+    phases.clear()
+    result = build([root], out, store=path, timestamp=0, validate=False, resolve=False,
+                   phase=phases.append)
+    assert phases == ["writing"] and result.changes["changed"] == []
+    assert out.stat().st_mtime_ns == stamp and out.read_text() == first
+    assert out.read_text() == export_store(result.store)
+    result.store.close()
+    (root / "odd.yaml").write_text(HOSTILE, encoding="utf-8")
+    build([root], out, store=path, timestamp=0, validate=False, resolve=False).store.close()
+    assert "odd-text" in out.read_text()
