@@ -11,7 +11,14 @@ person) has none. Two entities can be one package only when:
   packages (``pymssql`` and ``pymysql``, ``debug`` and ``@types/debug``) unless a curated
   alias says otherwise;
 * they agree on npm's scope, ``@types/`` stubs included: ``@types/debug`` types ``debug``
-  but is not it, ``@vitejs/devtools`` is not ``devtools``.
+  but is not it, ``@vitejs/devtools`` is not ``devtools``;
+* neither is known only by its folder's name (an unnamed ``<dir>#python`` or
+  ``<dir>/package.json#<dir>`` labelled ``docs``, ``types``, ``django``: examples and docs
+  builds, not the packages of that name), unless that name carries a version
+  (``requests-2.32.3``, an unpacked sdist).
+
+A registry package's name is exact: it matches by ID, alias, equal normalised name or
+version suffix, never by a fuzzy look-alike (``type-is`` is not ``types``).
 
 A name may carry a version (``requests-2.32.3``, ``debug@4.3.7``, ``flask 3.0``): that is
 the package at that version; :func:`split_version` separates them (two or more dotted
@@ -65,6 +72,15 @@ def npm_scope(entity_id: str, label: str) -> str | None:
     return scope.lower() if slash and scope.startswith("@") else ""
 
 
+def folder_named(entity_id: str, label: str) -> bool:
+    """Whether an unpublished project is labelled just with its folder's name."""
+    doc, sep, local = entity_id.rpartition("#")
+    if not sep or ecosystem(entity_id) is None or is_package_purl(entity_id):
+        return False
+    folder = doc if local == "python" else doc.rpartition("/")[0]
+    return label.strip() == folder.rsplit("/", 1)[-1] and split_version(label) is None
+
+
 def may_be_same(a: str, a_label: str, b: str, b_label: str, curated: bool = False) -> bool:
     """Whether entities ``a`` and ``b`` (IDs with their labels) may be one package by the rules
     of the module docstring; ``curated``: a curated alias links them, so two purls may."""
@@ -72,6 +88,8 @@ def may_be_same(a: str, a_label: str, b: str, b_label: str, curated: bool = Fals
     if ea and eb and ea != eb:
         return False
     if not curated and ea == eb and a != b and is_package_purl(a) and is_package_purl(b):
+        return False
+    if not curated and (folder_named(a, a_label) or folder_named(b, b_label)):
         return False
     sa, sb = npm_scope(a, a_label), npm_scope(b, b_label)
     return sa is None or sb is None or sa == sb

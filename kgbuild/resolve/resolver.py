@@ -15,7 +15,7 @@ A mention is tried against known entities in stages; the first stage with a hit 
    candidate type;
 5. ``normalized`` again for a version-suffixed name (``requests-2.32.3``): its name part,
    among package entities only;
-6. ``fuzzy``: candidates blocked by rare words, sorted neighbourhoods and acronyms, scored
+6. ``fuzzy`` (never for a registry package's own mention: its name is exact): candidates blocked by rare words, sorted neighbourhoods and acronyms, scored
    with rapidfuzz; resolved only above a threshold *and* a margin over the second-best entity.
 
 A fuzzy match resolves only when the keys differ by word order and one misspelt word
@@ -45,7 +45,7 @@ from ..errors import KgbuildError
 from ..graph.model import KnowledgeGraph, Node
 from ..schema.model import Schema
 from .aliases import AliasRegistry
-from .ecosystem import ecosystem, may_be_same, split_version
+from .ecosystem import ecosystem, is_package_purl, may_be_same, split_version
 from .normalize import EXTRA_SUFFIXES, Normalizer, acronym, canonical_ref, fold, slug
 
 STATUSES = ("resolved", "new", "review", "ambiguous")
@@ -676,7 +676,10 @@ class Resolver:
                 self._decide(res, "normalized", hits)
                 res.reason = f"{name!r} at version {version}: {res.reason}"
                 return res
-        self._fuzzy(res, self._keys(words, gate, misspelt=True), banned)
+        if isinstance(banned, _Excluded) and is_package_purl(banned.own):
+            res.reason = "a registry package matches by exact names only, never a look-alike"
+        else:
+            self._fuzzy(res, self._keys(words, gate, misspelt=True), banned)
         if res.status == "new" and type_name:
             res.suggested_id = f"{type_name.lower()}:default/{slug(mention)}"
         return res
@@ -891,7 +894,9 @@ class Resolver:
                             dup = Duplicate(pair[0], pair[1], t, s, reason)
                             if a != b and not self.registry.is_distinct(a, b) and (
                                     pair not in out or (s, reason) > (out[pair].score, out[pair].reason)
-                            ) and (reason != "version" or ecosystem(a) or ecosystem(b)) and may_be_same(
+                            ) and (reason != "version" or ecosystem(a) or ecosystem(b)) and (
+                                    reason != "fuzzy" or not (is_package_purl(a) or is_package_purl(b))
+                            ) and may_be_same(
                                     a, self.label_of(a), b, self.label_of(b), self._curated(a, b)):
                                 out[pair] = dup
         return sorted(out.values(), key=lambda d: (-d.score, d.a, d.b))

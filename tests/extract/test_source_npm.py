@@ -98,3 +98,13 @@ def test_non_object_and_nameless(tmp_path):
     result = run(path, tmp_path)
     assert result.nodes[0].id == "app/package.json#app"
     assert [e.object for e in result.edges] == ["pkg:npm/x"]
+
+
+def test_a_package_depending_on_itself_is_no_edge(tmp_path):
+    path = tmp_path / "eslint" / "package.json"  # as eslint 9's own package.json has it
+    path.parent.mkdir()
+    path.write_text(json.dumps({"name": "eslint", "devDependencies": {
+        "eslint": "file:.", "mocha": "^10"}}))
+    result = run(path, tmp_path)
+    assert [(e.subject, e.object) for e in result.edges] == [("pkg:npm/eslint", "pkg:npm/mocha")]
+    assert result.problems == []

@@ -144,9 +144,8 @@ def test_requirements_syntax(tmp_path):
         ("pkg:pypi/celery", 5), ("pkg:pypi/acme-lib", 8), ("pkg:pypi/my-pkg", 10),
         ("pkg:pypi/other", 11), ("pkg:pypi/pkg", 12)]
     assert result.edges[2].evidence == "-r base.txt: Django>=4  # web"
-    assert [(p.line, p.code) for p in result.problems] == [
-        (5, "bad-include"), (9, "bad-requirement"), (13, "bad-include"), (14, "bad-include"),
-        (15, "bad-requirement")]
+    assert [(p.line, p.code) for p in result.problems] == [  # "-e ." (line 9) is the project
+        (5, "bad-include"), (13, "bad-include"), (14, "bad-include"), (15, "bad-requirement")]
     assert "cycle" in result.problems[0].message
 
 
@@ -156,3 +155,81 @@ def test_requirements_syntax(tmp_path):
 def test_claims(name, claimed):
     assert REQUIREMENTS.claims(Path(name), b"") is claimed
     assert PYPROJECT.claims(Path("pyproject.toml"), b"")
+
+
+# -- one project per folder ---------------------------------------------------------------
+REQUESTS = REPO / "fixtures" / "packages" / "requests-2.32.3"
+
+
+def test_the_manifests_of_an_sdist_are_one_component():
+    root = REQUESTS.parent
+    pyproject = run(PYPROJECT, REQUESTS / "pyproject.toml", root)
+    reqs = run(REQUIREMENTS, REQUESTS / "requirements-dev.txt", root)
+    for result in (pyproject, reqs):  # pyproject.toml names nothing: setup.cfg does
+        [me] = result.nodes
+        assert (me.id, me.label, me.attributes["purl"]) == (
+            "pkg:pypi/requests", "requests", "pkg:pypi/requests")
+        assert {p.name for p in result.depends} >= {"setup.cfg", "PKG-INFO"}
+    assert reqs.nodes[0].attributes["extras"] == ["socks"]  # -e .[socks]: no edge to itself
+    assert {e.subject for e in reqs.edges} == {"pkg:pypi/requests"}
+    assert "pkg:pypi/requests" not in {e.object for e in reqs.edges}
+    assert [e.object for e in reqs.edges][:2] == ["pkg:pypi/pytest", "pkg:pypi/pytest-cov"]
+    assert reqs.problems == []
+
+
+def _project(tmp_path, files: dict) -> Path:
+    for name, text in files.items():
+        (tmp_path / "p" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "p" / name).write_text(text)
+    return tmp_path / "p"
+
+
+def test_a_projects_requirement_of_itself_is_its_extras(tmp_path):
+    folder = _project(tmp_path, {"pyproject.toml": (
+        '[project]\nname = "My_Pkg"\ndependencies = ["idna"]\n'
+        '[project.optional-dependencies]\nall = ["my-pkg[socks,HTTP2]", "my.pkg[cli]"]\n'),
+        "requirements.txt": "my_pkg[dev]>=1\n./[docs]\nrich\n"})
+    py = run(PYPROJECT, folder / "pyproject.toml", tmp_path)
+    assert [(e.subject, e.object) for e in py.edges] == [("pkg:pypi/my-pkg", "pkg:pypi/idna")]
+    assert py.nodes[0].attributes["extras"] == ["cli", "http2", "socks"]
+    reqs = run(REQUIREMENTS, folder / "requirements.txt", tmp_path)
+    assert [(e.subject, e.object) for e in reqs.edges] == [("pkg:pypi/my-pkg", "pkg:pypi/rich")]
+    assert reqs.nodes[0].attributes["extras"] == ["dev", "docs"] and reqs.problems == []
+
+
+@pytest.mark.parametrize("files, expected", [
+    ({"setup.cfg": "[metadata]\nname = Cfg.Name\n", "PKG-INFO": "Name: other\n"}, "pkg:pypi/cfg-name"),
+    ({"PKG-INFO": "Metadata-Version: 2.1\nName: from-pkg-info\nVersion: 1.0\n"},
+     "pkg:pypi/from-pkg-info"),
+    ({"pyproject.toml": '[tool.poetry]\nname = "po"\n', "setup.cfg": "[metadata]\nname = cfg\n"},
+     "pkg:pypi/po"),
+    ({"pyproject.toml": '[project]\nname = "secret"\nclassifiers = ["Private :: Do Not Upload"]\n',
+      "setup.cfg": "[metadata]\nname = cfg\n"}, "p#python"),
+    ({"setup.cfg": "[metadata\nname = broken\n", "PKG-INFO": "Name: ok\n"}, "pkg:pypi/ok"),
+    ({"setup.cfg": "[metadata]\nname = not a name!\n"}, "p#python"),
+    ({}, "p#python")])
+def test_the_folder_project_is_named_by_its_sibling_manifests(tmp_path, files, expected):
+    folder = _project(tmp_path, {**files, "requirements.txt": "rich\n"})
+    [me] = run(REQUIREMENTS, folder / "requirements.txt", tmp_path).nodes
+    assert me.id == expected
+    assert me.label == ("p" if expected == "p#python" else me.label)
+
+
+def test_naming_the_project_later_moves_the_requirements_onto_it(tmp_path):
+    from kgbuild.build.pipeline import build_graph
+
+    folder = _project(tmp_path, {"requirements.txt": "rich\n"})
+    kw = dict(store=tmp_path / "store", timestamp=0, validate=False, root=tmp_path, resolve=False)
+    first = build_graph([folder], **kw)
+    try:
+        assert ("p#python", "dependsOn", "pkg:pypi/rich") in first.graph.edges()
+    finally:
+        first.store.close()
+    (folder / "setup.cfg").write_text("[metadata]\nname = p-tools\n")
+    again = build_graph([folder], **kw)
+    try:
+        assert again.changes["changed"] == ["p/requirements.txt"]  # setup.cfg is a dependency
+        assert set(again.graph.edges()) == {("pkg:pypi/p-tools", "dependsOn", "pkg:pypi/rich")}
+        assert again.graph.nodes["pkg:pypi/p-tools"].label == "p-tools"
+    finally:
+        again.store.close()

@@ -107,3 +107,15 @@ def test_possible_duplicates_follow_the_rules():
     pairs = {(d.a, d.b): d.reason for d in r.possible_duplicates()}
     assert pairs == {("pkg:pypi/requests", "vendor/requests-2.32.3#python"): "version",
                      ("pkg:npm/vite", "site/package.json#vite"): "normalized"}
+
+
+def test_folder_named_projects_and_look_alikes_are_not_packages():
+    r = make(PACKAGES + [("celery/examples/django#python", "Component", "django"),
+                         ("vite/types/package.json#types", "Component", "types"),
+                         ("a/docs#python", "Component", "docs"),
+                         ("b/docs#python", "Component", "docs")])
+    assert r.resolve("django", "Component", own_id="pkg:pypi/django").status == "new"
+    res = r.resolve("type-is", "Component", own_id="pkg:npm/type-is")
+    assert res.status == "new" and "exact names only" in res.reason
+    assert r.resolve("typess", "Component").status != "new"  # without an own ID: fuzzy as ever
+    assert r.possible_duplicates() == []

@@ -5,7 +5,8 @@ Sections read: ``dependencies``, ``devDependencies``, ``peerDependencies``,
 ``/<section>/<name>`` (and its line); its evidence is ``<section>: "<name>": "<range>"`` so
 a dev dependency stays recognisable. An npm alias (``"x": "npm:real@^1"``) points at
 ``real``. A ``"private": true`` package gets a document-scoped ID: private names are not
-unique.
+unique. The package's dependency on itself (``"eslint": "file:."`` in eslint's own
+``devDependencies``) is no edge.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class NpmExtractor:
                     lib = npm_purl(target)
                 except ValueError as exc:
                     warn(ptr, str(exc))
+                    continue
+                if lib == me.id:  # the package itself ("eslint": "file:." in eslint's own)
                     continue
                 out.edges.append(depends_on(me.id, lib, target.strip(),
                                             f"{section}: {quoted(name)}: {quoted(spec)}",

@@ -1,25 +1,35 @@
 """Python manifests: ``pyproject.toml`` and ``requirements*.txt``.
 
-``pyproject.toml``: the project (PEP 621 ``[project]`` or ``[tool.poetry]``) becomes a
-Component ``pkg:pypi/<name>`` (``<dir>#python`` when unnamed or classified
-``Private :: Do Not Upload``); every entry of ``[project] dependencies``,
+The manifests of one folder describe one project: its name is the first of
+``pyproject.toml``'s (PEP 621 ``[project]`` or ``[tool.poetry]``), ``setup.cfg``'s
+``[metadata] name`` and an sdist's ``PKG-INFO`` ``Name``; named, it is the Component
+``pkg:pypi/<PEP 503 name>``, else (or classified ``Private :: Do Not Upload``) ``<dir>#python``.
+Each extractor reads those sibling files for the name and depends on them (a change to one
+re-extracts the others).
+
+``pyproject.toml``: every entry of ``[project] dependencies``,
 ``[project.optional-dependencies]``, ``[dependency-groups]`` (PEP 735),
 ``[build-system] requires`` and the Poetry dependency tables becomes a ``dependsOn``
 edge to ``pkg:pypi/<PEP 503 name>``, located at its own line; evidence is
 ``<section>: <line>``.
 
-``requirements*.txt``: the directory's Python project (``<dir>#python``) depends on each
-PEP 508 line; ``-r`` includes inside the scanned root are followed and their lines
-attributed to the ``-r`` line; ``-e``/URL lines are used when they name their package
-(``#egg=``, a wheel or sdist file name), otherwise reported.
+``requirements*.txt``: the folder's project depends on each PEP 508 line; ``-r`` includes
+inside the scanned root are followed and their lines attributed to the ``-r`` line;
+``-e``/URL lines are used when they name their package (``#egg=``, a wheel or sdist file
+name), otherwise reported.
+
+A project's requirement of itself (``requests[socks]`` in requests' own extras, ``-e .[socks]``
+in its requirements) is no edge: its extras become the project's ``extras`` attribute.
 """
 
 from __future__ import annotations
 
+import configparser
 import re
 import tomllib
 from bisect import bisect_right
 from collections import Counter
+from email.parser import HeaderParser
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Iterator
@@ -40,7 +50,7 @@ from ...io.text import (
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .packages import depends_on, input_problem, python_dir_id
-from .purl import pypi_purl
+from .purl import pypi_name, pypi_purl
 
 PRIVATE = "Private :: Do Not Upload"
 
@@ -75,17 +85,22 @@ class PyprojectExtractor:
             return Extraction(problems=[Problem("error", "bad-input",
                                                 f"TOML value error: {one_line(str(exc), 120)}",
                                                 src.doc_id)])
-        out = Extraction()
+        out = Extraction(depends=sibling_manifests(src.path))
         where = _TomlLines(text)
-        me = _project_node(data, src.doc_id, where, out.problems)
+        me = _project_node(data, src, where, out.problems, ctx.max_file_bytes)
         out.nodes.append(me)
         for scope, pep508, entries in _dependency_entries(data, out.problems, src.doc_id, where):
             for item, line, evidence in entries:
                 if out.full(src.doc_id, line):
                     break
                 try:
-                    name = Requirement(item).name if pep508 else item
-                    out.edges.append(depends_on(me.id, pypi_purl(name), name,
+                    req = Requirement(item) if pep508 else None
+                    name = req.name if req else item
+                    target = pypi_purl(name)
+                    if target == me.id:
+                        add_extras(me, req.extras if req else ())
+                        continue
+                    out.edges.append(depends_on(me.id, target, name,
                                                 f"{scope}: {evidence}", line=line,
                                                 qualifiers=scope_qualifiers(scope)))
                 except (InvalidRequirement, ValueError) as exc:
@@ -96,8 +111,9 @@ class PyprojectExtractor:
         return out
 
 
-def _project_node(data: dict, doc_id: str, where: _TomlLines, problems: list[Problem]
-                  ) -> NodeRecord:
+def _project_node(data: dict, src: SourceFile, where: _TomlLines, problems: list[Problem],
+                  max_bytes: int) -> NodeRecord:
+    doc_id = src.doc_id
     dir_id = python_dir_id(doc_id)
     for table in (("project",), ("tool", "poetry")):
         meta = _get(data, table)
@@ -116,7 +132,76 @@ def _project_node(data: dict, doc_id: str, where: _TomlLines, problems: list[Pro
             return NodeRecord(dir_id, "Component", name, line=line, attributes=attrs)
         return NodeRecord(attrs["purl"], "Component", name, line=line, attributes=attrs,
                           aliases=(dir_id,))
-    return NodeRecord(dir_id, "Component", PurePosixPath(doc_id).parent.name or dir_id)
+    return folder_project(src, max_bytes)
+
+
+SIBLINGS = ("pyproject.toml", "setup.cfg", "PKG-INFO")  # where a folder's project is named
+
+
+def sibling_manifests(path: Path) -> list[Path]:
+    """The files beside ``path`` that may name its folder's project (present or not)."""
+    return [path.parent / name for name in SIBLINGS if name != path.name]
+
+
+def folder_project(src: SourceFile, max_bytes: int) -> NodeRecord:
+    """The Component of the Python project in ``src``'s folder, named by its sibling
+    manifests (see the module docstring); ``<dir>#python`` labelled with the folder's name
+    when none names a public project."""
+    dir_id = python_dir_id(src.doc_id)
+    name = _sibling_name(src.path.parent, src.path.name, max_bytes)
+    if name:
+        purl = pypi_purl(name)
+        return NodeRecord(purl, "Component", name, attributes={"purl": purl}, aliases=(dir_id,))
+    return NodeRecord(dir_id, "Component", PurePosixPath(src.doc_id).parent.name or dir_id)
+
+
+def _sibling_name(folder: Path, own: str, max_bytes: int) -> str | None:
+    """The project name the first sibling manifest (but ``own``) declares, if valid; files
+    that cannot be read or parsed are skipped (their own extraction reports them)."""
+    for name in SIBLINGS:
+        path = folder / name
+        if name == own or not path.is_file():
+            continue
+        try:
+            text = read_text(path, max_bytes, name)
+            found = _declared_name(name, text)
+            if found:
+                pypi_name(found)
+                return found
+            if name == "pyproject.toml" and _private(text):
+                return None
+        except (InputError, ValueError, RecursionError, configparser.Error, tomllib.TOMLDecodeError):
+            continue
+    return None
+
+
+def _private(text: str) -> bool:
+    meta = tomllib.loads(text).get("project")
+    return isinstance(meta, dict) and PRIVATE in (meta.get("classifiers") or ())
+
+
+def _declared_name(kind: str, text: str) -> str | None:
+    if kind == "pyproject.toml":
+        data = tomllib.loads(text)
+        if _private(text):
+            return None
+        for table in (("project",), ("tool", "poetry")):
+            meta = _get(data, table)
+            if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+                return meta["name"]
+        return None
+    if kind == "setup.cfg":
+        cfg = configparser.ConfigParser(interpolation=None, strict=False)
+        cfg.read_string(text)
+        return cfg.get("metadata", "name", fallback=None) or None
+    value = HeaderParser().parsestr(text).get("Name")
+    return str(value).strip() if value else None
+
+
+def add_extras(node: NodeRecord, extras) -> None:
+    """Record ``extras`` of a project's requirement of itself on the project's node."""
+    have = node.attributes.get("extras") or []
+    node.attributes["extras"] = sorted(set(have) | {e.lower() for e in extras})
 
 
 def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where: _TomlLines
@@ -304,9 +389,9 @@ class _RequirementsReader:
 
     def __init__(self, src: SourceFile, ctx: Context):
         self.src, self.ctx = src, ctx
-        self.subject = python_dir_id(src.doc_id)
-        label = PurePosixPath(src.doc_id).parent.name or self.subject
-        self.out = Extraction(nodes=[NodeRecord(self.subject, "Component", label)])
+        self.me = folder_project(src, ctx.max_file_bytes)
+        self.subject = self.me.id
+        self.out = Extraction(nodes=[self.me], depends=sibling_manifests(src.path))
         self.includes, self.included_bytes = 0, 0  # what -r includes read, all together
 
     def read(self, path: Path, text: str, seen: frozenset, via: tuple[int, str] | None = None):
@@ -319,11 +404,18 @@ class _RequirementsReader:
                 if reason:
                     self._warn("bad-include", where + reason, at)
                 continue
+            if kind == "self":
+                add_extras(self.me, value)
+                continue
             if kind == "requirement":
                 if self.out.full(self.src.doc_id, at):
                     return
                 try:
-                    self.out.edges.append(depends_on(self.subject, pypi_purl(value), value,
+                    target = pypi_purl(value)
+                    if target == self.subject:
+                        add_extras(self.me, _extras(raw))
+                        continue
+                    self.out.edges.append(depends_on(self.subject, target, value,
                                                      clip(f"{via[1]}: {raw}" if via else raw),
                                                      line=at))
                     continue
@@ -363,8 +455,9 @@ class _RequirementsReader:
 
 def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
     """``(line, kind, value, text)``: kind is requirement (value: name; text: the trimmed
-    line), include (value: path; text: the ``-r`` option) or problem (value: message);
-    constraints and global options are skipped."""
+    line), include (value: path; text: the ``-r`` option), self (the folder's own project,
+    ``.`` or ``.[extras]``; value: the extras) or problem (value: message); constraints and
+    global options are skipped."""
     for line, raw in _logical_lines(text):
         content = re.sub(r"(^|\s)#.*$", "", raw).strip()
         if not content:
@@ -375,6 +468,9 @@ def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
                 yield line, "include", value, content
             elif flag in ("-e", "--editable"):
                 yield line, *_named(value, "editable"), raw.strip()
+            continue
+        if m := _SELF.match(content):
+            yield line, "self", _extras(content), content
             continue
         if content.startswith("-"):
             if content.split("=")[0].split()[0] not in _GLOBAL_OPTIONS:
@@ -405,8 +501,20 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         yield start, "".join(buf)
 
 
+_SELF = re.compile(r"^\.(?:/)?\s*(\[[^\]]*\])?$")
+
+
+def _extras(spec: str) -> tuple[str, ...]:
+    """The extras a requirement line names (``requests[socks, use_chardet]``)."""
+    m = re.search(r"\[([^\]]*)\]", spec)
+    return tuple(e.strip() for e in m.group(1).split(",") if e.strip()) if m else ()
+
+
 def _named(target: str, what: str) -> tuple[str, str]:
-    """(``requirement``, name) for a URL/path that names its package, else a problem."""
+    """(``requirement``, name) for a URL/path that names its package, ``self`` with its
+    extras for the folder itself (``.[socks]``), else a problem."""
+    if m := _SELF.match(target.strip()):
+        return "self", _extras(target)
     if m := _EGG.search(target):
         return "requirement", m.group(1)
     stem = target.rstrip("/").rsplit("/", 1)[-1]
