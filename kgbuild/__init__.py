@@ -26,6 +26,7 @@ from .render.svg import render_svg
 from .resolve.aliases import AliasRegistry
 from .resolve.resolver import Resolution, Resolver
 from .retrieve.browse import Browser
+from .retrieve.paths import typed_paths
 from .retrieve.traverse import TraversalResult, TraversalSpec, Traverser, traverse
 from .schema.importer import SchemaDraft, import_ontology, infer_schema
 from .schema.loader import load_schema, parse_schema
@@ -56,7 +57,7 @@ __all__ = [
     # resolve
     "Resolver", "Resolution", "AliasRegistry",
     # retrieve and evaluate
-    "Traverser", "TraversalSpec", "TraversalResult", "traverse", "eval_retrieval",
+    "Traverser", "TraversalSpec", "TraversalResult", "traverse", "typed_paths", "eval_retrieval",
     # looking around and pictures
     "Browser", "render_html", "render_svg",
     # servers

@@ -1,6 +1,19 @@
 """The command-line interface: one module per command group, one error handler (``main``)."""
 
-from . import build, extract, push, resolve, schema, serve, show, traverse, validate, verify  # noqa: F401
+from . import (  # noqa: F401
+    build,
+    extract,
+    paths,
+    push,
+    query,
+    resolve,
+    schema,
+    serve,
+    show,
+    traverse,
+    validate,
+    verify,
+)
 from .main import main
 
 __all__ = ["main"]

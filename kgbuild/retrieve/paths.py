@@ -105,3 +105,27 @@ def typed_paths(schema: Schema, source: str, target: str, max_hops: int = 3,
         if ways[hops][source]:
             walk(source, hops, [])
     return found, total
+
+
+def paths_report(schema: Schema, source: str, target: str, max_hops: int = 3,
+                 limit: int = 50) -> dict:
+    """:func:`typed_paths` as JSON-ready ``{from, to, max_hops, total, paths: [{path, text,
+    hops, steps: [{step, edge, direction, source, target}]}], left_out}``."""
+    found, total = typed_paths(schema, source, target, max_hops, limit)
+    return {"from": schema.node_type(source).name, "to": schema.node_type(target).name,
+            "max_hops": max_hops, "total": total, "paths": [p.to_dict() for p in found],
+            "left_out": total - len(found)}
+
+
+def render_paths(report: dict) -> str:
+    """The report as text: one ``--path`` per line with its typed reading."""
+    if not report["paths"]:
+        return (f"no typed path from {report['from']} to {report['to']} in at most "
+                f"{report['max_hops']} hops")
+    width = max(len(p["path"]) for p in report["paths"])
+    lines = [f"{report['total']} typed path{'s' if report['total'] != 1 else ''} from "
+             f"{report['from']} to {report['to']} in at most {report['max_hops']} hops:"]
+    lines += [f"  {p['path']:<{width}}  {p['text']}" for p in report["paths"]]
+    if report["left_out"]:
+        lines.append(f"... and {report['left_out']} more (raise --limit)")
+    return "\n".join(lines)

@@ -52,7 +52,7 @@ from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_wa
 from .context import context_pack, render_prompt, render_result
 from .diagnose import diagnose_path
 from .embeddings import node_text
-from .paths import typed_paths
+from .paths import schema_steps
 from .seeds import SeedIndex
 
 _DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
@@ -64,8 +64,8 @@ MAX_PATH_STEPS = 100
 MAX_QUESTION_CHARS = 10_000  # a question, not a document: its mentions, seeds and output stay small
 MAX_NAME_CHARS = 2_000  # one ID or name
 MAX_FILTERED_VIEWS = 8  # filtered graphs (and their indexes) one Traverser keeps
-SHORTEST_PATH_HOPS = 3  # shortest_path: typed paths tried have at most this many steps ...
-SHORTEST_PATH_TRIES = 20  # ... and at most this many are walked, shortest first
+SHORTEST_PATH_HOPS = 3  # shortest_path: a path found has at most this many steps ...
+SHORTEST_PATH_WALKS = 1000  # ... and at most this many steps are tried to find it
 
 
 @dataclass(frozen=True)
@@ -370,7 +370,7 @@ class Traverser:
         seed_pos = sorted(p for p in (self.index.position(s["id"]) for s in seeds) if p is not None)
         untyped = None
         if spec.shortest_path and seeds:
-            untyped, spec = spec, self._shortest_path(spec, seeds, seed_pos) or spec
+            untyped, spec = spec, self._shortest_path(spec, seed_pos) or spec
         steps = parse_path(spec.path, schema) if spec.path else None
         follow = [parse_step(f, schema) for f in spec.follow] or [
             Step(e, (0, 1), f"{e}:both") for e in sorted(schema.edge_types)]
@@ -383,8 +383,8 @@ class Traverser:
                        if ambiguous else "no seed entity was found in the graph"}
             nodes, edges, paths, answers, truncated = [], [], [], [], _no_truncation()
         elif untyped is spec:
-            abstain = {"reason": "no-path", "message": f"the schema has no typed path of at most "
-                       f"{SHORTEST_PATH_HOPS} steps from the seeds' types to {', '.join(spec.types)}"}
+            abstain = {"reason": "no-path", "message": f"no typed path of at most "
+                       f"{SHORTEST_PATH_HOPS} steps leads from the seeds to {', '.join(spec.types)}"}
             nodes, edges, paths, answers, truncated = [], [], [], [], _no_truncation()
         elif steps:
             walk = path_walk(self.index, seed_pos, [step_lists(self.index, [s]) for s in steps],
@@ -421,27 +421,36 @@ class Traverser:
     def _lists(self, edge: str, dirs: tuple[int, ...]) -> list[tuple[int, int]]:
         return step_lists(self.index, [Step(edge, dirs, "")])
 
-    def _shortest_path(self, spec: TraversalSpec, seeds: list[dict], seed_pos: list[int]):
-        """``spec`` with the shortest typed path from a seed's type to ``spec.types`` that has
-        a complete walk here (the shortest of all when none has one); None when the schema
-        has no such path of at most :data:`SHORTEST_PATH_HOPS` steps."""
-        schema = self.view.schema
-        keep = type_filter(self.index, self._type_codes(spec.types))
-        candidates = sorted({(len(p.steps), p.path) for s in seeds if s["type"]
-                             for t in spec.types
-                             for p in typed_paths(schema, s["type"], t, SHORTEST_PATH_HOPS,
-                                                  SHORTEST_PATH_TRIES)[0]})
-        chosen = None
-        for _, path in candidates[:SHORTEST_PATH_TRIES]:
-            steps = parse_path(path, schema)
-            walk = path_walk(self.index, seed_pos, [step_lists(self.index, [s]) for s in steps],
-                             spec.cap, keep)
-            if len(walk.layers[-1]):
-                chosen = path
-                break
-        if chosen is None and candidates:
-            chosen = candidates[0][1]
-        return replace(spec, path=chosen) if chosen else None
+    def _shortest_path(self, spec: TraversalSpec, seed_pos: list[int]) -> TraversalSpec | None:
+        """``spec`` with the shortest typed path (ties: by ``--path`` text) from the seeds to a
+        node of ``spec.types``, found breadth first over the schema's steps (:func:`~kgbuild.
+        retrieve.paths.schema_steps` of the types reached) walked here without cap; a step
+        that reaches nothing is not extended. None when no path of at most
+        :data:`SHORTEST_PATH_HOPS` steps arrives (at most :data:`SHORTEST_PATH_WALKS` steps are
+        walked in all)."""
+        schema, ix = self.view.schema, self.index
+        keep = type_filter(ix, self._type_codes(spec.types))
+        frontier = [((), np.unique(np.asarray(seed_pos, dtype=np.int32)))]
+        budget = SHORTEST_PATH_WALKS
+        for _ in range(SHORTEST_PATH_HOPS):
+            reached = []
+            for prefix, layer in frontier:
+                types = {ix.type_names[t] for t in np.unique(ix.node_type[layer]).tolist()}
+                steps = sorted({s.step for t in types if t for s in schema_steps(schema, t)})
+                for text in steps:
+                    if budget == 0:
+                        return None
+                    budget -= 1
+                    ent, _ = ix.expand(layer, step_lists(ix, [parse_step(text, schema)]), None)
+                    nodes = np.unique(ent.nbr)
+                    if not len(nodes):
+                        continue
+                    path = (*prefix, text)
+                    if keep(nodes).any():
+                        return replace(spec, path="/".join(path))
+                    reached.append((path, nodes))
+            frontier = reached
+        return None
 
     def _type_codes(self, types: Sequence[str]) -> np.ndarray | None:
         if not types:
