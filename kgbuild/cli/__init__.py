@@ -5,7 +5,6 @@ from . import (  # noqa: F401
     extract,
     paths,
     push,
-    query,
     resolve,
     schema,
     serve,
