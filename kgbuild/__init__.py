@@ -33,8 +33,9 @@ from .schema.loader import load_schema, parse_schema
 from .schema.model import Schema
 from .schema.shapes import all_shapes
 from .schema.vocabulary import vocabulary
-from .store.export import export_store
+from .store.export import export_store, write_export
 from .store.graphstore import GraphStore
+from .store.query import QueryResult, query_store, run_query
 from .validate.validator import ValidationReport, load_graph, validate_file, validate_graph
 
 __all__ = [
@@ -45,7 +46,8 @@ __all__ = [
     "KnowledgeGraph", "Node", "Assertion", "SourceDocument", "from_rdf", "to_rdflib",
     "Principal", "AccessRules", "load_access",
     # build and store
-    "build_graph", "build", "BuildResult", "GraphStore", "export_store",
+    "build_graph", "build", "BuildResult", "GraphStore", "export_store", "write_export",
+    "query_store", "run_query", "QueryResult",
     "Project", "find_project", "load_project",
     # LLM extraction from text
     "extract_text", "ExtractResult", "LLMSettings", "TextSettings",

@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     extract,
     paths,
     push,
+    query,
     resolve,
     schema,
     serve,

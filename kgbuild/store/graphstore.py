@@ -573,6 +573,12 @@ class GraphStore:
                                 for q in self._db.quads_for_pattern(None, None, None, None)),
                                self.schema)
 
+    def sparql(self, query: str, union: bool = False, prefixes: dict[str, str] | None = None):
+        """pyoxigraph's own result of a SPARQL query (booleans, solutions or triples, read
+        lazily); ``union``: patterns outside ``GRAPH`` match every graph; ``prefixes`` are
+        declared for the query. See store/query.py."""
+        return self._db.db.query(query, use_default_graph_as_union=union, prefixes=prefixes)
+
     def revision(self) -> str:
         """Names the committed content for caches: database identity and generation."""
         return f"{self.store_id()}:{self.generation()}"
