@@ -8,12 +8,13 @@ bounded (``max_edges``, ``limit``, ``top``) and deterministic (sorted by ID, deg
 
 from __future__ import annotations
 
+import heapq
 import textwrap
 from collections import Counter
 from pathlib import Path
 
 from ..errors import KgbuildError
-from ..graph.access import Principal, visible_graph
+from ..graph.access import Principal
 from ..graph.model import KnowledgeGraph
 from .seeds import SeedIndex
 from .traverse import MAX_COUNT, MAX_HOPS, MAX_NAME_CHARS, TraversalSpec, Traverser
@@ -38,16 +39,17 @@ def _assertion(a) -> dict:
 class Browser:
     """Summaries, listings and statistics of one graph as one principal (public items only
     when ``principal`` is None); the visible graph and its adjacency are built once.
-    ``cache_dir`` is where :meth:`neighbourhood`'s walk caches its index (as traversal's)."""
+    The visible graph is the one a :class:`~kgbuild.retrieve.traverse.Traverser` for the
+    principal walks (built once, also for :meth:`neighbourhood`); ``cache_dir`` is where
+    its adjacency index is cached, as for traversal."""
 
     def __init__(self, kg: KnowledgeGraph, principal: Principal | None = None,
                  cache_dir: str | Path | None = None):
-        self.kg = kg
-        self.cache_dir = cache_dir
-        self.principal = principal or Principal()
-        self.view = visible_graph(kg, self.principal)
+        self.traverser = Traverser(kg, principal, cache_dir)  # (for neighbourhoods)
+        self.principal = self.traverser.principal
+        self.view = self.traverser.view  # the visible graph, built once for both
+        self.edges = self.traverser.evidence  # its edges with their assertions
         self._seeds: SeedIndex | None = None
-        self.edges = self.view.edges()
         self._out: dict[str, list[tuple[str, str, str]]] = {}
         self._in: dict[str, list[tuple[str, str, str]]] = {}
         for e in self.edges:
@@ -113,9 +115,10 @@ class Browser:
             out[f"{key}_counts"] = dict(sorted(counts.items()))
             for e in mine:
                 cited.update(a.source for a in self.edges[e])
-            ranked = sorted(mine, key=lambda e: (e[1], self._brief(e[other])["label"], e[other]))
+            ranked = heapq.nsmallest(max_edges, mine, key=lambda e: (
+                e[1], self._brief(e[other])["label"], e[other]))
             listed = []
-            for e in ranked[:max_edges]:
+            for e in ranked:
                 inverse = schema.edge_types[e[1]].inverse if e[1] in schema.edge_types else None
                 listed.append({"predicate": e[1], "name": e[1] if key == "out" else
                                (inverse or e[1]), "node": self._brief(e[other]),
@@ -152,11 +155,13 @@ class Browser:
         per_doc = Counter(a.source for a in view.assertions.values())
         documents = sorted(view.documents, key=lambda d: (-per_doc[d], d))
         extractors = Counter(a.extractor for a in view.assertions.values())
-        counts = view.counts()
+        by_type = Counter(n.type for n in view.nodes.values())
+        by_edge = Counter(e[1] for e in self.edges)
         return {
             "nodes": len(view.nodes), "edges": len(self.edges),
             "assertions": len(view.assertions), "documents": len(view.documents),
-            "nodes_by_type": counts["nodes"], "edges_by_type": counts["edges"],
+            "nodes_by_type": dict(sorted(by_type.items())),
+            "edges_by_type": dict(sorted(by_edge.items())),
             "degree": {"min": values[0] if values else 0, "max": values[-1] if values else 0,
                        "median": values[len(values) // 2] if values else 0,
                        "mean": round(sum(values) / len(values), 3) if values else 0.0,
@@ -175,7 +180,7 @@ class Browser:
         _bounded("hops", hops, 1, MAX_HOPS)
         spec = TraversalSpec(seeds=[self.find(node_id)], hops=hops, cap=cap, max_nodes=max_nodes,
                              max_edges=max_edges)
-        return Traverser(self.kg, self.principal, self.cache_dir).run(spec).to_dict()
+        return self.traverser.run(spec).to_dict()
 
 
 # -- text for people ---------------------------------------------------------------------------
