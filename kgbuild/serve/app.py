@@ -12,6 +12,7 @@ items only. Work runs in worker threads, at most ``limits.workers`` at once, eac
 from __future__ import annotations
 
 import json
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Callable
@@ -124,9 +125,19 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         return found
 
     async def work(call: Callable, limiter, timeout: float):
+        """``call()`` in a worker thread; a dict result is rendered there too, as a response
+        whose ``Server-Timing`` header says how long the work and the rendering took."""
+        def timed():
+            start = time.perf_counter()
+            out = call()
+            if isinstance(out, dict):
+                out = JSON(out)
+                out.headers["server-timing"] = f"app;dur={1000 * (time.perf_counter() - start):.2f}"
+            return out
+
         try:
             with anyio.fail_after(timeout):
-                return await anyio.to_thread.run_sync(call, limiter=limiter,
+                return await anyio.to_thread.run_sync(timed, limiter=limiter,
                                                       abandon_on_cancel=True)
         except TimeoutError:
             raise ApiError(503, f"the request took longer than {timeout:g} s", "timeout") from None
@@ -144,9 +155,10 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         who = principal(request)
         spec = parse_spec(await read_json(request, limits.max_body_bytes), schema)
         snap = live.snapshot
-        result = await work(lambda: snap.view(who).traverser.run(spec).to_dict(), workers,
-                            limits.request_timeout)
-        return JSON(result, headers={"x-kgbuild-generation": snap.generation})
+        response = await work(lambda: snap.view(who).traverser.run(spec).to_dict(), workers,
+                              limits.request_timeout)
+        response.headers["x-kgbuild-generation"] = snap.generation
+        return response
 
     async def resolve(request: Request):
         who = principal(request)
@@ -154,19 +166,21 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         if type_name:
             schema.node_type(type_name)
         snap = live.snapshot
-        result = await work(lambda: snap.view(who).resolver.resolve(mention, type_name).explain(),
-                            workers, limits.request_timeout)
-        return JSON(result, headers={"x-kgbuild-generation": snap.generation})
+        response = await work(lambda: snap.view(who).resolver.resolve(mention, type_name).explain(),
+                              workers, limits.request_timeout)
+        response.headers["x-kgbuild-generation"] = snap.generation
+        return response
 
     async def node(request: Request):
         who = principal(request)
         node_id = _param(request, "id")
         snap = live.snapshot
-        found = await work(lambda: node_record(snap.view(who), node_id), workers,
-                           limits.request_timeout)
-        if found is None:
+        response = await work(lambda: node_record(snap.view(who), node_id), workers,
+                              limits.request_timeout)
+        if response is None:
             raise ApiError(404, f"no node {node_id!r} in the graph", "unknown-node")
-        return JSON(found, headers={"x-kgbuild-generation": snap.generation})
+        response.headers["x-kgbuild-generation"] = snap.generation
+        return response
 
     async def query(request: Request):
         if not principal(request).everyone:
@@ -179,10 +193,9 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         if len(body["query"]) > limits.max_query_chars:
             raise ApiError(400, f"a query has at most {limits.max_query_chars:,} characters",
                            "usage")
-        result = await work(lambda: run_query(live.path, schema, body["query"], limits.max_rows,
-                                              limits.query_timeout),
-                            queries, limits.query_timeout + 10)
-        return JSON(result)
+        return await work(lambda: run_query(live.path, schema, body["query"], limits.max_rows,
+                                            limits.query_timeout),
+                          queries, limits.query_timeout + 10)
 
     async def spec(request: Request):
         return JSON(openapi())
