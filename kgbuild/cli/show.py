@@ -74,7 +74,7 @@ def show(node_id, result_file, graph_file, store_path, schema_name, labels, all_
     """
     from ..render.html import render_html
     from ..render.picture import load_result
-    from ..render.svg import render_svg
+    from ..render.svg import dot_program, render_svg
     from ..retrieve.browse import render_node
 
     if bool(node_id) == bool(result_file):
@@ -82,6 +82,8 @@ def show(node_id, result_file, graph_file, store_path, schema_name, labels, all_
     if result_file and fmt not in ("html", "svg"):
         raise UsageError("--result is drawn as a picture: add --format html or --format svg")
     check_output(output)
+    if fmt == "svg":
+        dot_program()  # before any work
     schema = load_schema(schema_name)
     draw = {"html": render_html, "svg": render_svg}.get(fmt)
     if result_file:

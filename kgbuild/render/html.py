@@ -57,7 +57,8 @@ _JS = """
 (function(){
 var data=JSON.parse(document.getElementById('kg-data').textContent);
 var aside=document.getElementById('details');
-function el(tag,text){var e=document.createElement(tag);if(text!==undefined)e.textContent=text;return e;}
+function el(tag,text){var e=document.createElement(tag);
+if(text!==undefined)e.textContent=text;return e;}
 function sources(list){var ul=el('ul');list.forEach(function(a){var li=el('li');
 li.appendChild(el('code',a.source+(a.location?' '+a.location:'')));
 if(a.evidence){li.appendChild(el('div','\\u201c'+a.evidence+'\\u201d'));}
@@ -73,8 +74,10 @@ var ul=el('ul');n.edges.forEach(function(k){var x=data.edges[k];
 var li=el('li',x.subject_label+' \\u2014'+x.predicate+'\\u2192 '+x.object_label);
 li.style.cursor='pointer';li.onclick=function(){show(k);};ul.appendChild(li);
 document.getElementById(k).classList.add('on');});
-aside.appendChild(el('h2','Edges'));aside.appendChild(ul);document.getElementById(key).classList.add('on');}
-else if(e){aside.appendChild(el('h2',e.subject_label+' \\u2014'+e.predicate+'\\u2192 '+e.object_label));
+aside.appendChild(el('h2','Edges'));aside.appendChild(ul);
+document.getElementById(key).classList.add('on');}
+else if(e){
+aside.appendChild(el('h2',e.subject_label+' \\u2014'+e.predicate+'\\u2192 '+e.object_label));
 aside.appendChild(el('div',e.subject+' \\u2192 '+e.object));aside.appendChild(el('h2','Sources'));
 aside.appendChild(sources(e.assertions));document.getElementById(key).classList.add('on');}}
 document.querySelectorAll('.node,.edge').forEach(function(g){
@@ -146,8 +149,9 @@ def picture_html(pic: Picture) -> str:
             tip += f"\nhub: {n['cut']} more edges cut by the hub cap"
         ring = (f'<rect class="ring" x="{b.x - 4}" y="{b.y - 4}" width="{b.w + 8}" '
                 f'height="{b.h + 8}" rx="10"/>') if n["answer"] else ""
-        badge = (f'<text class="badge" x="{b.x + b.w / 2:.1f}" y="{b.y + b.h + 15:.1f}" '
-                 f'text-anchor="middle">hub: +{n["cut"]} edges not shown</text>') if n["cut"] else ""
+        badge = "" if not n["cut"] else (
+            f'<text class="badge" x="{b.x + b.w / 2:.1f}" y="{b.y + b.h + 15:.1f}" '
+            f'text-anchor="middle">hub: +{n["cut"]} edges not shown</text>')
         parts.append(
             f'<g class="{cls}" id="{keys[n["id"]]}" tabindex="0" data-id="{escape(n["id"])}">'
             f'<title>{escape(tip)}</title>{ring}<rect class="box" x="{b.x}" y="{b.y}" '
@@ -164,8 +168,8 @@ def picture_html(pic: Picture) -> str:
                           "object_label": label[e["object"]]} for k, e in zip(ekeys, pic.edges)}}
     blob = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
     blob = blob.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    legend = "".join(f'<span><i style="background:{f};border-color:{b}"></i>{escape(t or "?")}</span>'
-                     for t, (f, b) in pic.colours.items())
+    legend = "".join(f'<span><i style="background:{f};border-color:{b}"></i>'
+                     f'{escape(t or "?")}</span>' for t, (f, b) in pic.colours.items())
     legend += ('<span><i style="background:#fff;border:3px solid #555"></i>seed</span>'
                '<span><i style="background:#fff;border:4px double #1d1d1f"></i>answer</span>'
                '<span><i style="background:#fff;border:1.5px dashed #b3261e"></i>hub cut by the '

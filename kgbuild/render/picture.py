@@ -69,8 +69,9 @@ def picture(result: dict, known_types: Iterable[str] = ()) -> Picture:
         if len(drawn) == MAX_NODES:
             break
         seen.add(n["id"])
-        drawn.append({"id": n["id"], "label": n.get("label") or n["id"], "type": n.get("type") or "",
-                      "hop": int(n.get("hop") or 0), "seed": bool(n.get("seed")),
+        drawn.append({"id": n["id"], "label": n.get("label") or n["id"],
+                      "type": n.get("type") or "", "hop": int(n.get("hop") or 0),
+                      "seed": bool(n.get("seed")),
                       "answer": n["id"] in answers, "cut": cut.get(n["id"], 0)})
     ids = {n["id"] for n in drawn}
     kept = [e for e in edges if e["subject"] in ids and e["object"] in ids][:MAX_EDGES]

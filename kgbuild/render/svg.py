@@ -67,7 +67,8 @@ def picture_dot(pic: Picture) -> str:
             lines.append(f"  {keys[s]} -> {keys[o]} [{attrs}"
                          + (", constraint=false" if hop[s] == hop[o] else "") + "];")
     if pic.abstain:
-        lines.append(f"  abstain [shape=plaintext, style=\"\", label={_q('No answer: ' + pic.abstain)}];")
+        note = _q("No answer: " + pic.abstain)
+        lines.append(f'  abstain [shape=plaintext, style="", label={note}];')
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -77,14 +78,21 @@ def render_dot(result: dict, known_types: Iterable[str] = ()) -> str:
     return picture_dot(picture(result, known_types))
 
 
+def dot_program() -> str:
+    """The path of Graphviz's ``dot`` on ``PATH``; raises :class:`KgbuildError`
+    (``missing-tool``) when it is not installed."""
+    program = shutil.which("dot")
+    if not program:
+        raise KgbuildError("SVG needs Graphviz's 'dot', which is not installed (Debian: apt-get "
+                           "install graphviz); --format html needs nothing", code="missing-tool")
+    return program
+
+
 def render_svg(result: dict, known_types: Iterable[str] = (), dot: str | None = None) -> str:
     """A traversal result as SVG, laid out by Graphviz ``dot`` (``dot``: its path, else found
     on ``PATH``); raises :class:`KgbuildError` (``missing-tool``) when it is not installed,
     (``dot-failed``) when it fails or takes longer than :data:`DOT_TIMEOUT` seconds."""
-    program = dot or shutil.which("dot")
-    if not program:
-        raise KgbuildError("SVG needs Graphviz's 'dot', which is not installed (Debian: apt-get "
-                           "install graphviz); --format html needs nothing", code="missing-tool")
+    program = dot or dot_program()
     try:
         run = subprocess.run([program, "-Tsvg"], input=render_dot(result, known_types).encode(),
                              capture_output=True, timeout=DOT_TIMEOUT, check=False)

@@ -218,8 +218,9 @@ def render_node(summary: dict) -> str:
     for key, arrow in (("out", "->"), ("in", "<-")):
         counts = summary[f"{key}_counts"]
         total = sum(counts.values())
+        by_type = ", ".join(f"{p} {c}" for p, c in counts.items())
         lines.append(f"{key}: {total} edge{'s' * (total != 1)}"
-                     + (" (" + ", ".join(f"{p} {c}" for p, c in counts.items()) + ")" if counts else ""))
+                     + (f" ({by_type})" if counts else ""))
         for e in summary[key]:
             first = _where(e["assertions"][0]) if e["assertions"] else "no source"
             more = f" (+{len(e['assertions']) - 1} more)" if len(e["assertions"]) > 1 else ""

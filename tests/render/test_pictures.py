@@ -178,8 +178,9 @@ def test_show_result_command_and_output_file(tmp_path, classic):
 def test_traverse_json_round_trips_into_show(tmp_path):
     ttl = tmp_path / "g.ttl"
     build([FIXTURE_CATALOG], ttl, timestamp=0, validate=False, store=None)
-    t = CliRunner().invoke(main, ["traverse", "--graph", str(ttl), "--seed",
-                                  "api:default/payments-api", "--path", CLASSIC, "--format", "json"])
+    seed = ["--seed", "api:default/payments-api"]
+    t = CliRunner().invoke(main, ["traverse", "--graph", str(ttl), *seed, "--path", CLASSIC,
+                                  "--format", "json"])
     (tmp_path / "r.json").write_text(t.output)
     r = CliRunner().invoke(main, ["show", "--result", str(tmp_path / "r.json"), "--format", "html"])
     assert r.exit_code == 0, r.output
@@ -204,7 +205,8 @@ def _paths(value, prefix=()):
             yield from _paths(v, (*prefix, i))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_damaged_result_file_is_drawn_or_one_line(classic, tmp_path, data):
     """Whatever a saved result holds, ``show --result`` draws it or says in one line why not."""
@@ -235,3 +237,10 @@ def test_deep_or_non_finite_json_is_one_line(tmp_path):
         saved.write_text(text)
         with pytest.raises(InputError, match="not JSON"):
             load_result(saved)
+
+
+def test_svg_without_dot_fails_before_reading_the_graph(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no dot here
+    store = str(tmp_path / "none")
+    r = CliRunner().invoke(main, ["show", "x", "--format", "svg", "--store", store])
+    assert r.exit_code == 2 and "[missing-tool]" in r.output and "no kgbuild store" not in r.output

@@ -93,7 +93,8 @@ def test_listing_by_type_includes_subtypes_and_honours_limit(kg):
     assert services["type"] == "Service" and services["total"] == 2
     assert [n["label"] for n in services["nodes"]] == ["Checkout Service", "Payments Service"]
     schema = kg.schema
-    parent = next(t for t in schema.node_types if "Service" in schema.descendants(t) and t != "Service")
+    parent = next(t for t in schema.node_types
+                  if "Service" in schema.descendants(t) and t != "Service")
     wider = b.nodes(parent)
     assert wider["total"] > services["total"]
     assert {n["id"] for n in services["nodes"]} <= {n["id"] for n in wider["nodes"]}
