@@ -3,7 +3,8 @@
 Nothing is fetched (no CDN, no fonts): the page works offline and from ``file://``. The layout
 is computed here (:mod:`kgbuild.render.layout`), so the drawing is complete without
 JavaScript; the script only adds details on click (every assertion's source, line and
-evidence) and highlights a node's edges on hover. Without it, each node and edge still has a
+evidence; ``page.html#e1`` opens with edge ``e1`` or node ``n1`` selected) and highlights a
+node's edges on hover. Without it, each node and edge still has a
 tooltip (``<title>``) with its provenance. Same input, same bytes.
 """
 
@@ -87,6 +88,8 @@ if(g.classList.contains('node')){g.addEventListener('mouseenter',function(){
 data.nodes[g.id].edges.forEach(function(k){document.getElementById(k).classList.add('on');});});
 g.addEventListener('mouseleave',function(){data.nodes[g.id].edges.forEach(function(k){
 document.getElementById(k).classList.remove('on');});});}});
+var start=decodeURIComponent(location.hash.slice(1));
+if(data.nodes[start]||data.edges[start])show(start);
 document.body.setAttribute('data-rendered',String(Object.keys(data.nodes).length));
 })();
 """

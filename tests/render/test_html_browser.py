@@ -27,8 +27,10 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 ARTIFACTS = REPO / ".ci" / "artifacts"
 
 
-def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()],
+def chromium(page: Path, profile: Path, *args: str, fragment: str = ""
+             ) -> subprocess.CompletedProcess:
+    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args,
+                           page.as_uri() + fragment],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
 
 
@@ -77,3 +79,15 @@ def test_chromium_screenshot_is_kept(page, tmp_path):
     assert head[:8] == b"\x89PNG\r\n\x1a\n"
     assert struct.unpack(">II", head[16:24]) == (1200, 800)
     assert shot.stat().st_size > 20_000  # a drawing, not a blank page (blank: about 4.5 kB)
+
+
+def test_selecting_an_edge_shows_its_provenance(page, tmp_path):
+    html = page.read_text()
+    key = re.search(r'<g class="edge" id="(e\d+)" tabindex="0" data-predicate="dependsOn"><title>'
+                    r"Checkout Service dependsOn Pricing SDK", html).group(1)
+    run = chromium(page, tmp_path / "profile", "--dump-dom", fragment=f"#{key}")
+    assert run.returncode == 0, run.stderr[-2000:]
+    details = re.search(r'<aside id="details">(.*?)</aside>', run.stdout, re.S).group(1)
+    assert "Checkout Service —dependsOn→ Pricing SDK" in details
+    assert re.search(r"<code>\S*catalog/components/checkout-service\.yaml line 14</code>", details)
+    assert "“- component:pricing-sdk”" in details and "backstage, confidence 1" in details
