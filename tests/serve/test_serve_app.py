@@ -4,14 +4,17 @@ new store generations, SPARQL bounds."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 
 import pytest
+from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, bearer, cli_json, write_config
 from starlette.testclient import TestClient
 
 from kgbuild.build.pipeline import build_graph
+from kgbuild.cli.main import main
 from kgbuild.errors import InputError
 from kgbuild.schema.loader import load_schema
 from kgbuild.serve.app import create_app
@@ -70,6 +73,17 @@ def test_a_bad_token_is_refused(client):
         assert r.status_code == 401 and r.json() == {"error": "unknown bearer token",
                                                      "code": "unauthorized"}
     assert client.get("/health", headers={"Authorization": "Basic abc"}).status_code == 401
+
+
+@pytest.mark.parametrize("mention, type_name", [("payments api", "API"), ("Payments DB", None),
+                                                 ("paymnts", None), ("Commerce Platform", "Group")])
+def test_resolve_answers_what_resolve_explain_prints(client, store, mention, type_name):
+    typed = ["--type", type_name] if type_name else []
+    for headers, principal in (({}, []), (bearer(PCI_TOKEN), ["--principal", "pci"])):
+        r = CliRunner().invoke(main, ["resolve", "explain", mention, *typed, "--store",
+                                      str(store / "store"), *principal, "--format", "json"])
+        params = {"mention": mention, **({"type": type_name} if type_name else {})}
+        assert client.get("/resolve", params=params, headers=headers).json() == json.loads(r.stdout)
 
 
 def test_resolve_and_node_lookup(client):
