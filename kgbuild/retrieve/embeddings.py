@@ -206,11 +206,15 @@ def not_served(exc) -> bool:
 
 
 def _unit(embedding) -> np.ndarray:
-    """A unit vector from one answer row."""
+    """A unit vector from one answer row. A row of one vector per token (llama-cpp-python's
+    server for a model without a pooling layer, e.g. a chat model loaded with
+    ``--embedding true``) is mean-pooled first."""
     vec = np.asarray(embedding, dtype=np.float32)
+    if vec.ndim == 2 and vec.shape[0] and vec.shape[1]:
+        vec = vec.mean(axis=0)
     if vec.ndim != 1 or not vec.size or not np.all(np.isfinite(vec)):
         raise KgbuildError(f"embeddings endpoint returned a vector of shape {vec.shape}, not a "
-                           f"list of finite numbers", code="embeddings")
+                           f"list of finite numbers (or one such list per token)", code="embeddings")
     norm = float(np.linalg.norm(vec))
     return vec / norm if norm else vec
 

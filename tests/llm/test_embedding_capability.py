@@ -1,6 +1,7 @@
 """An endpoint that does not serve embeddings (the answers real servers give) costs one
 request and one clear error line, remembered beside the vectors; a transient failure of the
-first request is still retried; a malformed vector is an error, not a wrong ranking."""
+first request is still retried; per-token vectors are mean-pooled; a malformed vector is an
+error, not a wrong ranking."""
 
 from __future__ import annotations
 
@@ -118,7 +119,15 @@ def test_an_unrelated_server_error_is_not_remembered(endpoint, tmp_path):
     assert err.value.code == "embeddings" and not (tmp_path / "embeddings-m.unsupported.json").exists()
 
 
-@pytest.mark.parametrize("row", [[[0.1, 0.2], [0.3, 0.4]], [], [1.0, float("nan")]])
+def test_one_vector_per_token_is_mean_pooled(endpoint, tmp_path):
+    """llama-cpp-python's server answers a model without a pooling layer with one vector per
+    token; they are averaged into the text's vector."""
+    server = endpoint((200, vectors([[1.0, 0.0], [5.0, 8.0]])))
+    got = EmbeddingMatcher.from_env("m", server.url, cache_dir=tmp_path).embed(["a b"])
+    assert got.tolist() == [[pytest.approx(0.6), pytest.approx(0.8)]]
+
+
+@pytest.mark.parametrize("row", [[[[0.1]]], [], [[]], [1.0, float("nan")]])
 def test_a_vector_that_is_not_a_list_of_numbers_is_an_error(endpoint, tmp_path, row):
     server = endpoint((200, vectors(row)))  # (json.dumps writes NaN as some servers do)
     with pytest.raises(KgbuildError, match="embeddings endpoint returned a vector of shape"):
