@@ -61,7 +61,7 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
               help="Send the whole graph as this one named graph instead of one per document.")
 @click.option("--full", is_flag=True, help="Send every graph, whatever was pushed before.")
 @click.option("--batch-bytes", **count(4 << 20, 1024, 1 << 30),
-              help="Most N-Triples bytes in one upload request.")
+              help="Most bytes of quads in one upload request.")
 @remote_options
 @FORMAT
 def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, full, batch_bytes,

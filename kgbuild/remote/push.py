@@ -10,8 +10,9 @@ and build settings, the nodes graph's the SHA-256 of its triples. Only changed g
 sent, graphs of removed documents are dropped; a second push sends nothing.
 
 A graph is replaced atomically: its triples go to a fresh temporary graph (graph store
-``PUT``/``POST``, else ``INSERT DATA``) in requests of at most ``batch_bytes``, then one
-update ``MOVE GRAPH <tmp> TO <g>`` swaps it in, so readers see the old or the new graph.
+``POST`` of N-Quads, else ``INSERT DATA``; small graphs share a request of at most
+``batch_bytes``), then one update of ``MOVE GRAPH <tmp> TO <g>`` operations swaps up to 500
+graphs in, so readers see the old or the new graph, never part of one.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from ..store.graphstore import INTERNAL, GraphStore
 from .sparql import RemoteError, SparqlClient
 
 BOOKKEEPING = INTERNAL - CLAIMS  # predicates a push never sends
-BATCH_BYTES = 4 << 20  # N-Triples bytes per upload request
+BATCH_BYTES = 4 << 20  # bytes of quads per upload request
+MOVES = 500  # graphs swapped in by one update
 STATE_VERSION = 1
 
 
@@ -104,39 +106,81 @@ def _read_state(path: Path, endpoint: str) -> dict[str, str]:
     return {str(k): str(v) for k, v in data["graphs"].items()}
 
 
-def _batches(lines: list[bytes], limit: int):
-    batch, size = [], 0
-    for line in lines:
-        if batch and size + len(line) + 1 > limit:
-            yield b"\n".join(batch) + b"\n"
-            batch, size = [], 0
-        batch.append(line)
-        size += len(line) + 1
-    if batch:
-        yield b"\n".join(batch) + b"\n"
+class Uploader:
+    """Replaces graphs on a server, several per request (at most ``batch_bytes`` of N-Quads:
+    graph store ``POST``, else ``INSERT DATA``).
 
+    A graph the server may hold (``fresh=False``) goes to a temporary graph, and one update of
+    up to ``moves`` ``MOVE GRAPH <tmp> TO <g>`` swaps the uploaded ones in: readers see the
+    old or the new graph. A graph the server does not hold is written in place when it fits
+    in one request (which is one transaction): it appears whole, and costs the server no
+    move. ``done`` lists the graphs complete on the server so far."""
 
-def replace_graph(client: SparqlClient, graph: str, lines: list[bytes],
-                  batch_bytes: int = BATCH_BYTES) -> None:
-    """Replace ``graph`` on the server with these N-Triples lines, atomically (upload to a
-    temporary graph, then ``MOVE``)."""
-    if not lines:
-        client.update(f"DROP SILENT GRAPH <{graph}>")
-        return
-    tmp = f"urn:kgbuild:upload:{uuid.uuid4().hex}"
-    try:
-        for i, body in enumerate(_batches(lines, batch_bytes)):
-            if client.store_url:
-                (client.put if i == 0 else client.post)(tmp, body)
-            else:
-                client.update(f"INSERT DATA {{ GRAPH <{tmp}> {{\n{body.decode('utf-8')}}} }}")
-        client.update(f"MOVE GRAPH <{tmp}> TO <{graph}>")
-    except RemoteError:
-        try:
-            client.update(f"DROP SILENT GRAPH <{tmp}>")
-        except RemoteError:
-            pass
-        raise
+    def __init__(self, client: SparqlClient, batch_bytes: int = BATCH_BYTES, moves: int = MOVES):
+        self.client, self.batch_bytes, self.moves = client, batch_bytes, moves
+        self.data: list[tuple[str, list[bytes]]] = []  # (graph written, lines) not sent yet
+        self.size = 0
+        self.direct: list[str] = []  # graphs written in place by the pending request
+        self.swaps: list[tuple[str | None, str]] = []  # (tmp or None: drop, graph)
+        self.done: list[str] = []
+
+    def add(self, graph: str, lines: list[bytes], fresh: bool = False) -> None:
+        """Queue ``graph``'s new content (its N-Triples lines; none: drop the graph)."""
+        extra = len(graph) + 3  # an N-Quads line names its graph: " <g>"
+        total = sum(len(line) + 1 + extra for line in lines)
+        if fresh and lines and total <= self.batch_bytes:
+            if self.size + total > self.batch_bytes:
+                self._send_data()
+            self.data.append((graph, list(lines)))
+            self.size += total
+            self.direct.append(graph)
+            return
+        tmp = f"urn:kgbuild:upload:{uuid.uuid4().hex}" if lines else None
+        self.swaps.append((tmp, graph))
+        extra = len(tmp or "") + 3
+        for line in lines:
+            cost = len(line) + 1 + extra
+            if self.size and self.size + cost > self.batch_bytes:
+                self._send_data()
+            if not self.data or self.data[-1][0] != tmp:
+                self.data.append((tmp, []))
+            self.data[-1][1].append(line)
+            self.size += cost
+        if len(self.swaps) >= self.moves:
+            self.flush()
+
+    def _send_data(self) -> None:
+        if not self.data:
+            return
+        if self.client.store_url:
+            self.client.post_quads(b"".join(line[:-1] + f"<{tmp}> .\n".encode()
+                                            for tmp, lines in self.data for line in lines))
+        else:
+            self.client.update("INSERT DATA {\n" + "".join(
+                f"GRAPH <{tmp}> {{\n" + b"\n".join(lines).decode("utf-8") + "\n}\n"
+                for tmp, lines in self.data) + "}")
+        self.data, self.size = [], 0
+        self.done += self.direct
+        self.direct = []
+
+    def flush(self) -> None:
+        """Send what is pending and swap every uploaded graph in."""
+        self._send_data()
+        if self.swaps:
+            self.client.update(" ;\n".join(f"MOVE GRAPH <{tmp}> TO <{g}>" if tmp else
+                                           f"DROP SILENT GRAPH <{g}>" for tmp, g in self.swaps))
+            self.done += [g for _, g in self.swaps]
+            self.swaps = []
+
+    def abandon(self) -> None:
+        """After a failure: drop the temporary graphs not swapped in (best effort)."""
+        tmps = [t for t, _ in self.swaps if t]
+        self.data, self.swaps, self.direct = [], [], []
+        if tmps:
+            try:
+                self.client.update(" ;\n".join(f"DROP SILENT GRAPH <{t}>" for t in tmps))
+            except RemoteError:
+                pass
 
 
 def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
@@ -162,12 +206,21 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
             if gone:
                 client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in gone))
                 report.deleted = gone
-            for graph in sorted(g for g in digests if before.get(g) != digests[g]):
-                lines = _merged_lines(store) if graph_iri else _graph_lines(store, graph)
-                replace_graph(client, graph, lines, batch_bytes)
-                done[graph] = digests[graph]
-                report.pushed.append(graph)
-                report.triples += len(lines)
+            uploader = Uploader(client, batch_bytes)
+            todo = sorted(g for g in digests if before.get(g) != digests[g])
+            held = set(before) | existing_graphs(client, [g for g in todo if g not in before])
+            try:
+                for graph in todo:
+                    lines = _merged_lines(store) if graph_iri else _graph_lines(store, graph)
+                    uploader.add(graph, lines, fresh=graph not in held)
+                    report.triples += len(lines)
+                uploader.flush()
+            except RemoteError:
+                uploader.abandon()
+                raise
+            finally:
+                done.update((g, digests[g]) for g in uploader.done)
+                report.pushed = uploader.done
         finally:
             report.bytes_sent = client.sent - sent_before
             report.requests = client.requests - requests_before
@@ -183,6 +236,17 @@ def _save_state(path: Path, endpoint: str, graphs: dict[str, str]) -> str:
         return (f"warning: cannot remember what was pushed ({exc}); the next push sends "
                 f"these graphs again")
     return ""
+
+
+def existing_graphs(client: SparqlClient, graphs: list[str], batch: int = 200) -> set[str]:
+    """Which of ``graphs`` the server holds (has a triple in)."""
+    out = set()
+    for i in range(0, len(graphs), batch):
+        values = " ".join(f"<{g}>" for g in graphs[i:i + batch])
+        rows = client.select(f"SELECT ?g WHERE {{ VALUES ?g {{ {values} }} "
+                             f"FILTER EXISTS {{ GRAPH ?g {{ ?s ?p ?o }} }} }}")
+        out.update(r["g"]["value"] for r in rows if "g" in r)
+    return out
 
 
 def kgbuild_graphs(client: SparqlClient) -> list[str]:

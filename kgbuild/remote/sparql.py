@@ -18,7 +18,7 @@ import httpx2
 
 from ..errors import KgbuildError
 
-NT = "application/n-triples"
+NQ = "application/n-quads"
 RDF_ACCEPT = "application/n-triples, text/plain;q=0.9, text/turtle;q=0.8"
 JSON_RESULTS = "application/sparql-results+json"
 FORM = "application/x-www-form-urlencoded"
@@ -70,8 +70,8 @@ def service_urls(endpoint: str) -> tuple[str, str, str | None]:
 
 
 class SparqlClient:
-    """One server: ``select``/``construct`` queries, ``update``, graph-store ``put``/``post``/
-    ``get``/``delete``. Counts the bytes it sends (``sent``) and the requests (``requests``)."""
+    """One server: ``select``/``construct`` queries, ``update``, graph-store ``post_quads``.
+    Counts the bytes it sends (``sent``) and the requests (``requests``)."""
 
     def __init__(self, endpoint: str, *, update_url: str | None = None,
                  store_url: str | None = None, auth: Auth | None = None, timeout: float = 60.0,
@@ -146,23 +146,10 @@ class SparqlClient:
         self._send("POST", self.update_url, what="SPARQL update", content=_form(update=update),
                    headers={"Accept": "*/*", "Content-Type": FORM})
 
-    def put(self, graph: str, ntriples: bytes) -> None:
-        """Graph store: replace ``graph`` with N-Triples."""
-        self._send("PUT", self._store(), what="graph store PUT", params={"graph": graph},
-                   content=ntriples, headers={"Content-Type": NT})
-
-    def post(self, graph: str, ntriples: bytes) -> None:
-        """Graph store: add N-Triples to ``graph``."""
-        self._send("POST", self._store(), what="graph store POST", params={"graph": graph},
-                   content=ntriples, headers={"Content-Type": NT})
-
-    def get(self, graph: str) -> tuple[bytes, str]:
-        """Graph store: the triples of ``graph`` (body, content type); an absent graph is empty."""
-        resp = self._send("GET", self._store(), what="graph store GET", params={"graph": graph},
-                          headers={"Accept": RDF_ACCEPT}, ok=(200, 404))
-        if resp.status_code == 404:
-            return b"", NT
-        return resp.content, resp.headers.get("content-type", "")
+    def post_quads(self, nquads: bytes) -> None:
+        """Graph store: add N-Quads to the dataset (each to its named graph)."""
+        self._send("POST", self._store(), what="graph store POST", content=nquads,
+                   headers={"Content-Type": NQ})
 
     def _store(self) -> str:
         if not self.store_url:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+import pyoxigraph as ox
 import pytest
 
-from kgbuild.remote.push import _batches, replace_graph
+from kgbuild.remote.push import Uploader
 from kgbuild.remote.sparql import Auth, RemoteError, SparqlClient, service_urls
 
 
@@ -98,26 +100,35 @@ def test_auth_refusal_is_a_remote_auth_error(scripted):
     assert srv.seen[0][2]["Authorization"].startswith("Basic ")
 
 
-def test_replace_graph_uploads_in_bounded_batches_then_moves(scripted):
+def test_uploads_are_bounded_batches_of_quads_then_one_update_of_moves(scripted):
     srv = scripted()
-    lines = [f"<http://e/s{i}> <http://e/p> \"{'x' * 50}\" .".encode() for i in range(100)]
+    graphs = {f"https://kgbuild.dev/source/{k}.yaml": [
+        f"<http://e/{k}{i}> <http://e/p> \"{'x' * 50}\" .".encode() for i in range(30)]
+        for k in "abc"}
     with SparqlClient(srv.url) as client:
-        replace_graph(client, "https://kgbuild.dev/source/a.yaml", lines, batch_bytes=1000)
-    puts = [s for s in srv.seen if s[0] in ("PUT", "POST") and urlsplit(s[1]).path == "/store"]
-    assert puts[0][0] == "PUT" and {s[0] for s in puts[1:]} == {"POST"}
-    assert all(len(s[3]) <= 1000 for s in puts) and sum(len(s[3]) for s in puts) == \
-        sum(len(line) + 1 for line in lines)
-    tmp = parse_qs(urlsplit(puts[0][1]).query)["graph"][0]
-    assert tmp.startswith("urn:kgbuild:upload:")
-    assert all(parse_qs(urlsplit(s[1]).query)["graph"] == [tmp] for s in puts)
-    [move] = [parse_qs(s[3].decode())["update"][0] for s in srv.seen if urlsplit(s[1]).path == "/update"]
-    assert move == f"MOVE GRAPH <{tmp}> TO <https://kgbuild.dev/source/a.yaml>"
-    assert all(s[2].get("Content-Type") == "application/n-triples" for s in puts)
-
-
-def test_batches_keep_whole_lines():
-    lines = [b"a" * 10, b"b" * 10, b"c" * 25]
-    assert list(_batches(lines, 23)) == [b"a" * 10 + b"\n" + b"b" * 10 + b"\n", b"c" * 25 + b"\n"]
+        up = Uploader(client, batch_bytes=1000)
+        for g, lines in graphs.items():
+            up.add(g, lines)
+        up.add("https://kgbuild.dev/source/gone.yaml", [])
+        up.flush()
+    posts = [s for s in srv.seen if urlsplit(s[1]).path == "/store"]
+    assert {s[0] for s in posts} == {"POST"} and len(posts) > 3  # 90 lines over 1000-byte requests
+    assert all(s[2]["Content-Type"] == "application/n-quads" and len(s[3]) <= 1000
+               for s in posts)
+    sent = ox.Dataset(ox.parse(b"".join(s[3] for s in posts), format=ox.RdfFormat.N_QUADS))
+    tmps = sorted({q.graph_name.value for q in sent})
+    assert len(tmps) == 3 and all(t.startswith("urn:kgbuild:upload:") for t in tmps)
+    [update] = [parse_qs(s[3].decode())["update"][0] for s in srv.seen
+                if urlsplit(s[1]).path == "/update"]
+    ops = update.split(" ;\n")
+    assert ops[-1] == "DROP SILENT GRAPH <https://kgbuild.dev/source/gone.yaml>"
+    moves = dict(re.fullmatch(r"MOVE GRAPH <(.*)> TO <(.*)>", op).groups() for op in ops[:-1])
+    assert sorted(moves) == tmps and sorted(moves.values()) == sorted(graphs)
+    for tmp, g in moves.items():
+        got = sorted(f"{q.subject} {q.predicate} {q.object} .".encode() for q in sent
+                     if q.graph_name.value == tmp)
+        assert got == sorted(graphs[g])
+    assert up.done == [*graphs, "https://kgbuild.dev/source/gone.yaml"]
 
 
 def test_service_urls():
@@ -126,3 +137,17 @@ def test_service_urls():
     assert service_urls("http://h:8890/sparql-auth") == ("http://h:8890/sparql-auth",) * 2 + (None,)
     with pytest.raises(RemoteError):
         service_urls("ftp://h/query")
+
+
+def test_a_graph_the_server_lacks_is_written_in_place_in_one_request(scripted):
+    srv = scripted()
+    lines = [b"<http://e/s> <http://e/p> \"v\" ."]
+    with SparqlClient(srv.url) as client:
+        up = Uploader(client, batch_bytes=1000)
+        up.add("https://kgbuild.dev/source/new.yaml", lines, fresh=True)
+        assert up.done == []  # not sent yet
+        up.flush()
+    [(method, path, headers, body)] = srv.seen  # no temporary graph, no MOVE
+    assert urlsplit(path).path == "/store"
+    assert body == b"<http://e/s> <http://e/p> \"v\" <https://kgbuild.dev/source/new.yaml> .\n"
+    assert up.done == ["https://kgbuild.dev/source/new.yaml"]
