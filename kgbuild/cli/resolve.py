@@ -85,20 +85,33 @@ def _decide_command(decision: str):
     @click.argument("mention")
     @click.argument("entity_id", metavar="ID")
     @click.option("--type", "type_name", required=True, help="The mention's type.")
+    @click.option("--new", "new", is_flag=True,
+                  help="ID need not be in the graph yet (an entity a document is still to define).")
+    @GRAPH
+    @STORE
     @SCHEMA
     @REGISTRY
     @FORMAT
-    def command(mention, entity_id, type_name, schema_name, registry_path, fmt):
+    def command(mention, entity_id, type_name, new, graph_file, store_path, schema_name,
+                registry_path, fmt):
         from ..resolve import aliases
 
+        kg = None
+        if graph_file or not new or Path(store_path).is_dir():
+            kg = graph_and_cache(graph_file, store_path, schema_name)[0]
+        exists = kg is not None and entity_id in kg.nodes
         made = getattr(aliases, decision)(registry_path, mention, type_name, entity_id,
-                                          load_schema(schema_name))
-        emit(made.to_dict(), fmt, f"{made.decision}: {made.mention!r} as {made.type} -> "
-                                  f"{made.id} (in {registry_path})")
+                                          load_schema(schema_name), kg, new)
+        note = "" if exists else " (not in the graph yet: a document is to define it)"
+        emit({**made.to_dict(), "exists": exists}, fmt,
+             f"{made.decision}: {made.mention!r} as {made.type} -> {made.id}{note} (in {registry_path})")
     return command
 
 
-resolve_group.command("accept", help="Record that MENTION (a --type) is the entity ID.")(
-    _decide_command("accept"))
-resolve_group.command("reject", help="Record that MENTION (a --type) is never the entity ID.")(
+resolve_group.command("accept", help=(
+    "Record that MENTION (a --type) is the entity ID.\n\nID must be an entity of the graph (the "
+    "store, or --graph) of a compatible type; --new accepts one no document defines yet. MENTION "
+    "is one line, ID has no whitespace."))(_decide_command("accept"))
+resolve_group.command("reject", help=(
+    "Record that MENTION (a --type) is never the entity ID (checked as accept checks)."))(
     _decide_command("reject"))

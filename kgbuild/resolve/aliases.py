@@ -26,6 +26,7 @@ from pathlib import Path
 import yaml
 
 from ..errors import InputError
+from ..graph.model import KnowledgeGraph
 from ..io.atomic import atomic_write
 from ..io.yamlfile import YamlError, load_yaml_file
 from ..schema.model import Schema
@@ -75,6 +76,10 @@ class AliasRegistry:
             raise InputError(f"decision must be one of {', '.join(DECISIONS)}, got {decision!r}")
         if not fold(mention):
             raise InputError("mention is empty")
+        if any(c in mention for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"):
+            raise InputError(f"mention {mention[:80]!r} spans lines: a mention is one line")
+        if not canonical_id or canonical_id != "".join(canonical_id.split()):
+            raise InputError(f"entity ID {canonical_id[:80]!r} is empty or holds whitespace")
         key = (fold(mention), type_name)
         self.decisions = [
             d for d in self.decisions
@@ -187,24 +192,49 @@ class AliasRegistry:
 
 
 def accept(registry_path: str | Path, mention: str, type_name: str, canonical_id: str,
-           schema: Schema | None = None) -> Decision:
+           schema: Schema | None = None, graph: KnowledgeGraph | None = None,
+           new: bool = False) -> Decision:
     """Record in the registry file that ``mention`` (a ``type_name``) is ``canonical_id``.
 
-    With ``schema``, the type name is checked and spelt as the schema spells it.
+    With ``schema``, the type name is checked and spelt as the schema spells it. With
+    ``graph``, the ID must be an entity of it of a compatible type, or (``new``) one that
+    some document is yet to define; otherwise :class:`InputError` says so and nothing is
+    written. The mention must be one line, the ID free of whitespace.
     """
-    return _decide(registry_path, mention, type_name, canonical_id, "accepted", schema)
+    return _decide(registry_path, mention, type_name, canonical_id, "accepted", schema, graph, new)
 
 
 def reject(registry_path: str | Path, mention: str, type_name: str, canonical_id: str,
-           schema: Schema | None = None) -> Decision:
-    """Record in the registry file that ``mention`` (a ``type_name``) is never ``canonical_id``."""
-    return _decide(registry_path, mention, type_name, canonical_id, "rejected", schema)
+           schema: Schema | None = None, graph: KnowledgeGraph | None = None,
+           new: bool = False) -> Decision:
+    """Record in the registry file that ``mention`` (a ``type_name``) is never ``canonical_id``
+    (checked as :func:`accept` checks)."""
+    return _decide(registry_path, mention, type_name, canonical_id, "rejected", schema, graph, new)
+
+
+def check_target(graph: KnowledgeGraph, type_name: str, cid: str, new: bool) -> bool:
+    """Whether ``cid`` is an entity of ``graph``; raises :class:`InputError` when it is not
+    (unless ``new``) or when its type is not compatible with ``type_name``."""
+    node = graph.nodes.get(cid)
+    if node is None:
+        if new:
+            return False
+        raise InputError(f"{cid} is not an entity of the graph: check the ID (`kgbuild resolve "
+                         f"explain`), or pass --new to accept it as an entity yet to be defined",
+                         code="unknown-entity")
+    if node.type not in graph.schema.compatible_types(graph.schema.node_type(type_name).name):
+        raise InputError(f"{cid} is a {node.type}, not a {type_name} (nor a compatible type)",
+                         code="unknown-entity")
+    return True
 
 
 def _decide(path: str | Path, mention: str, type_name: str, cid: str, decision: str,
-            schema: Schema | None) -> Decision:
+            schema: Schema | None, graph: KnowledgeGraph | None = None,
+            new: bool = False) -> Decision:
     if schema is not None:
         type_name = schema.node_type(type_name).name
+    if graph is not None:
+        check_target(graph, type_name, cid, new)
     reg = AliasRegistry.load(path, missing_ok=True)
     made = reg.decide(mention, type_name, cid, decision)
     reg.save(path)
