@@ -18,7 +18,7 @@ from typing import Iterable, NamedTuple
 
 import pyoxigraph as ox
 from pyshacl.rdfutil.compare import compare_literal
-from rdflib import Graph, Literal, URIRef
+from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 
 from ..graph.rdf import from_oxigraph, rdflib_term
@@ -213,10 +213,16 @@ def _python_checked(data: Data, target: str, vp: str, condition: str, ok) -> lis
     """Values decided in Python: the distinct values first, then the focus nodes of bad ones."""
     bad = [v for (v,) in _select(data, f"SELECT DISTINCT ?v WHERE {{ {target} {vp} {condition} }}", "v")
            if not ok(v)]
-    if not bad:
-        return []
-    return list(_select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} "
-                        f"{_values('v', map(rdflib_term, bad))} }}", "this", "v"))
+    named = [rdflib_term(v) for v in bad if not isinstance(v, BNode)]
+    blank = {v for v in bad if isinstance(v, BNode)}
+    out = []
+    if named:
+        out += _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} {_values('v', named)} }}",
+                       "this", "v")
+    if blank:  # blank nodes cannot be written in VALUES
+        out += (row for row in _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} "
+                                       f"FILTER(isBlank(?v)) }}", "this", "v") if row[1] in blank)
+    return out
 
 
 _PYTHON_TYPES = {XSD.integer: int, XSD.float: float, XSD.decimal: decimal.Decimal, XSD.boolean: bool,

@@ -156,7 +156,8 @@ def validate_graph(data: Graph, schema: Schema, *, engine: str = "fast",
     if plan is None:
         return _pyshacl(data, shapes, schema, note)
     db = ox.Store()
-    db.bulk_load(data.serialize(format="nt", encoding="utf-8"), format=ox.RdfFormat.N_TRIPLES)
+    db.extend(ox.parse(data.serialize(format="nt", encoding="utf-8"),  # keeps blank node labels
+                       format=ox.RdfFormat.N_TRIPLES))
     return _fast(plan, Data(db, vocabulary(schema)), schema)
 
 

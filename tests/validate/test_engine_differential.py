@@ -1,0 +1,152 @@
+"""The fast engine and pyshacl give the same results on generated graphs and shape subsets.
+
+Graphs start from the built fixture catalog and get random damage of every kind the shapes
+check: wrong node types at an edge's domain or range, missing or doubled node fields, missing,
+doubled or ill-typed provenance fields, values out of range, wrong node kinds, edges without
+assertions, assertions of triples that do not exist, documents whose assertion count is off.
+Shape sets are random subsets of the schema's and the provenance shapes (the others lose
+their targets).
+"""
+
+import pytest
+from conftest import FIXTURE_CATALOG
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import BNode, Graph, Literal, URIRef
+from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SH, XSD
+
+from kgbuild.build.pipeline import build_graph
+from kgbuild.graph.rdf import to_rdflib
+from kgbuild.schema.namespaces import KG
+from kgbuild.schema.shapes import all_shapes
+from kgbuild.validate.compiler import TARGETS
+from kgbuild.validate.validator import validate_graph
+
+
+@pytest.fixture(scope="module")
+def base(schema):
+    kg = build_graph([FIXTURE_CATALOG], validate=False, timestamp=0, root=FIXTURE_CATALOG.parent).graph
+    g = to_rdflib(kg)
+    nodes = sorted(set(g.subjects(DCTERMS.identifier, None)))
+    assertions = sorted(set(g.subjects(RDF.type, KG.Assertion)))
+    docs = sorted(set(g.subjects(RDF.type, KG.SourceDocument)))
+    return g, nodes, assertions, docs
+
+
+FIELDS = [RDF.subject, RDF.predicate, RDF.object, PROV.wasDerivedFrom, KG.extractor,
+          KG.confidence, PROV.generatedAtTime, KG.line, KG.jsonPointer]
+BAD_VALUES = [Literal("high"), Literal("abc", datatype=XSD.double), Literal(1.5), Literal(-0.5),
+              Literal(0.5), Literal(0), Literal("0", datatype=XSD.integer), Literal(""),
+              Literal("yesterday"), Literal("2020-13-45T00:00:00", datatype=XSD.dateTime),
+              Literal(3), Literal("x", lang="en"), URIRef("https://example.org/thing")]
+KINDS = ["retype", "add-type", "drop-field", "double-field", "bad-value", "bare-edge",
+         "drop-assertion-field", "double-assertion-field", "bad-assertion-value", "drop-assertion",
+         "recount", "move-object"]
+
+
+def damage(g: Graph, nodes, assertions, docs, schema, draw) -> None:
+    """Apply one random damage to ``g`` in place."""
+    kind = draw(st.sampled_from(KINDS))
+    types = sorted(URIRef(t.iri) for t in schema.node_types.values())
+    edges = sorted(URIRef(e.iri) for e in schema.edge_types.values())
+    node = draw(st.sampled_from(nodes))
+    a = draw(st.sampled_from(assertions))
+    if kind == "retype":
+        g.remove((node, RDF.type, None))
+        g.add((node, RDF.type, draw(st.sampled_from(types))))
+    elif kind == "add-type":
+        g.add((node, RDF.type, draw(st.sampled_from(types))))
+    elif kind == "drop-field":
+        g.remove((node, draw(st.sampled_from([RDFS.label, DCTERMS.identifier, RDF.type])), None))
+    elif kind == "double-field":
+        g.add((node, draw(st.sampled_from([RDFS.label, DCTERMS.identifier])), Literal("another")))
+    elif kind == "bad-value":
+        g.remove((node, DCTERMS.identifier, None))
+        g.add((node, DCTERMS.identifier, draw(st.sampled_from(BAD_VALUES))))
+    elif kind == "bare-edge":
+        g.add((node, draw(st.sampled_from(edges)), draw(st.sampled_from(nodes))))
+    elif kind == "drop-assertion-field":
+        g.remove((a, draw(st.sampled_from(FIELDS)), None))
+    elif kind == "double-assertion-field":
+        field = draw(st.sampled_from(FIELDS))
+        g.add((a, field, draw(st.sampled_from(BAD_VALUES + nodes[:3]))))
+    elif kind == "bad-assertion-value":
+        field = draw(st.sampled_from(FIELDS))
+        g.remove((a, field, None))
+        g.add((a, field, draw(st.sampled_from(BAD_VALUES + [BNode("b1")]))))
+    elif kind == "drop-assertion":
+        g.remove((a, None, None))
+    elif kind == "recount":
+        doc = draw(st.sampled_from(docs))
+        g.remove((doc, KG.assertionCount, None))
+        g.add((doc, KG.assertionCount, Literal(draw(st.integers(0, 40)))))
+    else:
+        g.remove((a, RDF.object, None))
+        g.add((a, RDF.object, draw(st.sampled_from(nodes))))
+
+
+def shape_subset(schema, draw) -> Graph:
+    shapes = all_shapes(schema)
+    roots = sorted({s for t in TARGETS for s in shapes.subjects(t, None)}, key=str)
+    keep = set(draw(st.lists(st.sampled_from(roots), min_size=1, unique=True)))
+    for root in roots:
+        if root not in keep:
+            for t in TARGETS:
+                shapes.remove((root, t, None))
+    return shapes
+
+
+def key(report):
+    """What must agree: focus, path, component, value, severity and message of each result."""
+    return {(r.focus, r.path, r.component, r.value, r.severity, str(r.message)) for r in report.results}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_fast_engine_equals_pyshacl(base, schema, data):
+    g0, nodes, assertions, docs = base
+    g = Graph()
+    for t in g0:
+        g.add(t)
+    for _ in range(data.draw(st.integers(0, 4))):
+        damage(g, nodes, assertions, docs, schema, data.draw)
+    shapes = all_shapes(schema) if data.draw(st.booleans()) else shape_subset(schema, data.draw)
+    fast = validate_graph(g, schema, engine="fast", shapes=shapes)
+    ref = validate_graph(g, schema, engine="pyshacl", shapes=shapes)
+    assert fast.engine == "fast" and ref.engine == "pyshacl"
+    assert key(fast) == key(ref)
+    assert fast.conforms == ref.conforms
+    assert sorted(v.to_dict().items() for v in fast.violations) == \
+        sorted(v.to_dict().items() for v in ref.violations)
+
+
+def test_every_kind_of_damage_is_found_by_both(base, schema):
+    """One graph with every kind of damage at once: both engines report every component."""
+    g0, nodes, assertions, docs = base
+    g = Graph()
+    for t in g0:
+        g.add(t)
+    a = assertions
+    g.add((nodes[0], RDF.type, URIRef(schema.node_types["Group"].iri)))        # two types
+    g.remove((nodes[1], RDFS.label, None))                                        # minCount
+    g.add((nodes[2], RDFS.label, Literal("again")))                               # maxCount
+    group = next(n for n in nodes if (n, RDF.type, URIRef(schema.node_types["Group"].iri)) in g0)
+    g.add((group, URIRef(schema.edge_types["consumesApi"].iri), group))          # bare edge, class
+    g.set((a[0], KG.confidence, Literal("abc", datatype=XSD.double)))             # ill-typed
+    g.set((a[1], KG.confidence, Literal(1.5)))                                    # out of range
+    g.set((a[2], KG.extractor, Literal("")))                                      # minLength
+    g.set((a[3], RDF.subject, Literal("not an IRI")))                             # nodeKind
+    g.remove((a[4], KG.line, None))                                               # sh:or
+    g.set((a[5], PROV.generatedAtTime, Literal("yesterday")))                     # datatype
+    g.set((docs[0], KG.assertionCount, Literal(999)))                             # completeness
+    shapes = all_shapes(schema)
+    fast = validate_graph(g, schema, engine="fast", shapes=shapes)
+    ref = validate_graph(g, schema, engine="pyshacl", shapes=shapes)
+    assert key(fast) == key(ref)
+    found = {r.component for r in fast.results}
+    assert {SH.QualifiedMaxCountConstraintComponent, SH.MinCountConstraintComponent,
+            SH.MaxCountConstraintComponent, SH.SPARQLConstraintComponent,
+            SH.DatatypeConstraintComponent, SH.MaxInclusiveConstraintComponent,
+            SH.MinLengthConstraintComponent, SH.NodeKindConstraintComponent,
+            SH.OrConstraintComponent, SH.ClassConstraintComponent} <= found
+    assert not fast.conforms
