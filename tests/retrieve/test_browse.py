@@ -9,6 +9,8 @@ import json
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kgbuild import Principal, load_schema
 from kgbuild.build.pipeline import build, build_graph
@@ -108,14 +110,14 @@ def test_listing_by_type_includes_subtypes_and_honours_limit(kg):
 
 def test_stats_add_up_and_honour_access(kg):
     public, everyone = Browser(kg).stats(), Browser(kg, Principal.all_access()).stats()
-    for st, b in ((public, Browser(kg)), (everyone, Browser(kg, Principal.all_access()))):
-        assert sum(st["nodes_by_type"].values()) == st["nodes"] == len(b.view.nodes)
-        assert sum(st["edges_by_type"].values()) == st["edges"]
-        assert sum(st["degree"]["buckets"].values()) == st["nodes"]
-        assert sum(b.degree(i) for i in b.view.nodes) == 2 * st["edges"]  # no self-loops here
-        assert sum(st["extractors"].values()) == st["assertions"]
-        degrees = [h["degree"] for h in st["hubs"]]
-        assert degrees == sorted(degrees, reverse=True) and degrees[0] == st["degree"]["max"]
+    for got, b in ((public, Browser(kg)), (everyone, Browser(kg, Principal.all_access()))):
+        assert sum(got["nodes_by_type"].values()) == got["nodes"] == len(b.view.nodes)
+        assert sum(got["edges_by_type"].values()) == got["edges"]
+        assert sum(got["degree"]["buckets"].values()) == got["nodes"]
+        assert sum(b.degree(i) for i in b.view.nodes) == 2 * got["edges"]  # no self-loops here
+        assert sum(got["extractors"].values()) == got["assertions"]
+        degrees = [h["degree"] for h in got["hubs"]]
+        assert degrees == sorted(degrees, reverse=True) and degrees[0] == got["degree"]["max"]
     assert everyone["nodes"] == public["nodes"] + 1  # the pci resource
     assert everyone["nodes_by_type"]["Resource"] == public["nodes_by_type"]["Resource"] + 1
     assert everyone["edges"] > public["edges"]
@@ -190,3 +192,23 @@ def test_command_errors_are_one_line_exit_2(ttl, tmp_path, args, message):
     r = run(*args, "--graph", ttl)
     assert r.exit_code == 2, r.output
     assert message in r.output and len(r.output.strip().splitlines()) == 1
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=st.one_of(
+    st.tuples(st.just("show"), st.text(max_size=30)),
+    st.tuples(st.just("show"), st.sampled_from([SDK, TEAM, SECRET]), st.just("--max-edges"),
+              st.integers(-2, 5).map(str)),
+    st.tuples(st.just("show"), st.sampled_from([SDK, TEAM]), st.just("--format"),
+              st.sampled_from(["html", "json", "text", "png"]), st.just("--hops"),
+              st.integers(-1, 4).map(str), st.just("--cap"), st.integers(-1, 3).map(str)),
+    st.tuples(st.just("ls"), st.just("--type"), st.text(max_size=12), st.just("--limit"),
+              st.integers(-1, 3).map(str)),
+    st.tuples(st.just("stats"), st.just("--top"), st.integers(-1, 3).map(str)),
+))
+def test_generated_command_lines_answer_or_fail_in_one_line(ttl, argv):
+    r = run(*argv, "--graph", ttl)
+    assert r.exit_code in (0, 2), r.output
+    if r.exit_code == 2:
+        assert len(r.output.strip().splitlines()) == 1 and "[internal]" not in r.output
