@@ -149,3 +149,34 @@ def test_flask_dependencies_without_dev_test_docs(tmp_path):
     # pytest stays: the typing group names it too, and that assertion is not excluded
     assert re.search(r'^Flask depends on pytest\. \[c\d+: pallets-flask/pyproject\.toml:\d+ '
                      r'"dependency-groups\.typing: ', lean, re.M)
+
+
+def test_prompt_context_cites_the_passage_of_llm_evidence(schema):
+    from kgbuild.graph.model import Passage
+
+    kg = graph(schema)
+    kg.passages["docs/design.md#c1"] = Passage("docs/design.md#c1", "docs/design.md", 0, 60,
+                                               "The app calls the runtime\nfor every request.")
+    kg.add_assertion(Assertion(APP, "dependsOn", RUN, "docs/design.md", "llm", "2024-01-01T00:00:00Z",
+                               0.9, span=(4, 25), evidence="app calls the runtime",
+                               chunk="docs/design.md#c1"))
+    r = traverse(kg, TraversalSpec(seeds=[APP], path="dependsOn", extractors=["llm"]), ALL)
+    assert r.prompt().splitlines()[1:] == [
+        'App depends on Runtime. [c1: package.json:5 "runtime: ^1.0"] '
+        '[c2: docs/design.md chars 4-25 "app calls the runtime", in c3]',
+        "[c3: docs/design.md#c1] The app calls the runtime for every request."]
+
+
+def test_cli_filter_options(tmp_path, schema):
+    from kgbuild.graph.rdf import to_rdflib
+
+    out = tmp_path / "g.ttl"
+    to_rdflib(graph(schema)).serialize(out, format="turtle")
+    base = ["traverse", "--graph", out, "--seed", APP, "--follow", "dependsOn", "--hops", "2",
+            "--all-access", "--format", "json"]
+    ids = lambda r: [n["id"] for n in __import__("json").loads(r.output)["nodes"]]  # noqa: E731
+    assert ids(run(*base, "--exclude-qualifier", "dev")) == [APP, RUN]
+    assert ids(run(*base, "--extractor", "npm")) == [APP, DEV, DEEP]
+    assert ids(run(*base, "--min-confidence", "0.7")) == [APP, DEV, DEEP]
+    bad = run(*base, "--min-confidence", "2")
+    assert bad.exit_code == 2 and "--min-confidence" in bad.output
