@@ -122,8 +122,10 @@ def both_directions(kg) -> set[tuple[str, str, str]]:
 
 @pytest.fixture(autouse=True)
 def _run_in_tmp(tmp_path, monkeypatch):
-    """Commands default to ./.kgbuild: keep every test's store out of the repository."""
+    """Commands default to ./.kgbuild: keep every test's store out of the repository (and
+    its file-graph cache out of the home folder)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ".cache"))
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..schema.loader import load_schema
-from ..store.graphstore import GraphStore
+from ..store.graphstore import GraphStore, cached_file_graph
 from .main import (
     COSINE,
     FORMAT,
@@ -33,16 +33,20 @@ ALL_ACCESS = click.option("--all-access", is_flag=True, help="See every item (tr
 
 
 def graph_and_cache(graph_file, store_path, schema_name):
-    """The graph to walk (a file, or the store) and where its adjacency index is cached."""
+    """The graph to walk (a file, read once per content into a cache, or the store) and where
+    its adjacency index is cached."""
     from ..graph.rdf import from_rdf
     from ..validate.validator import load_graph
 
     schema = load_schema(schema_name)
     if graph_file:
-        problems: list = []
-        kg = from_rdf(load_graph(graph_file), schema, problems, source=str(graph_file))
+        def read(path):
+            problems: list = []
+            return from_rdf(load_graph(path), schema, problems, source=str(path)), problems
+
+        kg, problems, cache = cached_file_graph(graph_file, schema, read)
         print_warnings(problems)
-        return kg, None
+        return kg, cache
     with GraphStore(store_path, schema, write=False) as store:
         return store.knowledge_graph(), Path(store_path) / "adjacency"
 

@@ -918,6 +918,58 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+FILE_CACHE_ENTRIES = 8  # graph files kept in the file-graph cache (least recently used go)
+
+
+def file_graph_cache() -> Path:
+    """Where graphs read from files are cached: ``$XDG_CACHE_HOME/kgbuild/graphs`` (default
+    ``~/.cache/kgbuild/graphs``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kgbuild" / "graphs"
+
+
+def cached_file_graph(path: str | Path, schema: Schema, read, cache: Path | None = None
+                      ) -> tuple[KnowledgeGraph, list[Problem], Path | None]:
+    """The graph ``read(path) -> (KnowledgeGraph, problems)`` makes of an RDF file, cached
+    by the file's path and content (SHA-256) and the schema: the graph pickled with a checksum, its
+    reading warnings beside it, in ``cache/<digest>/`` (default :func:`file_graph_cache`).
+    Also returned: the entry's ``index/`` folder for the file's adjacency index (None when
+    the cache cannot be written); what else is cached beside it goes with the entry. At most ``FILE_CACHE_ENTRIES`` files stay cached."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = False
+    if not regular:  # reading says what is wrong; a FIFO is never opened here
+        return (*read(path), None)
+    digest = hashlib.sha256(str(Path(path).resolve()).encode("utf-8", "replace") + b"\0")
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    key = f"{CACHE_FORMAT}:file:{digest.hexdigest()}:{schema.digest}"
+    folder = (cache or file_graph_cache()) / _cache_key(key)[:32]
+    kg = _read_cache(folder / "kg.pickle", key)
+    if kg is not None:
+        try:
+            problems = [Problem(**p) for p in json.loads((folder / "problems.json").read_bytes())]
+            os.utime(folder)  # recently used
+            return kg, problems, folder / "index"
+        except (OSError, ValueError, TypeError):
+            pass
+    kg, problems = read(path)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(folder / "problems.json", json.dumps([p.to_dict() for p in problems]),
+                     durable=False)
+        _write_cache(folder / "kg.pickle", key, kg)
+        entries = sorted((e for e in folder.parent.iterdir() if e.is_dir() and not e.is_symlink()),
+                         key=lambda e: e.stat().st_mtime, reverse=True)
+        for old in entries[FILE_CACHE_ENTRIES:]:
+            shutil.rmtree(old, ignore_errors=True)
+    except (OSError, KgbuildError):  # a read-only home: no cache
+        return kg, problems, None
+    return kg, problems, folder / "index"
+
+
 def _read_cache(path: Path, key: str) -> KnowledgeGraph | None:
     """The cached graph made for ``key``, or None when absent, unreadable, made from anything
     else or damaged (its checksum is checked before unpickling)."""

@@ -1,0 +1,50 @@
+"""``traverse --graph FILE``: the file is read once per content, then served from the cache."""
+
+import json
+import shutil
+
+from click.testing import CliRunner
+from conftest import FIXTURE_CATALOG
+
+import kgbuild.validate.validator as validator
+from kgbuild.build.pipeline import build
+from kgbuild.cli.main import main
+from kgbuild.store.graphstore import FILE_CACHE_ENTRIES, file_graph_cache
+
+SEED = "component:default/pricing-sdk"
+
+
+def walk(graph):
+    r = CliRunner().invoke(main, ["traverse", "--graph", str(graph), "--seed", SEED,
+                                  "--follow", "ownedBy:both", "--hops", "2", "--format", "json"])
+    assert r.exit_code in (0, 1), r.output
+    return r
+
+
+def test_second_walk_reads_the_cache_and_a_changed_file_is_read_again(tmp_path, monkeypatch):
+    graph = tmp_path / "g.ttl"
+    build([FIXTURE_CATALOG], graph, store=None, timestamp=0, validate=False, resolve=False)
+    reads = []
+    real = validator.load_graph
+    monkeypatch.setattr(validator, "load_graph", lambda p: reads.append(p) or real(p))
+    first = walk(graph)
+    assert len(reads) == 1 and json.loads(first.stdout)["nodes"]
+    assert walk(graph).stdout == first.stdout and len(reads) == 1
+    entry = next(file_graph_cache().iterdir())
+    assert (entry / "kg.pickle").is_file() and any(entry.glob("index/adjacency-*.npz"))
+    (entry / "kg.pickle").write_bytes(b"damaged")  # a damaged cache is rebuilt
+    assert walk(graph).stdout == first.stdout and len(reads) == 2
+    graph.write_text(graph.read_text().replace("pricing-sdk", "pricing-kit"))
+    assert json.loads(walk(graph).stdout)["seeds"] == [] and len(reads) == 3
+
+
+def test_warnings_come_back_from_the_cache_and_entries_are_bounded(tmp_path):
+    foreign = tmp_path / "f.ttl"
+    foreign.write_text('<https://example.org/a> <https://example.org/p> "x" .\n')
+    first = walk(foreign)
+    assert walk(foreign).stderr == first.stderr
+    for i in range(FILE_CACHE_ENTRIES + 2):
+        other = tmp_path / f"g{i}.nt"
+        shutil.copy(foreign, other)
+        walk(other)
+    assert len(list(file_graph_cache().iterdir())) == FILE_CACHE_ENTRIES
