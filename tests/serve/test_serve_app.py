@@ -207,3 +207,13 @@ def test_a_token_maps_to_its_principal(tmp_path):
         assert config.principal(bad) is None
     assert hashlib.sha256(PCI_TOKEN.encode()).hexdigest() in (tmp_path / "serve.yaml").read_text()
     assert PCI_TOKEN not in (tmp_path / "serve.yaml").read_text()
+
+
+def test_the_command_checks_its_config_before_serving(tmp_path, store):
+    bad = tmp_path / "serve.yaml"
+    bad.write_text("tokens:\n  - name: a\n    sha256: nothex\n")
+    r = CliRunner().invoke(main, ["serve", "--store", str(store / "store"), "--config", str(bad)])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert f"{bad}:3:" in r.output and r.output.strip().endswith("[input]")
+    r = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
+    assert r.exit_code == 2 and r.output.strip().endswith("[no-store]")
