@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 
@@ -48,7 +49,9 @@ def graph_and_cache(graph_file, store_path, schema_name):
         print_warnings(problems)
         return kg, cache
     with GraphStore(store_path, schema, write=False) as store:
-        return store.knowledge_graph(), Path(store_path) / "adjacency"
+        kg = store.knowledge_graph()
+    gc.freeze()  # one command, one graph: later collections need not rescan it
+    return kg, Path(store_path) / "adjacency"
 
 
 def print_warnings(problems, limit: int = 20) -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import gc
 import hashlib
 import json
 import os
@@ -987,12 +988,24 @@ def _read_cache(path: Path, key: str) -> KnowledgeGraph | None:
         if magic != CACHE_MAGIC or made_for.decode() != _cache_key(key) or \
                 hashlib.sha256(body).hexdigest().encode() != digest:
             return None
-        kg = pickle.loads(body)
+        kg = _unpickle(body)
         return kg if isinstance(kg, KnowledgeGraph) else None
     except Exception:  # a damaged cache is rebuilt, whatever unpickling it raises
         return None
     finally:
         os.close(fd)
+
+
+def _unpickle(body: bytes):
+    """``pickle.loads`` with the cyclic garbage collector paused: unpickling millions of
+    objects otherwise triggers collections that rescan them all (5x slower, measured)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(body)
+    finally:
+        if was:
+            gc.enable()
 
 
 def _write_cache(path: Path, key: str, kg: KnowledgeGraph) -> None:
