@@ -114,7 +114,8 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
     picked up while the app runs (see :mod:`kgbuild.serve.live`)."""
     config = config or ServeConfig()
     limits = config.limits
-    live = LiveIndex(store, schema, config.principals(), config.aliases, limits.reload_interval)
+    live = LiveIndex(store, schema, config.principals(), config.aliases, limits.reload_interval,
+                     config.embeddings)
     workers = anyio.CapacityLimiter(limits.workers)
     queries = anyio.CapacityLimiter(limits.queries)
 
@@ -153,7 +154,8 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
 
     async def traverse(request: Request):
         who = principal(request)
-        spec = parse_spec(await read_json(request, limits.max_body_bytes), schema)
+        spec = parse_spec(await read_json(request, limits.max_body_bytes), schema,
+                          semantic=live.matcher is not None)
         snap = live.snapshot
         response = await work(lambda: snap.view(who).traverser.run(spec).to_dict(), workers,
                               limits.request_timeout)

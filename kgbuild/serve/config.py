@@ -10,6 +10,9 @@
         sha256: 2c26b4...
         all_access: true         # sees everything; the only principal that may run SPARQL
     aliases: aliases.yaml        # alias registry for /resolve (optional; relative to this file)
+    embeddings:                  # for semantic seeds (optional; the key: $OPENAI_API_KEY)
+      model: text-embedding-3-small
+      url: http://localhost:11434/v1
     limits:                      # every key optional; the defaults are below (LIMITS)
       max_body_bytes: 65536
       ...
@@ -22,6 +25,7 @@ import hmac
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from ..errors import InputError
 from ..graph.access import Principal, parse_labels
@@ -71,6 +75,7 @@ class ServeConfig:
     tokens: tuple[Token, ...] = ()
     aliases: Path | None = None
     limits: Limits = field(default_factory=Limits)
+    embeddings: tuple[str, str] | None = None  # (model, OpenAI-compatible endpoint URL)
 
     def principal(self, authorization: str | None) -> Principal | None:
         """The principal of a request: public without a header, None for a bad token.
@@ -110,10 +115,10 @@ def load_serve_config(path: str | Path | None) -> ServeConfig:
 
     raw = doc.data if doc.data is not None else {}
     if not isinstance(raw, dict):
-        raise fail("expected a mapping with 'tokens', 'aliases' and 'limits'")
+        raise fail("expected a mapping with 'tokens', 'aliases', 'embeddings' and 'limits'")
     for key in raw:
-        if key not in ("tokens", "aliases", "limits"):
-            raise fail(f"unknown key {key!r} (known: tokens, aliases, limits)", key)
+        if key not in ("tokens", "aliases", "embeddings", "limits"):
+            raise fail(f"unknown key {key!r} (known: tokens, aliases, embeddings, limits)", key)
     entries = raw.get("tokens") or []
     if not isinstance(entries, list):
         raise fail("'tokens' must be a list", "tokens")
@@ -164,4 +169,24 @@ def load_serve_config(path: str | Path | None) -> ServeConfig:
                        "limits", key)
     made = Limits(**limits)
     made.check(fail)
-    return ServeConfig(tuple(tokens), aliases, made)
+    return ServeConfig(tuple(tokens), aliases, made, _embeddings(raw.get("embeddings"), fail))
+
+
+def _embeddings(raw: object, fail) -> tuple[str, str] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"model", "url"}:
+        raise fail("'embeddings' needs exactly 'model' and 'url'", "embeddings")
+    model, url = raw["model"], raw["url"]
+    if not isinstance(model, str) or not model.strip():
+        raise fail("embeddings: 'model' must be a model name", "embeddings", "model")
+    try:
+        parts = urlsplit(url) if isinstance(url, str) else None
+        parts and parts.port  # noqa: B018 - raises ValueError for a bad port
+        ok = parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok or any(c.isspace() or not c.isprintable() for c in url):
+        raise fail(f"embeddings: 'url' {url!r} is not an http(s) URL with a host, e.g. "
+                   f"http://localhost:11434/v1", "embeddings", "url")
+    return model, url

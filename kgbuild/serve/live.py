@@ -35,8 +35,8 @@ class View:
     """What one principal sees of one snapshot: its traverser and its resolver."""
 
     def __init__(self, kg: KnowledgeGraph, principal: Principal, cache_dir: Path | None,
-                 registry: AliasRegistry | None):
-        self.traverser = Traverser(kg, principal, cache_dir)
+                 registry: AliasRegistry | None, matcher=None):
+        self.traverser = Traverser(kg, principal, cache_dir, matcher=matcher)
         self.view = self.traverser.view
         if registry is None:
             self.resolver = self.traverser.resolver
@@ -49,8 +49,9 @@ class Snapshot:
     """One generation of the store, with a :class:`View` per principal (built on first use)."""
 
     def __init__(self, kg: KnowledgeGraph, store_id: str, generation: str,
-                 cache_dir: Path | None, registry: AliasRegistry | None):
+                 cache_dir: Path | None, registry: AliasRegistry | None, matcher=None):
         self.kg, self.store_id, self.generation = kg, store_id, generation
+        self.matcher = matcher
         self.loaded_at = time.time()
         self.edges = len({(a.subject, a.predicate, a.object) for a in kg.assertions.values()}
                          | kg.untyped_edges)
@@ -61,7 +62,8 @@ class Snapshot:
     def view(self, principal: Principal) -> View:
         with self._lock:
             if principal not in self._views:
-                self._views[principal] = View(self.kg, principal, self._cache_dir, self._registry)
+                self._views[principal] = View(self.kg, principal, self._cache_dir, self._registry,
+                                              self.matcher)
             return self._views[principal]
 
 
@@ -83,8 +85,15 @@ class LiveIndex:
     """The store at ``path`` in memory, reloaded in the background when it changes."""
 
     def __init__(self, path: str | Path, schema: Schema, principals: list[Principal] = (),
-                 aliases: Path | None = None, interval: float = 1.0):
+                 aliases: Path | None = None, interval: float = 1.0,
+                 embeddings: tuple[str, str] | None = None):
         self.path, self.schema, self.interval = Path(path), schema, interval
+        self.matcher = None  # semantic seeds: one embeddings client, its vectors cached on disk
+        if embeddings:
+            from ..retrieve.embeddings import EmbeddingMatcher
+
+            self.matcher = EmbeddingMatcher.from_env(*embeddings,
+                                                     cache_dir=self.path / "embeddings")
         self.principals = list(principals) or [Principal()]
         self.aliases = aliases
         self.reloads = 0
@@ -99,7 +108,7 @@ class LiveIndex:
         with GraphStore(self.path, self.schema, write=False) as store:
             ident, generation = store.store_id(), store.generation()
             kg = store.knowledge_graph()
-        snap = Snapshot(kg, ident, generation, self.path / "adjacency", registry)
+        snap = Snapshot(kg, ident, generation, self.path / "adjacency", registry, self.matcher)
         for p in self.principals:  # warm before anyone is served from it
             snap.view(p)
         return snap

@@ -23,7 +23,8 @@ def _field_schema(f) -> dict:
         out.update(minimum=1 if f.name == "hops" else 0,
                    maximum=MAX_HOPS if f.name == "hops" else MAX_COUNT)
     if f.name == "semantic":
-        out.update(maximum=0, description="semantic seeds are not served")
+        out["description"] = "with a question: seeds by embeddings (0 unless the server's config " \
+                             "names an embeddings endpoint)"
     if nullable:
         out["type"] = [out["type"], "null"]
     if f.default is not MISSING:

@@ -42,12 +42,13 @@ def _valid(kind: str, value: object) -> bool:
     return isinstance(value, int) or (kind == "number" and isinstance(value, float))
 
 
-def parse_spec(body: object, schema: Schema) -> TraversalSpec:
+def parse_spec(body: object, schema: Schema, semantic: bool = False) -> TraversalSpec:
     """A :class:`TraversalSpec` from a request's JSON, checked as ``kgbuild traverse`` checks
     its options (types, bounds, path and follow syntax, type names) before any work.
 
     As in the CLI, ``cap`` 0 means no cap, and ``shortest_path`` (when not given) is on for a
-    question with ``types`` and neither ``path`` nor ``follow``."""
+    question with ``types`` and neither ``path`` nor ``follow``. ``semantic`` seeds are refused
+    unless the server has an embeddings endpoint (``semantic=True``)."""
     if not isinstance(body, dict):
         raise ApiError(400, "the body must be a JSON object with TraversalSpec fields", "usage")
     for key, value in body.items():
@@ -59,9 +60,9 @@ def parse_spec(body: object, schema: Schema) -> TraversalSpec:
                     "number": "a number", "boolean": "true or false"}[kind]
             raise ApiError(400, f"{key} must be {name}" + (" or null" if nullable else ""),
                            "usage")
-    if body.get("semantic"):
-        raise ApiError(400, "semantic seeds are not served (the server has no embeddings "
-                            "endpoint): leave semantic at 0", "usage")
+    if body.get("semantic") and not semantic:
+        raise ApiError(400, "semantic seeds need an embeddings endpoint: this server has none "
+                            "(the config's 'embeddings'); leave semantic at 0", "usage")
     values = {k: tuple(v) if field_kind(k)[0] == "texts" else v for k, v in body.items()}
     if "shortest_path" in _SPEC and "shortest_path" not in values:
         values["shortest_path"] = bool(values.get("question") and values.get("types")

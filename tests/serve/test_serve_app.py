@@ -10,7 +10,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
-from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, bearer, cli_json, write_config
+from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, ToyEmbeddings, bearer, cli_json, write_config
 from starlette.testclient import TestClient
 
 from kgbuild.build.pipeline import build_graph
@@ -106,7 +106,7 @@ def test_resolve_and_node_lookup(client):
     (b'{"seeds": ["a"], "path": "ownedBy:sideways"}', 400, "error"),
     (b'{"seeds": ["a"], "path": " "}', 400, "usage"),
     (b'{"seeds": ["a"], "types": ["Spaceship"]}', 400, "schema"),
-    (b'{"seeds": ["a"], "semantic": 3, "question": "q"}', 400, "usage"),
+    (b'{"seeds": ["a"], "semantic": 3, "question": "q"}', 400, "usage"),  # no embeddings here
     (b'{"seeds": ["a"], "max_nodes": null}', 400, "usage"),
     (b'{"seeds": ["a"], "min_confidence": "high"}', 400, "usage"),
     (b'{"seeds": ["a"], "min_confidence": 2}', 400, "error"),
@@ -188,6 +188,9 @@ def test_a_new_generation_is_picked_up(tmp_path):
     ("limits:\n  workers: 0\n", "workers must be above 0"),
     ("limits:\n  speed: 3\n", "unknown key 'speed'"),
     ("colour: red\n", "unknown key 'colour'"),
+    ("embeddings: {model: m}\n", "needs exactly 'model' and 'url'"),
+    ("embeddings: {model: m, url: 'ftp://x'}\n", "not an http(s) URL"),
+    ("embeddings: {model: m, url: 'http://x:99999/v1'}\n", "not an http(s) URL"),
 ])
 def test_config_errors_name_file_and_line(tmp_path, text, message):
     path = tmp_path / "serve.yaml"
@@ -217,3 +220,20 @@ def test_the_command_checks_its_config_before_serving(tmp_path, store):
     assert f"{bad}:3:" in r.output and r.output.strip().endswith("[input]")
     r = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none")])
     assert r.exit_code == 2 and r.output.strip().endswith("[no-store]")
+
+
+def test_semantic_seeds_through_the_configured_embeddings_endpoint(store, tmp_path):
+    embeddings = ToyEmbeddings()
+    try:
+        config = tmp_path / "serve.yaml"
+        config.write_text(f"embeddings:\n  model: toy\n  url: {embeddings.url}\n")
+        app = create_app(store / "store", load_schema(), load_serve_config(config), watch=False)
+        spec = {"question": "Which thing charges cards and refunds orders?", "semantic": 2,
+                "semantic_min": 0.1, "follow": ["ownedBy"], "hops": 1}
+        with TestClient(app) as c:
+            served = c.post("/traverse", json=spec).json()
+        assert [s["via"] for s in served["seeds"]] == ["semantic", "semantic"]
+        assert served == cli_json(store / "store", spec, "--embeddings-url", embeddings.url,
+                                  "--embeddings-model", "toy")
+    finally:
+        embeddings.close()
