@@ -100,17 +100,35 @@ def _where(a: dict) -> str:
     return text + (f' "{a["evidence"]}"' if a.get("evidence") else "")
 
 
-def _edge_geometry(s: Box, o: Box, lane: int) -> tuple[str, float, float]:
+NAME_CHAR, NAME_H = 6.8, 14  # px per character and height of a 12 px edge name
+
+
+def _free_spot(x: float, y: float, width: float, taken: list) -> float:
+    """The baseline nearest ``y`` (in steps of a line, at most 4 up or down) where an edge name
+    centred at ``x`` overlaps no box or name placed before; ``y`` itself when none is free.
+    The spot found is added to ``taken``."""
+    for dy in (0, -1, 1, -2, 2, -3, 3, -4, 4):
+        top = y + dy * NAME_H - NAME_H + 3
+        rect = (x - width / 2, top, x + width / 2, top + NAME_H)
+        if not any(rect[0] < r[2] and r[0] < rect[2] and rect[1] < r[3] and r[1] < rect[3]
+                   for r in taken):
+            taken.append(rect)
+            return y + dy * NAME_H
+    return y
+
+
+def _edge_geometry(s: Box, o: Box, lane: int, same_column: bool) -> tuple[str, float, float]:
     """SVG path from subject box to object box (arrow at the object) and its label point."""
     if s is o:  # a self-loop over the box
         x, y = s.x + s.w / 2, s.y
         return (f"M{x - 12:.1f},{y:.1f} C{x - 30:.1f},{y - 46:.1f} {x + 30:.1f},{y - 46:.1f} "
                 f"{x + 12:.1f},{y:.1f}", x, y - 40 - 14 * lane)
     sy, oy = s.y + s.h / 2, o.y + o.h / 2
-    if abs(s.x - o.x) < 1:  # same column: bow out to the right
+    if same_column:  # bow out to the right
         sx, ox = s.x + s.w, o.x + o.w
         bow = 50 + 18 * lane
-        c1, c2 = (sx + bow, sy), (ox + bow, oy)
+        c1 = c2 = (max(sx, ox) + bow, 0.0)
+        c1, c2 = (c1[0], sy), (c2[0], oy)
     else:
         forward = o.x > s.x
         sx, ox = (s.x + s.w, o.x) if forward else (s.x, o.x + o.w)
@@ -127,9 +145,11 @@ def picture_html(pic: Picture) -> str:
     boxes, width, height = layered(pic.nodes, pic.edges)
     keys = {n["id"]: f"n{i}" for i, n in enumerate(pic.nodes, 1)}
     label = {n["id"]: n["label"] for n in pic.nodes}
+    hop = {n["id"]: n["hop"] for n in pic.nodes}
     ekeys = [f"e{i}" for i in range(1, len(pic.edges) + 1)]
     touching: dict[str, list[str]] = {n["id"]: [] for n in pic.nodes}
     lanes: dict[frozenset, int] = {}
+    taken = [(b.x, b.y, b.x + b.w, b.y + b.h) for b in boxes.values()]  # label obstacles
     parts = []
     for key, e in zip(ekeys, pic.edges):
         s, p, o = e["subject"], e["predicate"], e["object"]
@@ -138,7 +158,8 @@ def picture_html(pic: Picture) -> str:
             touching[o].append(key)
         pair = frozenset((s, o))
         lane = lanes[pair] = lanes.get(pair, -1) + 1
-        d, mx, my = _edge_geometry(boxes[s], boxes[o], lane)
+        d, mx, my = _edge_geometry(boxes[s], boxes[o], lane, hop[s] == hop[o])
+        my = _free_spot(mx, my, NAME_CHAR * len(p) + 6, taken)
         tip = "\n".join([f"{label[s]} {p} {label[o]}"] + [_where(a) for a in e["assertions"]])
         parts.append(f'<g class="edge" id="{key}" tabindex="0" data-predicate="{escape(p)}">'
                      f'<title>{escape(tip)}</title><path d="{d}" marker-end="url(#arrow)"/>'
