@@ -29,7 +29,15 @@ from ..extract.records import Context, Extraction, Extractor, SourceFile
 from ..extract.registry import EXTRACTORS
 from ..extract.text.extractor import TEXT_EXTRACTOR_PREFIX
 from ..graph.access import AccessRules, load_access
-from ..graph.model import KnowledgeGraph, SourceDocument, utc_timestamp
+from ..graph.model import (
+    DECLARED_LABEL,
+    MENTION_LABEL,
+    KnowledgeGraph,
+    SourceDocument,
+    node_iri,
+    source_iri,
+    utc_timestamp,
+)
 from ..graph.rdf import triples_to_rdflib
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
@@ -381,12 +389,25 @@ def report_resolution(result: BuildResult, registry: Path | None, queue: Path | 
                                   f"review` or pass --resolve")
         return
     reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
-    stats, items, duplicates = resolution_report(result.graph, reg)
+    stats, items, duplicates = resolution_report(result.graph, reg, _renamed(result.store))
     if queue is not None:
         save_review_queue(queue, items)
     result.resolution = {**stats.to_dict(), "queue_file": str(queue) if queue else None,
                          "review": items[:20],
                          "duplicates": [d.to_dict() for d in duplicates[:20]]}
+
+
+def _renamed(store: GraphStore):
+    """``(document, entity) -> bool``: whether the registry renamed the document's mention to
+    the entity (its claim there carries no label: see :func:`document_triples`)."""
+    labelled: dict[str, set[str]] = {}
+
+    def renamed(doc_id: str, node_id: str) -> bool:
+        if doc_id not in labelled:
+            labelled[doc_id] = {str(q.subject) for q in store.graph_quads(source_iri(doc_id))
+                                if str(q.predicate) in (DECLARED_LABEL, MENTION_LABEL)}
+        return f"<{node_iri(node_id)}>" not in labelled[doc_id]
+    return renamed
 
 
 SHACL_AUTO_LIMIT = 200_000

@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..errors import InputError
 from ..graph.access import NameScreen, Principal, name_forms, visible_graph
@@ -120,23 +120,31 @@ def possible_duplicates(kg: KnowledgeGraph, registry: AliasRegistry | None = Non
     return package_resolver(kg, registry).possible_duplicates(type)
 
 
-def resolution_report(kg: KnowledgeGraph, registry: AliasRegistry | None = None
+def resolution_report(kg: KnowledgeGraph, registry: AliasRegistry | None = None,
+                      renamed: Callable[[str, str], bool] | None = None
                       ) -> tuple[ResolutionStats, list[dict], list[Duplicate]]:
     """A build's resolution report: every mentioned-but-undefined entity resolved against the
     defined ones, with the counts by stage, the review queue and the possible duplicates.
 
-    An edge end defined by some document counts as resolved by ``id``. A mention that
-    resolves is queued all the same: an explicit ID is never silently rewritten, a person
-    accepts the merge.
+    An assertion's end defined by some document counts as resolved by ``id``, or by
+    ``alias`` when the registry renamed it there: ``renamed(document, entity)`` says so
+    (asked only for entities the registry's aliases and accepted decisions point at). A
+    mention that resolves is queued all the same: an explicit ID is never silently
+    rewritten, a person accepts the merge.
     """
     resolver = package_resolver(kg, registry)
     stats = ResolutionStats()
+    targets = set(registry.canonical_ids().values()) if registry and renamed else set()
     for (s, _, o), assertions in kg.edges().items():
         for end in (s, o):
             node = kg.nodes.get(end)
             if node is not None and node.defined_in:
-                stats.by_status["resolved"] += len(assertions) or 1
-                stats.by_stage["id"] += len(assertions) or 1
+                n = len(assertions) or 1
+                alias = sum(1 for a in assertions if renamed(a.source, end)) \
+                    if end in targets else 0
+                stats.by_status["resolved"] += n
+                stats.by_stage["id"] += n - alias
+                stats.by_stage["alias"] += alias
     outcomes = []
     for node in sorted((n for n in kg.nodes.values() if not n.defined_in), key=lambda n: n.id):
         res = resolver.resolve(node.label, node.type, own_id=node.id)

@@ -45,8 +45,10 @@ def test_accepted_decision_is_applied_and_survives_rebuilds(tmp_path):
     assert GUEST not in first.graph.nodes and GUEST not in owners(first)
     assert ("component:default/playback-order", "ownedBy", GUESTS) in first.graph.edges()
     assert first.changes["changed"]  # the registry is a dependency of every document
+    assert first.resolution["resolved"]["alias"] == 3  # the renamed owner of three entities
     again = build(tmp_path)
     assert set(again.graph.edges()) == set(first.graph.edges())
+    assert again.resolution["resolved"] == first.resolution["resolved"]  # nothing re-extracted
     assert not any(q["mention"] == "guest" for q in again.resolution["review"])
 
 
