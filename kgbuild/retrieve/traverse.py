@@ -182,10 +182,11 @@ def qualifier_excluded(qualifier: str, excluded: set[str]) -> bool:
     return any(_word(w) in excluded for w in re.split(r"[:\-_.]+", qualifier) if w)
 
 
-def filtered_graph(view: KnowledgeGraph, key: tuple) -> KnowledgeGraph:
+def filtered_graph(view: KnowledgeGraph, evidence: dict, key: tuple) -> tuple[KnowledgeGraph, dict]:
     """``view`` without the assertions the filters of :meth:`TraversalSpec.filter_key` drop
-    (nodes, documents and passages shared). Edges read without assertions stay only when
-    neither an extractor nor a confidence is asked for."""
+    (nodes, documents and passages shared), and its ``edges()`` filtered from ``evidence``
+    (``view.edges()``; no new sort). Edges read without assertions stay only when neither an
+    extractor nor a confidence is asked for."""
     excluded, extractors, least = set(key[0]), set(key[1]), key[2]
 
     def keep(a) -> bool:
@@ -198,7 +199,12 @@ def filtered_graph(view: KnowledgeGraph, key: tuple) -> KnowledgeGraph:
     out.attribute_assertions = view.attribute_assertions
     out.assertions = {k: a for k, a in view.assertions.items() if keep(a)}
     out.untyped_edges = set() if extractors or least is not None else view.untyped_edges
-    return out
+    edges = {}
+    for e, assertions in evidence.items():
+        kept = [a for a in assertions if keep(a)]
+        if kept or (not assertions and e in out.untyped_edges):
+            edges[e] = kept
+    return out, edges
 
 
 # -- walks over the index -------------------------------------------------------------------
@@ -323,6 +329,7 @@ class Traverser:
         self._resolver = resolver
         self._seed_index: SeedIndex | None = None
         self._filter: tuple = ()  # the filter key this (filtered) traverser's view has applied
+        self._parent: Traverser | None = None  # the unfiltered one (names, seed IDs: its own)
         self._filtered: OrderedDict[tuple, Traverser] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -330,7 +337,8 @@ class Traverser:
     def seed_index(self) -> SeedIndex:
         """Reference keys of the visible node IDs, for ``seeds`` in any form (built on first use)."""
         if self._seed_index is None:
-            self._seed_index = SeedIndex(self.index.node_ids, self.view.schema)
+            self._seed_index = self._parent.seed_index if self._parent else \
+                SeedIndex(self.index.node_ids, self.view.schema)
         return self._seed_index
 
     def filtered(self, key: tuple) -> "Traverser":
@@ -342,11 +350,11 @@ class Traverser:
             if child is None:
                 child = object.__new__(Traverser)
                 child.__dict__.update(self.__dict__)
-                child.view = filtered_graph(self.view, key)
-                child.evidence = child.view.edges()
+                child.view, child.evidence = filtered_graph(self.view, self.evidence, key)
                 child.index = cached_index(child.view, None, child.evidence)
-                child._resolver, child._seed_index = self.resolver, self.seed_index
-                child._filter, child._filtered, child._lock = key, OrderedDict(), threading.Lock()
+                child._resolver = child._seed_index = None  # the parent's, when first needed
+                child._parent, child._filter = self, key
+                child._filtered, child._lock = OrderedDict(), threading.Lock()
             self._filtered[key] = child
             while len(self._filtered) > MAX_FILTERED_VIEWS:
                 self._filtered.popitem(last=False)
@@ -356,7 +364,7 @@ class Traverser:
     def resolver(self):
         """The name resolver over the visible graph only (built on first use)."""
         if self._resolver is None:
-            self._resolver = Resolver.from_graph(self.view)
+            self._resolver = self._parent.resolver if self._parent else Resolver.from_graph(self.view)
         return self._resolver
 
     def run(self, spec: TraversalSpec) -> TraversalResult:

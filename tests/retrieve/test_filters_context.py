@@ -83,6 +83,8 @@ def test_filtered_views_are_reused_and_bounded(schema):
     t = Traverser(graph(schema), ALL)
     first = t.filtered(TraversalSpec(exclude_qualifiers=["dev"]).filter_key())
     assert t.filtered(TraversalSpec(exclude_qualifiers=["Dev"]).filter_key()) is first
+    assert first.evidence == first.view.edges() and len(first.evidence) == 2  # filtered, in order
+    assert first.resolver is t.resolver and first.seed_index is t.seed_index
     for i in range(20):
         t.run(TraversalSpec(seeds=[APP], hops=1, min_confidence=i / 20))
     assert len(t._filtered) <= 8
