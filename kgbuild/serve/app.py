@@ -30,10 +30,10 @@ from ..graph.model import safe_text
 from ..retrieve.adjacency import DIRECTIONS
 from ..retrieve.traverse import MAX_NAME_CHARS
 from ..schema.model import Schema
+from ..store.query import query_store
 from .config import ServeConfig
 from .live import LiveIndex
 from .openapi import openapi
-from .sparql import run_query
 from .spec import ApiError, parse_spec
 
 MAX_ERROR = 2000  # characters of one error message
@@ -190,13 +190,14 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
                                 "token may query", "forbidden")
         body = await read_json(request, limits.max_body_bytes)
         if not isinstance(body, dict) or set(body) != {"query"} or not isinstance(
-                body["query"], str):
+                body["query"], str) or not body["query"].strip():
             raise ApiError(400, 'the body must be {"query": "SPARQL text"}', "usage")
         if len(body["query"]) > limits.max_query_chars:
             raise ApiError(400, f"a query has at most {limits.max_query_chars:,} characters",
                            "usage")
-        return await work(lambda: run_query(live.path, schema, body["query"], limits.max_rows,
-                                            limits.query_timeout),
+        return await work(lambda: query_store(live.path, schema, body["query"],
+                                              limit=limits.max_rows,
+                                              timeout=limits.query_timeout).to_dict(),
                           queries, limits.query_timeout + 10)
 
     async def spec(request: Request):

@@ -84,7 +84,8 @@ def openapi() -> dict:
                 "requestBody": {"required": True, "content": {"application/json": {"schema": {
                     "type": "object", "required": ["query"], "additionalProperties": False,
                     "properties": {"query": {"type": "string"}}}}}},
-                "responses": {"200": {"description": "SPARQL JSON results (+ truncated)",
+                "responses": {"200": {"description": "kgbuild query --format json: kind, "
+                                                     "variables, rows, boolean, truncated",
                                       "content": _OBJECT},
                               "4XX": _ERROR, "503": _ERROR}}},
         },
