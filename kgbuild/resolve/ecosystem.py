@@ -9,7 +9,8 @@ person) has none. Two entities can be one package only when:
 * their ecosystems are equal or one is unknown: nothing is matched across ecosystems;
 * they are not two different purls of one ecosystem: those are distinct published
   packages (``pymssql`` and ``pymysql``, ``debug`` and ``@types/debug``) unless a curated
-  alias says otherwise;
+  alias says otherwise; nor two unpublished projects of one ecosystem (two folders, two
+  projects, whatever their names: private npm names are not unique);
 * they agree on npm's scope, ``@types/`` stubs included: ``@types/debug`` types ``debug``
   but is not it, ``@vitejs/devtools`` is not ``devtools``;
 * neither is known only by its folder's name (an unnamed ``<dir>#python`` or
@@ -83,11 +84,12 @@ def folder_named(entity_id: str, label: str) -> bool:
 
 def may_be_same(a: str, a_label: str, b: str, b_label: str, curated: bool = False) -> bool:
     """Whether entities ``a`` and ``b`` (IDs with their labels) may be one package by the rules
-    of the module docstring; ``curated``: a curated alias links them, so two purls may."""
+    of the module docstring; ``curated``: a curated alias links them, so two purls (or two
+    unpublished projects) may."""
     ea, eb = ecosystem(a), ecosystem(b)
     if ea and eb and ea != eb:
         return False
-    if not curated and ea == eb and a != b and is_package_purl(a) and is_package_purl(b):
+    if not curated and ea and ea == eb and a != b and is_package_purl(a) == is_package_purl(b):
         return False
     if not curated and (folder_named(a, a_label) or folder_named(b, b_label)):
         return False

@@ -103,17 +103,21 @@ def test_possible_duplicates_follow_the_rules():
         ("pkg:npm/%40types/debug", "Component", "@types/debug"),
         ("pkg:npm/devtools", "Component", "devtools"),
         ("vendor/requests-2.32.3#python", "Component", "requests-2.32.3"),
-        ("site/package.json#vite", "Component", "vite")])
+        ("site/package.json#vite", "Component", "vite"),
+        ("component:default/pymysql", "Component", "pymysql")])  # a catalog's entity: no ecosystem
     pairs = {(d.a, d.b): d.reason for d in r.possible_duplicates()}
     assert pairs == {("pkg:pypi/requests", "vendor/requests-2.32.3#python"): "version",
-                     ("pkg:npm/vite", "site/package.json#vite"): "normalized"}
+                     ("pkg:npm/vite", "site/package.json#vite"): "normalized",
+                     ("component:default/pymysql", "pkg:pypi/pymysql"): "normalized"}
 
 
 def test_folder_named_projects_and_look_alikes_are_not_packages():
     r = make(PACKAGES + [("celery/examples/django#python", "Component", "django"),
                          ("vite/types/package.json#types", "Component", "types"),
                          ("a/docs#python", "Component", "docs"),
-                         ("b/docs#python", "Component", "docs")])
+                         ("b/docs#python", "Component", "docs"),
+                         ("x/package.json#demo-app", "Component", "demo-app"),  # two private
+                         ("y/package.json#demo-app", "Component", "demo-app")])  # packages
     assert r.resolve("django", "Component", own_id="pkg:pypi/django").status == "new"
     res = r.resolve("type-is", "Component", own_id="pkg:npm/type-is")
     assert res.status == "new" and "exact names only" in res.reason
