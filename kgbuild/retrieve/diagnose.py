@@ -33,7 +33,8 @@ def diagnose_path(index: AdjacencyIndex, schema, seeds: Sequence[int], steps: Se
     """The diagnosis of a path walk with no complete walk (see the module doc).
 
     ``steps``: parsed :class:`~kgbuild.retrieve.traverse.Step` objects; ``lists(edge, dirs)``
-    the index lists of a stored edge type in stored directions; ``keep`` the end-node filter; ``label(node)`` a node's label.
+    the index lists of a stored edge type in stored directions; ``keep`` the end-node
+    filter; ``label(node)`` a node's label.
     Returns ``{step, step_text, reason: no-edge|no-type|cap, from: [{id, label}], from_count,
     alternatives: [{step, same_as, edges}], leaving: [{step, edges}], partial: {steps, text,
     nodes} | None, message}``.
@@ -44,7 +45,8 @@ def diagnose_path(index: AdjacencyIndex, schema, seeds: Sequence[int], steps: Se
         last = i == len(steps) - 1
         ent, _ = index.expand(layer, lists(step.edge, step.dirs), None, keep if last else None)
         if not len(ent.eid):
-            typed = last and keep is not None and len(index.expand(layer, lists(step.edge, step.dirs), None)[0].eid)
+            typed = last and keep is not None and len(
+                index.expand(layer, lists(step.edge, step.dirs), None)[0].eid)
             return _report(index, schema, i, step, layer, parents, lists, label,
                            "no-type" if typed else "no-edge")
         first: dict[int, tuple[int, int, int]] = {}
