@@ -172,6 +172,7 @@ WIDTH = 100
 def render_result(result) -> str:
     """A :class:`~kgbuild.traverse.TraversalResult` as text for people."""
     lines = []
+    known = {n["id"]: n["label"] for n in result.nodes}
     for s in result.seeds:
         lines.append(f"seed: {s['label']} ({s['type']}, {s['id']}) via {s['via']}"
                      + (f" {s['mention']!r}" if s["via"] != "id" else ""))
@@ -185,7 +186,7 @@ def render_result(result) -> str:
     if result.abstain:
         lines.append(f"ABSTAIN ({result.abstain['reason']}): {result.abstain['message']}")
     if result.answers:
-        label = {**result.labels, **{n["id"]: n["label"] for n in result.nodes}}
+        label = {**result.labels, **known}
         names = [f"{label.get(a, a)} ({a})" for a in result.answers]
         if len(names) > WRAP_AFTER:
             lines.append(f"answers ({len(names)}):")
@@ -202,7 +203,8 @@ def render_result(result) -> str:
         lines.append(f"{len(result.nodes)} nodes, {len(result.edges)} edges")
     t = result.truncated
     for c in t["cap"]:
-        lines.append(f"cap: {c['edges']} more edges at {c['node']} (hop {c['hop']}) not walked")
+        at = f"{known[c['node']]} ({c['node']})" if c["node"] in known else c["node"]
+        lines.append(f"cap: {c['edges']} more edges at {at} (hop {c['hop']}) not walked")
     for key in ("nodes", "edges", "paths", "context_items"):
         if t[key]:
             lines.append(f"budget: {t[key]} {key.replace('_', ' ')} left out")

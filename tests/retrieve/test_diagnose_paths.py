@@ -135,3 +135,6 @@ def test_text_output_labels_and_wrapping(schema):
     assert f"answers ({len(r.answers)}):" in text
     for a in r.answers:  # every answer on its own line, with its label, though not in nodes
         assert f"\n  {r.labels[a]} ({a})" in text and r.labels[a] != a
+    capped = Traverser(kg).run(TraversalSpec(seeds=["group:default/team"], follow=["ownerOf"],
+                                             hops=1, cap=2)).render()
+    assert "cap: 6 more edges at Team (group:default/team) (hop 1) not walked" in capped
