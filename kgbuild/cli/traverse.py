@@ -136,8 +136,10 @@ def _check_url(url: str | None) -> None:
 @click.option("--no-cap", is_flag=True, help="Walk every matching edge (same as --hub-cap 0).")
 @click.option("--include-seeds", is_flag=True,
               help="Path mode: keep a seed among the answers when a walk returns to it.")
-@click.option("--type", "types", multiple=True, help="Only enter nodes of this type (follow) / "
-                                                       "only end at it (path). Repeatable.")
+@click.option("--type", "types", multiple=True,
+              help="Only enter nodes of this type (follow) / only end at it (path; with -q and "
+                   "no --path/--follow: the target of the shortest typed path). Also the kind "
+                   "of a bare --seed name. Repeatable.")
 @click.option("--max-nodes", **count(200))
 @click.option("--max-edges", **count(400))
 @click.option("--max-paths", **count(100))
