@@ -239,3 +239,12 @@ def test_semantic_seeds_through_the_configured_embeddings_endpoint(store, tmp_pa
                                   "--embeddings-model", "toy")
     finally:
         embeddings.close()
+
+
+def test_a_request_past_its_time_is_a_503(store, tmp_path):
+    config = load_serve_config(write_config(tmp_path, request_timeout="0.0000001"))
+    with TestClient(create_app(store / "store", load_schema(), config, watch=False)) as c:
+        r = c.post("/traverse", json=SPECS[0])
+        assert r.status_code == 503 and r.json() == {
+            "error": "the request took longer than 1e-07 s", "code": "timeout"}
+        assert c.get("/health").status_code == 200  # the server itself still answers
