@@ -38,7 +38,6 @@ from ..graph.model import (
     source_iri,
     utc_timestamp,
 )
-from ..graph.rdf import triples_to_rdflib
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
 from ..resolve.review import resolution_report, save_review_queue
@@ -46,7 +45,8 @@ from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.export import write_export
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
-from ..validate.validator import ValidationReport, validate_graph
+from ..validate.incremental import touched_terms, validate_changed
+from ..validate.validator import ValidationReport, validate_store
 
 Progress = Callable[[str, int, int], None]
 Phase = Callable[[str], None]  # told when a long phase starts: "storing", "validating", ...
@@ -67,6 +67,7 @@ class BuildResult:
     changes: dict[str, list[str]] = field(default_factory=dict)
     validation: ValidationReport | None = None
     validation_note: str | None = None
+    touched: set[str] | None = field(default=None, repr=False)  # IRIs the change removed or kept
     resolution: dict | None = None
     resolution_note: str | None = None
     output: str | None = None
@@ -324,11 +325,13 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         changes["kept"] = []
     if phase and (updates or changes["deleted"]):
         phase("storing")
+    touched = None  # a rebuilt store is validated in full
     if replace and not others:
         problems = store.replace_all(updates, settings)
     else:
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
+        touched = touched_terms(store, changed)  # for incremental validation: before the change
         problems = store.apply(changed, all_states, settings)
     taken = {c.path for c in found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
@@ -336,6 +339,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                and str(Path(p).resolve()) not in taken]
     result = BuildResult(store, schema, ignored + found_all.problems + store.problems() + problems,
                          names, {k: sorted(v) for k, v in changes.items()})
+    result.touched = touched
     return result
 
 
@@ -410,21 +414,24 @@ def _renamed(store: GraphStore):
     return renamed
 
 
-SHACL_AUTO_LIMIT = 200_000
+FULL_SHARE = 0.5  # above this share of documents changed, a full validation is as cheap
 
 
 def check(result: BuildResult, validate: bool | None = None) -> None:
-    """SHACL-check the built graph: always (True), never (False), or when it is small (None)."""
+    """Validate the built graph (fast engine): the whole graph (True, or when the store was
+    rebuilt or most documents changed), only the focus nodes the changed documents touched
+    (None), or not at all (False)."""
     if validate is False:
         return
-    total = result.store.triple_count()  # counted in the store, cached per revision
-    if validate is None and total > SHACL_AUTO_LIMIT:  # decided before reading any triple
-        result.validation_note = (f"SHACL skipped: {total:,} triples is over the automatic "
-                                  f"limit of {SHACL_AUTO_LIMIT:,}; run `kgbuild validate` or pass "
-                                  f"--validate")
-        return
-    triples = set(result.store.triples())
-    result.validation = validate_graph(triples_to_rdflib(triples, result.schema), result.schema)
+    changes = result.changes
+    changed = [d for k in ("changed", "added", "deleted") for d in changes.get(k, ())]
+    total = len(changed) + len(changes.get("unchanged", ())) + len(changes.get("kept", ()))
+    if validate or result.touched is None or len(changed) > FULL_SHARE * total:
+        result.validation = validate_store(result.store)
+    elif not changed:
+        result.validation_note = "validation: no document changed, nothing to re-validate"
+    else:
+        result.validation = validate_changed(result.store, changed, before=result.touched)
 
 
 def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None = None, *,

@@ -50,7 +50,8 @@ from .main import (
               help="access.yaml mapping source path globs to access labels (default: the "
                    "project's access setting).")
 @click.option("--validate/--no-validate", default=None,
-              help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
+              help="Validate the whole graph, or skip validation (default: only what the "
+                   "changed documents touched; the whole graph when the store was rebuilt).")
 @click.option("--aliases", "registry_path", type=FileArg(exists=False),
               help="Alias registry (default: the project's, else aliases.yaml in the project root, "
                    "else in the first source folder); its aliases and accepted decisions rename "

@@ -76,7 +76,8 @@ def _llm(key: str, default):
               help="Skip files matching this gitignore-style pattern (repeatable).")
 @click.option("--no-gitignore", is_flag=True, help="Read files that .gitignore files ignore.")
 @click.option("--validate/--no-validate", default=None,
-              help="Force or skip the SHACL check (default: only for graphs up to 200k triples).")
+              help="Validate the whole graph, or skip validation (default: only what the "
+                   "changed documents touched; the whole graph when the store was rebuilt).")
 @click.option("--timestamp", type=EPOCH, metavar="EPOCH",
               help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
 @FORMAT
