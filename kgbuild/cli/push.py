@@ -70,8 +70,8 @@ def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, ful
 
     Only the graphs of documents changed since the last push to that endpoint are sent
     (remembered in the store folder), graphs of removed documents are dropped, and each graph
-    is replaced atomically (uploaded to a temporary graph, then MOVEd): a second push sends
-    nothing. FalkorDB gets the property graph (see `kgbuild export --format cypher`); nodes
+    is replaced atomically (uploaded to a temporary graph, then MOVEd; a graph the server
+    lacks appears whole, in one request): a second push sends nothing. FalkorDB gets the property graph (see `kgbuild export --format cypher`); nodes
     and edges no longer in the store are deleted there.
 
     \b

@@ -78,13 +78,13 @@ def _merged_lines(store: GraphStore) -> list[bytes]:
 
 
 def _digest(*parts) -> str:
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=list).encode()).hexdigest()
+    return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def graph_digests(store: GraphStore) -> dict[str, str]:
     """Graph IRI -> digest of its content, for every graph a push sends."""
-    ident = (store.store_id(), store.settings())
-    out = {source_iri(doc): _digest(ident, state)
+    ident = repr((store.store_id(), json.dumps(store.settings(), sort_keys=True)))
+    out = {source_iri(doc): _digest(ident, tuple(state))
            for doc, state in store.document_states().items()}
     out[NODES_GRAPH] = hashlib.sha256(b"\n".join(_graph_lines(store, NODES_GRAPH))).hexdigest()
     return out
