@@ -22,6 +22,9 @@ def node_id(i: int) -> str:
     return f"component:default/zz{i:03d}zz"
 
 
+QUALIFIERS = [frozenset(), frozenset(), frozenset({"dev"}), frozenset({"group:tests"})]
+
+
 @st.composite
 def graphs(draw, labelled: bool):
     n = draw(st.integers(1, 10))
@@ -41,7 +44,8 @@ def graphs(draw, labelled: bool):
             kg.add_assertion(Assertion(node_id(s), p, node_id(o), draw(st.sampled_from(docs)), "t",
                                        draw(st.sampled_from(["2024-01-01T00:00:00Z", "2025-01-01T00:00:00Z"])),
                                        draw(st.sampled_from([1.0, 0.5])), k + 1,
-                                       evidence=f"ev{k:03d}ev", access=draw(labels)))
+                                       evidence=f"ev{k:03d}ev", access=draw(labels),
+                                       qualifiers=draw(st.sampled_from(QUALIFIERS))))
         else:
             kg.untyped_edges.add((node_id(s), p, node_id(o)))
     return kg
@@ -98,6 +102,29 @@ def visible(labels, principal) -> bool:
     return set(labels) <= principal
 
 
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(graphs(labelled=False), st.lists(steps, min_size=1, max_size=3), st.data())
+def test_filtered_paths_are_exact_paths_of_the_filtered_graph(kg, path, data):
+    """A filter is the walk of the graph without the assertions it drops (untyped edges kept
+    under a qualifier filter only)."""
+    seeds = data.draw(st.sets(st.sampled_from(sorted(kg.nodes)), min_size=1, max_size=3))
+    excluded = data.draw(st.sampled_from([(), ("dev",), ("test", "dev")]))
+    least = data.draw(st.sampled_from([None, 0.7]))
+    spec = TraversalSpec(seeds=sorted(seeds), path="/".join(f"{n}:{d}" for n, d in path), cap=None,
+                         max_paths=10_000, max_nodes=None, max_edges=None, include_seeds=True,
+                         exclude_qualifiers=excluded, min_confidence=least)
+    r = traverse(kg, spec, Principal.all_access())
+    drop = {"dev"} if excluded == ("dev",) else {"dev", "group:tests"} if excluded else set()
+    kept = KnowledgeGraph(SCHEMA)
+    kept.nodes = kg.nodes
+    kept.assertions = {k: a for k, a in kg.assertions.items()
+                       if not (a.qualifiers & drop) and (least is None or a.confidence >= least)}
+    kept.untyped_edges = kg.untyped_edges if least is None else set()
+    assert r.answers == sorted(reference_answers(kept, seeds, path))
+    for e in r.edges:
+        assert all(not set(a["qualifiers"]) & drop for a in e["assertions"])
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(labelled=True), st.frozensets(st.sampled_from(LABELS)), st.data())
 def test_hidden_items_never_leak_and_do_not_influence_output(kg, held, data):
@@ -110,6 +137,8 @@ def test_hidden_items_never_leak_and_do_not_influence_output(kg, held, data):
         spec = TraversalSpec(seeds=seeds, follow=[f"{n}:{d}" for n, d in data.draw(st.lists(steps, max_size=3))],
                              hops=data.draw(st.integers(1, 3)), cap=data.draw(st.sampled_from([None, 1, 2])),
                              max_nodes=data.draw(st.sampled_from([None, 3])))
+    if data.draw(st.booleans()):  # filters run on the visible graph: they neither leak nor interfere
+        spec.exclude_qualifiers, spec.min_confidence = ["dev"], data.draw(st.sampled_from([None, 0.7]))
     principal = Principal(held)
     result = traverse(kg, spec, principal).to_dict()
     # an unknown seed is echoed as asked (the caller's own text, as for a nonexistent ID)
