@@ -32,6 +32,7 @@ import shutil
 import stat
 import uuid
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
@@ -569,6 +570,10 @@ class GraphStore:
         return kg
 
     def _materialise(self) -> KnowledgeGraph:
+        with _gc_paused():
+            return self._from_quads()
+
+    def _from_quads(self) -> KnowledgeGraph:
         return from_quads(((q.subject.value, q.predicate.value, q.object.value,
                                  q.graph_name.value)
                                 for q in self._db.quads_for_pattern(None, None, None, None)),
@@ -996,16 +1001,23 @@ def _read_cache(path: Path, key: str) -> KnowledgeGraph | None:
         os.close(fd)
 
 
-def _unpickle(body: bytes):
-    """``pickle.loads`` with the cyclic garbage collector paused: unpickling millions of
-    objects otherwise triggers collections that rescan them all (5x slower, measured)."""
+@contextmanager
+def _gc_paused():
+    """The cyclic garbage collector paused: making millions of objects (unpickling or
+    materialising a graph) otherwise triggers collections that rescan them all (unpickling a
+    100k-edge graph was 5x slower, measured)."""
     was = gc.isenabled()
     gc.disable()
     try:
-        return pickle.loads(body)
+        yield
     finally:
         if was:
             gc.enable()
+
+
+def _unpickle(body: bytes):
+    with _gc_paused():
+        return pickle.loads(body)
 
 
 def _write_cache(path: Path, key: str, kg: KnowledgeGraph) -> None:
