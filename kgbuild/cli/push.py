@@ -59,7 +59,8 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
 @SCHEMA
 @click.option("--graph-iri", metavar="IRI",
               help="Send the whole graph as this one named graph instead of one per document.")
-@click.option("--full", is_flag=True, help="Send every graph, whatever was pushed before.")
+@click.option("--full", is_flag=True, help="Send every graph, whatever was pushed before, and "
+                                          "drop the server's other kgbuild graphs.")
 @click.option("--batch-bytes", **count(4 << 20, 1024, 1 << 30),
               help="Most bytes of quads in one upload request.")
 @remote_options

@@ -189,7 +189,9 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
     """Send the store's changed named graphs to ``client``'s server (see the module doc).
 
     ``graph_iri``: send the whole exported graph as that one named graph instead (replaced
-    as a whole when anything changed). ``full``: forget what the server was sent before."""
+    as a whole when anything changed). ``full``: forget what the server was sent before,
+    send every graph and drop the server's other kgbuild graphs (IRIs under
+    https://kgbuild.dev/), so that they equal the store's."""
     store_path = Path(store_path)
     report = PushReport(client.query_url)
     state_file = _state_path(store_path, client.query_url, graph_iri)
@@ -202,7 +204,8 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
         done = {g: d for g, d in before.items() if digests.get(g) == d}
         report.unchanged = len(done)
         try:
-            gone = sorted(set(before) - set(digests))
+            known = set(kgbuild_graphs(client)) if full and graph_iri is None else set(before)
+            gone = sorted(known - set(digests))
             if gone:
                 client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in gone))
                 report.deleted = gone

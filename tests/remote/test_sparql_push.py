@@ -187,3 +187,15 @@ def test_graphs_listed_are_kgbuild_ones(oxigraph, tmp_path):  # noqa: F811
         client.update("INSERT DATA { GRAPH <http://example.org/other> { <http://e/a> <http://e/b> <http://e/c> } }")
         graphs = kgbuild_graphs(client)
     assert "http://example.org/other" not in graphs and NODES_GRAPH in graphs
+
+
+def test_full_push_makes_the_server_equal_the_store(server, tmp_path):
+    name, url, auth = server
+    store = build_store(tmp_path)
+    push(store, url, auth)
+    (tmp_path / "catalog" / "components" / "web-shop.yaml").unlink()
+    build_store(tmp_path)
+    (store / "remote").rename(tmp_path / "forgotten")  # what was pushed is not remembered
+    report = push(store, url, auth, "--full")
+    assert report["deleted"] == [source_iri("catalog/components/web-shop.yaml")]
+    assert_same(pulled_dataset(url, auth, tmp_path), store_dataset(store))
