@@ -73,16 +73,7 @@ def _report(index, schema, i, step, layer, parents, lists, label, reason) -> dic
             same = _written(schema, step.edge, other, not inverse_written) if et.inverse else None
             alternatives.append({"step": _written(schema, step.edge, other, inverse_written),
                                  "same_as": same, "edges": n})
-    code = {t: c for c, t in enumerate(index.edge_types)}
-    leaving = []
-    for edge in sorted(schema.edge_types):
-        for d in (0, 1):
-            if edge in code and (code[edge], d) in index.lists:
-                n = int(index.degree(layer, [(code[edge], d)]).sum())
-                if n:
-                    leaving.append({"step": _written(schema, edge, (d,), d == 1), "edges": n})
-    leaving.sort(key=lambda x: (-x["edges"], x["step"]))
-    leaving = leaving[:MAX_LISTED]
+    leaving = leaving_edges(index, schema, layer)
     partial = _partial(index, parents, layer, label) if parents else None
     where = ", ".join(x["label"] for x in names[:3]) + (
         f" and {len(layer) - 3} more" if len(layer) > 3 else "")
@@ -100,6 +91,21 @@ def _report(index, schema, i, step, layer, parents, lists, label, reason) -> dic
     return {"step": i + 1, "step_text": step.text, "reason": reason, "from": names,
             "from_count": len(layer), "alternatives": alternatives, "leaving": leaving,
             "partial": partial, "message": message}
+
+
+def leaving_edges(index: AdjacencyIndex, schema, nodes) -> list[dict]:
+    """The steps (``ownedBy:out``, inverse names for ``in``) with edges at ``nodes`` and how
+    many, most first, at most :data:`MAX_LISTED`."""
+    nodes = np.asarray(nodes, dtype=np.int32)
+    code = {t: c for c, t in enumerate(index.edge_types)}
+    leaving = []
+    for edge in sorted(schema.edge_types):
+        for d in (0, 1):
+            if edge in code and (code[edge], d) in index.lists:
+                n = int(index.degree(nodes, [(code[edge], d)]).sum())
+                if n:
+                    leaving.append({"step": _written(schema, edge, (d,), d == 1), "edges": n})
+    return sorted(leaving, key=lambda x: (-x["edges"], x["step"]))[:MAX_LISTED]
 
 
 def _partial(index: AdjacencyIndex, parents, layer, label) -> dict:

@@ -50,7 +50,7 @@ from ..resolve.normalize import singular
 from ..resolve.resolver import Resolver
 from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_walk, path_walk
 from .context import context_pack, render_prompt, render_result
-from .diagnose import diagnose_path
+from .diagnose import diagnose_path, leaving_edges
 from .embeddings import node_text
 from .paths import schema_steps
 from .seeds import SeedIndex
@@ -412,7 +412,10 @@ class Traverser:
                                spec.cap, keep, spec.max_nodes)
             answers = []
             if not any(len(e.eid) for e in walk.entries):
-                abstain = {"reason": "no-edges", "message": "no allowed edge leaves the seeds"}
+                there = leaving_edges(self.index, schema, seed_pos)
+                abstain = {"reason": "no-edges", "message": "no allowed edge leaves the seeds" + (
+                    "; edges there: " + ", ".join(f"{x['step']} ({x['edges']})" for x in there)
+                    if there else "")}
             nodes, edges, paths, truncated = self._assemble_follow(walk, spec)
         if abstain:
             nodes = [self._node_out(s["id"], 0, True) for s in seeds]

@@ -138,3 +138,9 @@ def test_text_output_labels_and_wrapping(schema):
     capped = Traverser(kg).run(TraversalSpec(seeds=["group:default/team"], follow=["ownerOf"],
                                              hops=1, cap=2)).render()
     assert "cap: 6 more edges at Team (group:default/team) (hop 1) not walked" in capped
+
+
+def test_follow_without_edges_names_the_edges_that_are_there(kg):
+    r = Traverser(kg).run(TraversalSpec(seeds=[PA], follow=["dependsOn"], hops=2))
+    assert r.abstain == {"reason": "no-edges",
+                         "message": "no allowed edge leaves the seeds; edges there: ownedBy:out (1)"}
