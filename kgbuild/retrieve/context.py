@@ -154,9 +154,12 @@ def render_prompt(result) -> str:
             if not cites:  # evidence withheld or over the budget: the sources still count
                 cites = ["[" + "; ".join(_where(s) for s in i["sources"]) + "]"] if i["sources"] else []
             lines.append(" ".join([i["text"], *cites]))
-    for edge, evs in evidence.items():  # evidence whose relation sentence the budget left out
+    label = {n["id"]: n["label"] for n in result.nodes}
+    for edge, evs in evidence.items():  # evidence whose relation item the budget left out
         if edge not in related:
-            lines.extend(quote(ev) for ev in evs)
+            s, p, o = edge
+            lines.append(" ".join([sentence(label.get(s, s), p, label.get(o, o)),
+                                   *(quote(ev) for ev in evs)]))
     for p in passages.values():
         if id(p) not in number:  # a passage only an omitted citation pointed at
             cite(p)

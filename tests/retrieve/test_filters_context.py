@@ -182,3 +182,10 @@ def test_cli_filter_options(tmp_path, schema):
     assert ids(run(*base, "--min-confidence", "0.7")) == [APP, DEV, DEEP]
     bad = run(*base, "--min-confidence", "2")
     assert bad.exit_code == 2 and "--min-confidence" in bad.output
+
+
+def test_prompt_context_names_the_relation_of_evidence_the_budget_kept(schema):
+    r = traverse(graph(schema), TraversalSpec(seeds=[APP], path="dependsOn", max_chars=150), ALL)
+    assert [i["kind"] for i in r.context["items"]] == ["seed", "evidence", "evidence"]
+    assert r.prompt().splitlines()[1:] == ['App depends on Devtool. [c1: package.json:3 "devtool: ^1.0"]',
+                                           'App depends on Runtime. [c2: package.json:5 "runtime: ^1.0"]']
