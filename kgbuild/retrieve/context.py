@@ -164,7 +164,7 @@ def render_prompt(result) -> str:
         if id(p) not in number:  # a passage only an omitted citation pointed at
             cite(p)
     for p in sorted(passages.values(), key=lambda p: int(number[id(p)][1:])):
-        lines.append(f"[{number[id(p)]}: {p['id'] if 'id' in p else ''}] {p['text']}")
+        lines.append(f"[{number[id(p)]}: {p['id']}] {p['text']}")
     return "\n".join(lines)
 
 
