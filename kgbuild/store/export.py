@@ -36,8 +36,9 @@ def export_store(store: GraphStore, fmt: str = "turtle") -> str:
     lines = store.ntriples()
     if fmt == "nt":
         unique = sorted(set(lines))
-        return "".join(f"{line} .\n" for line in unique)
-    triples = (line.split(" ", 2) for line in lines)
+        del lines
+        return "\n".join(unique) + "\n" if unique else ""
+    triples = (line[:-2].split(" ", 2) for line in lines)
     if fmt == "turtle":
         return to_turtle(triples, store.schema)
     if fmt == "jsonld":

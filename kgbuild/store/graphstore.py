@@ -502,13 +502,13 @@ class GraphStore:
         yield from self._db.quads_for_pattern(None, None, None, ox.NamedNode(graph))
 
     def ntriples(self) -> list[str]:
-        """:meth:`triples` as N-Triples lines without the final `` .``, serialised by the
+        """:meth:`triples` as N-Triples lines (``s p o .``, may repeat), serialised by the
         store itself (the terms are decoded once per line in Rust, not as Python objects)."""
         internal = ", ".join(sorted(INTERNAL))
         text = self._db.serialized(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} "
                                    f"FILTER(?p NOT IN ({internal})) }}",
                                    format=ox.RdfFormat.N_TRIPLES).decode("utf-8")
-        return [line[:-2] for line in text.splitlines()]
+        return text.splitlines()
 
     def nquads(self) -> list[tuple[str, str]]:
         """:meth:`quads` as ``(graph term, "s p o")`` pairs of N-Triples text, from the
