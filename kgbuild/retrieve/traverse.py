@@ -376,9 +376,8 @@ class Traverser:
         schema = self.view.schema
         seeds, unresolved = self._seeds(spec)
         seed_pos = sorted(p for p in (self.index.position(s["id"]) for s in seeds) if p is not None)
-        untyped = None
-        if spec.shortest_path and seeds:
-            untyped, spec = spec, self._shortest_path(spec, seed_pos) or spec
+        if spec.shortest_path and seeds:  # a path is chosen, or none is found (abstain below)
+            spec = self._shortest_path(spec, seed_pos) or spec
         steps = parse_path(spec.path, schema) if spec.path else None
         follow = [parse_step(f, schema) for f in spec.follow] or [
             Step(e, (0, 1), f"{e}:both") for e in sorted(schema.edge_types)]
@@ -390,7 +389,7 @@ class Traverser:
                        "message": "a name matches more than one entity; pick one by ID"
                        if ambiguous else "no seed entity was found in the graph"}
             nodes, edges, paths, answers, truncated = [], [], [], [], _no_truncation()
-        elif untyped is spec:
+        elif spec.shortest_path and not spec.path:
             abstain = {"reason": "no-path", "message": f"no typed path of at most "
                        f"{SHORTEST_PATH_HOPS} steps leads from the seeds to {', '.join(spec.types)}"}
             nodes, edges, paths, answers, truncated = [], [], [], [], _no_truncation()
