@@ -8,6 +8,7 @@ of them. The parts live in one folder each: ``schema``, ``graph``, ``store``, ``
 from .build.pipeline import BuildResult, build, build_graph
 from .build.project import Project, find_project, load_project
 from .build.textextract import ExtractResult, extract_text
+from .build.validation import validate_target
 from .build.verifyfile import VerifyFileResult, verify_file
 from .errors import InputError, KgbuildError, Problem, SchemaError
 from .evaluate.retrieval import eval_retrieval
@@ -36,7 +37,15 @@ from .schema.vocabulary import vocabulary
 from .store.export import export_store, write_export
 from .store.graphstore import GraphStore
 from .store.query import QueryResult, query_store, run_query
-from .validate.validator import ValidationReport, load_graph, validate_file, validate_graph
+from .validate.hygiene import HygieneOptions
+from .validate.incremental import validate_changed
+from .validate.validator import (
+    ValidationReport,
+    load_graph,
+    validate_file,
+    validate_graph,
+    validate_store,
+)
 
 __all__ = [
     # schema
@@ -55,7 +64,8 @@ __all__ = [
     "Relation", "parse_relations", "verify_relations", "VerifyResult", "verify_file",
     "VerifyFileResult",
     # validate
-    "validate_graph", "validate_file", "load_graph", "ValidationReport",
+    "validate_graph", "validate_file", "load_graph", "ValidationReport", "validate_store",
+    "validate_changed", "validate_target", "HygieneOptions",
     # resolve
     "Resolver", "Resolution", "AliasRegistry",
     # retrieve and evaluate

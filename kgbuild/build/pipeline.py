@@ -47,6 +47,7 @@ from ..store.export import write_export
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
 from ..validate.incremental import touched_terms, validate_changed
 from ..validate.validator import ValidationReport, validate_store
+from .validation import record_change
 
 Progress = Callable[[str, int, int], None]
 Phase = Callable[[str], None]  # told when a long phase starts: "storing", "validating", ...
@@ -420,11 +421,13 @@ FULL_SHARE = 0.5  # above this share of documents changed, a full validation is 
 def check(result: BuildResult, validate: bool | None = None) -> None:
     """Validate the built graph (fast engine): the whole graph (True, or when the store was
     rebuilt or most documents changed), only the focus nodes the changed documents touched
-    (None), or not at all (False)."""
-    if validate is False:
-        return
+    (None), or not at all (False). What changed is recorded for ``kgbuild validate --changed``."""
     changes = result.changes
     changed = [d for k in ("changed", "added", "deleted") for d in changes.get(k, ())]
+    if changed:
+        record_change(result.store, changed, result.touched or set())
+    if validate is False:
+        return
     total = len(changed) + len(changes.get("unchanged", ())) + len(changes.get("kept", ()))
     if validate or result.touched is None or len(changed) > FULL_SHARE * total:
         result.validation = validate_store(result.store)

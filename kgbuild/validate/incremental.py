@@ -17,6 +17,7 @@ from typing import Iterable
 from rdflib import Graph
 
 from ..graph.model import source_iri
+from .hygiene import HygieneOptions
 from .report import ValidationReport
 from .validator import validate_store
 
@@ -50,11 +51,12 @@ def focus_nodes(store, terms: set[str]) -> set[str]:
 
 
 def validate_changed(store, documents: Iterable[str], *, before: Iterable[str] = (),
-                     engine: str = "fast", shapes: Graph | None = None) -> ValidationReport:
+                     engine: str = "fast", shapes: Graph | None = None,
+                     hygiene: HygieneOptions | None = None) -> ValidationReport:
     """Validate only what a change to ``documents`` (IDs) can have affected in ``store``.
 
     ``before`` are :func:`touched_terms` of the same documents taken before the change (a
     deleted document's or a dropped mention's nodes); the result equals a full validation's
     results restricted to the focus nodes validated (``report.scope`` says how many)."""
     focus = focus_nodes(store, touched_terms(store, documents) | set(before))
-    return validate_store(store, engine=engine, shapes=shapes, focus=focus)
+    return validate_store(store, engine=engine, shapes=shapes, focus=focus, hygiene=hygiene)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import stat
@@ -22,6 +23,8 @@ from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
 from .compiler import Unsupported, compile_shapes
 from .engine import Data, Result, run
+from .hygiene import HygieneOptions
+from .hygiene import hygiene as run_hygiene
 from .report import ValidationReport, Violation
 
 FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".jsonld": "json-ld",
@@ -162,43 +165,55 @@ def validate_graph(data: Graph, schema: Schema, *, engine: str = "fast",
 
 
 def validate_file(path: str | Path, schema: Schema, *, engine: str = "fast",
-                  shapes: Graph | None = None) -> ValidationReport:
+                  shapes: Graph | None = None, hygiene: HygieneOptions | None = None
+                  ) -> ValidationReport:
     """Load an RDF file and validate it; see :func:`validate_graph`. A file that yields no
     triples is an :class:`InputError`: an empty graph would "conform" and hide the mistake.
-    The fast engine reads the file straight into pyoxigraph (named graphs merged)."""
+    The fast engine reads the file straight into pyoxigraph (named graphs merged).
+    ``hygiene``: also run those hygiene checks (:mod:`kgbuild.validate.hygiene`)."""
     shapes = shapes if shapes is not None else all_shapes(schema)
     plan, note = _plan(shapes, engine)
     path = Path(path)
-    if plan is None or FORMATS.get(path.suffix.lower()) not in _OXIGRAPH:
-        data = load_graph(path)
-        _require_triples(len(data), path)
-        if plan is None:
-            return _pyshacl(data, shapes, schema, note)
-        return validate_graph(data, schema, engine=engine, shapes=shapes)
     db = ox.Store()
-    _read(path, db.extend)
+    if FORMATS.get(_checked(path).suffix.lower()) in _OXIGRAPH:
+        _read(path, db.extend)
+    else:
+        db.extend(ox.parse(load_graph(path).serialize(format="nt", encoding="utf-8"),
+                           format=ox.RdfFormat.N_TRIPLES))
     _require_triples(len(db), path)
-    return _fast(plan, Data(db, vocabulary(schema), union=True), schema)
+    data = Data(db, vocabulary(schema), union=True)
+    if plan is None:
+        graph = Graph()
+        add_quads(graph, db)
+        report = _pyshacl(graph, shapes, schema, note)
+    else:
+        report = _fast(plan, data, schema)
+    if hygiene is not None:
+        report.hygiene = run_hygiene(data, hygiene)
+    return report
 
 
 def validate_store(store, *, engine: str = "fast", shapes: Graph | None = None,
-                   focus: Iterable[str] | None = None) -> ValidationReport:
+                   focus: Iterable[str] | None = None, hygiene: HygieneOptions | None = None
+                   ) -> ValidationReport:
     """Validate a :class:`~kgbuild.store.graphstore.GraphStore` in place (its named graphs
     merged). ``focus`` (IRIs) restricts validation to those focus nodes: see
-    :func:`validate_changed`."""
+    :func:`~kgbuild.validate.incremental.validate_changed`. ``hygiene``: also run those
+    hygiene checks (on the focus nodes only, when given)."""
     schema = store.schema
     shapes = shapes if shapes is not None else all_shapes(schema)
     plan, note = _plan(shapes, engine)
     focus = sorted(set(focus)) if focus is not None else None
-    scope = f"validated {len(focus):,} focus node(s) touched by the change" if focus is not None else None
+    data = Data(_database(store), vocabulary(schema), union=True,
+                focus=[f"<{f}>" for f in focus] if focus is not None else None)
     if plan is None:
-        data = triples_to_rdflib(set(store.triples()), schema)
-        report = _pyshacl(data, shapes, schema, note, focus)
+        report = _pyshacl(triples_to_rdflib(set(store.triples()), schema), shapes, schema, note, focus)
     else:
-        report = _fast(plan, Data(_database(store), vocabulary(schema), union=True,
-                                  focus=[f"<{f}>" for f in focus] if focus is not None else None),
-                       schema)
-    report.scope = scope
+        report = _fast(plan, data, schema)
+    if focus is not None:
+        report.scope = f"validated {len(focus):,} focus node(s) touched by the change"
+    if hygiene is not None:
+        report.hygiene = run_hygiene(data, hygiene)
     return report
 
 
@@ -225,7 +240,25 @@ def _plan(shapes: Graph, engine: str):
         return None, f"validated with pyshacl: the fast engine cannot compile {exc}"
 
 
+class _quiet:
+    """rdflib logs a warning with a traceback for every ill-typed literal it reads (the very
+    thing validation reports): silenced while validating."""
+
+    def __enter__(self):
+        self.logger = logging.getLogger("rdflib.term")
+        self.level = self.logger.level
+        self.logger.setLevel(logging.ERROR)
+
+    def __exit__(self, *exc):
+        self.logger.setLevel(self.level)
+
+
 def _fast(plan, data: Data, schema: Schema) -> ValidationReport:
+    with _quiet():
+        return _fast_report(plan, data, schema)
+
+
+def _fast_report(plan, data: Data, schema: Schema) -> ValidationReport:
     results = run(plan, data)
     select = lambda q: ((tuple(from_oxigraph(t) if t is not None else None for t in row))
                         for row in data.rows(q))
@@ -234,9 +267,10 @@ def _fast(plan, data: Data, schema: Schema) -> ValidationReport:
 
 def _pyshacl(data: Graph, shapes: Graph, schema: Schema, note: str | None,
              focus: Sequence[str] | None = None) -> ValidationReport:
-    _, graph, _ = shacl_validate(data, shacl_graph=shapes, ont_graph=vocabulary(schema),
-                                 inference="none", abort_on_first=False, allow_warnings=True,
-                                 advanced=True)
+    with _quiet():
+        _, graph, _ = shacl_validate(data, shacl_graph=shapes, ont_graph=vocabulary(schema),
+                                     inference="none", abort_on_first=False, allow_warnings=True,
+                                     advanced=True)
     results = set()
     keep = {URIRef(f) for f in focus} if focus is not None else None
     for r in graph.subjects(RDF.type, SH.ValidationResult):

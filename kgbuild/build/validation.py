@@ -1,0 +1,78 @@
+"""``kgbuild validate``'s one call: a file or the store, in full or what the last build changed,
+with SHACL (either engine) and the hygiene checks, near-duplicate names from the resolver."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from ..errors import InputError
+from ..graph.rdf import from_rdf
+from ..io.atomic import atomic_write
+from ..resolve.review import possible_duplicates
+from ..schema.model import Schema
+from ..store.graphstore import GraphStore
+from ..validate.hygiene import HygieneOptions
+from ..validate.incremental import validate_changed
+from ..validate.report import Finding, ValidationReport
+from ..validate.validator import load_graph, shapes_for, validate_file, validate_store
+
+LAST_CHANGE = "last-change.json"  # in the store folder: what the last build changed
+
+
+def record_change(store: GraphStore, documents: Sequence[str], before: set[str]) -> None:
+    """Remember what a build changed, for ``kgbuild validate --changed`` (persistent stores)."""
+    if store.path is not None:
+        atomic_write(store.path / LAST_CHANGE, json.dumps(
+            {"generation": store.generation(), "documents": sorted(documents), "before": sorted(before)}),
+            durable=False)
+
+
+def validate_target(schema: Schema, graph: str | Path | None = None, *, store: str | Path | None = None,
+                    changed: bool = False, engine: str = "fast", shapes: Sequence[str | Path] = (),
+                    hygiene: HygieneOptions | None = HygieneOptions()) -> ValidationReport:
+    """Validate ``graph`` (an RDF file) or else the ``store`` folder: everything, or with
+    ``changed`` only what the last build changed (the focus nodes its documents touched).
+    ``shapes``: extra SHACL files (Turtle) beside the schema's and the provenance shapes.
+    ``hygiene``: which hygiene checks run (None: none); their findings never fail a graph."""
+    shape_graph = shapes_for(schema, shapes)
+    if graph is not None:
+        if changed:
+            raise InputError("--changed validates a store's last change, not a file", str(graph))
+        report = validate_file(graph, schema, engine=engine, shapes=shape_graph, hygiene=hygiene)
+        if hygiene is not None and "duplicates" in hygiene.checks:
+            report.hygiene += _duplicates(lambda: from_rdf(load_graph(graph), schema))
+        return report
+    if store is None or not Path(store).is_dir():
+        raise InputError("no graph file given and no store here: pass GRAPH or --store DIR",
+                         str(store) if store else None)
+    with GraphStore(store, schema, write=False) as gs:
+        if changed:
+            last = _last_change(gs)
+            report = validate_changed(gs, last["documents"], before=last["before"], engine=engine,
+                                      shapes=shape_graph, hygiene=hygiene)
+        else:
+            report = validate_store(gs, engine=engine, shapes=shape_graph, hygiene=hygiene)
+        if hygiene is not None and "duplicates" in hygiene.checks:
+            report.hygiene += _duplicates(gs.knowledge_graph)
+    return report
+
+
+def _last_change(store: GraphStore) -> dict:
+    path = store.path / LAST_CHANGE
+    try:
+        last = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise InputError("no recorded build change to validate; run `kgbuild validate` for "
+                         "the whole store", str(path), code="no-change") from None
+    if last.get("generation") != store.generation():
+        raise InputError("the store changed since the recorded build (another writer?); run "
+                         "`kgbuild validate` for the whole store", str(path), code="no-change")
+    return last
+
+
+def _duplicates(graph) -> list[Finding]:
+    """The resolver's near-duplicate names within a type, as hygiene warnings."""
+    return [Finding("duplicates", "Warning", f"{d.a} and {d.b} ({d.type}) look like one entity "
+                    f"({d.reason}, score {d.score:.0f})", d.a) for d in possible_duplicates(graph())]

@@ -1,0 +1,84 @@
+"""Graph hygiene: findings that are not SHACL violations but usually mean a mistake.
+
+``undefined``: an edge points at an entity no document defines (a store records which
+documents define a node; a file does not, so there the check is skipped with a note).
+``hubs``: nodes with more edges than a threshold. ``weak``: edges whose every assertion has a
+confidence below a threshold. Near-duplicate names come from the resolver (see
+:func:`kgbuild.build.validation.validate_target`). Findings are warnings (``undefined``,
+``weak``) or notes (``hubs``); they never make a graph fail to conform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rdflib.namespace import RDF
+
+from ..graph.model import DECLARED_LABEL, MENTION_LABEL, id_from_iri
+from ..schema.namespaces import KG
+from .engine import Data
+from .report import Finding
+
+CHECKS = ("undefined", "duplicates", "hubs", "weak")
+_LIMIT = 1000  # findings per check
+
+
+@dataclass(frozen=True)
+class HygieneOptions:
+    """Which checks run, and their thresholds."""
+
+    checks: tuple[str, ...] = CHECKS
+    hub_degree: int = 200
+    min_confidence: float = 0.5
+
+
+def hygiene(data: Data, options: HygieneOptions) -> list[Finding]:
+    """The ``undefined``, ``hubs`` and ``weak`` findings on ``data`` (restricted to
+    ``data.focus`` when set), at most 1,000 per check."""
+    out: list[Finding] = []
+    focus = f"VALUES ?s {{ {' '.join(data.focus)} }}" if data.focus is not None else ""
+    props = " ".join(f"<{p}>" for p in data.object_properties)
+    if "undefined" in options.checks:
+        out += _undefined(data, focus, props)
+    if "hubs" in options.checks and props:
+        query = (f"SELECT ?s (COUNT(*) AS ?n) WHERE {{ {focus} {{ SELECT DISTINCT ?s ?p ?o WHERE {{ "
+                 f"{{ ?s ?p ?o }} UNION {{ ?o ?p ?s }} VALUES ?p {{ {props} }} }} }} }} GROUP BY ?s "
+                 f"HAVING (COUNT(*) > {options.hub_degree}) ORDER BY DESC(?n) ?s LIMIT {_LIMIT}")
+        out += [Finding("hubs", "Info", f"{id_from_iri(r['s'].value)} has {r['n'].value} edges "
+                        f"(more than {options.hub_degree})", id_from_iri(r["s"].value))
+                for r in data.rows(query)]
+    if "weak" in options.checks:
+        query = (f"SELECT ?s ?p ?o (MAX(?c) AS ?best) WHERE {{ {focus} ?a <{RDF.subject}> ?s ; "
+                 f"<{RDF.predicate}> ?p ; <{RDF.object}> ?o ; <{KG.confidence}> ?c . FILTER(isIRI(?o)) }} "
+                 f"GROUP BY ?s ?p ?o HAVING (MAX(?c) < {float(options.min_confidence)}) "
+                 f"ORDER BY ?s ?p ?o LIMIT {_LIMIT}")
+        out += [Finding("weak", "Warning", f"{id_from_iri(r['s'].value)} {_local(r['p'].value)} "
+                        f"{id_from_iri(r['o'].value)}: every assertion has confidence below "
+                        f"{options.min_confidence} (best {r['best'].value})", id_from_iri(r["s"].value))
+                for r in data.rows(query)]
+    return out
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
+
+
+def _undefined(data: Data, focus: str, props: str) -> list[Finding]:
+    declared, mention = DECLARED_LABEL, MENTION_LABEL  # N-Triples IRIs
+    if not bool(data.rows(f"ASK {{ ?x {declared} ?l }}")):
+        return [Finding("undefined", "Info", "skipped: the graph does not record which documents "
+                        "define a node (a store does; an exported file does not)")]
+    focus_o = focus.replace("?s", "?o")
+    query = (f"SELECT ?o (SAMPLE(?src) AS ?doc) (MIN(?ln) AS ?line) WHERE {{ {focus_o} "
+             f"?a <{RDF.object}> ?o ; <{RDF.predicate}> ?p ; <http://www.w3.org/ns/prov#wasDerivedFrom> ?d . "
+             f"VALUES ?p {{ {props} }} ?o {mention} ?m . OPTIONAL {{ ?a <{KG.line}> ?ln }} "
+             f"OPTIONAL {{ ?d <{KG.path}> ?src }} MINUS {{ ?o {declared} ?l }} }} GROUP BY ?o "
+             f"ORDER BY ?o LIMIT {_LIMIT}")
+    out = []
+    for r in data.rows(query):
+        doc = r["doc"].value if r["doc"] is not None else None
+        where = f"{doc}:{r['line'].value}" if doc and r["line"] is not None else doc
+        out.append(Finding("undefined", "Warning", f"{id_from_iri(r['o'].value)} is referenced but "
+                           f"defined by no document", id_from_iri(r["o"].value), where))
+    return out
+
