@@ -6,6 +6,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
 from ..errors import InputError
 
@@ -16,8 +17,9 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: str | Path, data: str | bytes, durable: bool = True) -> None:
-    """Write to a temporary file beside ``path``, fsync, then rename over it. The file gets
+def atomic_write(path: str | Path, data: str | bytes | Iterable[str], durable: bool = True) -> None:
+    """Write to a temporary file beside ``path``, fsync, then rename over it (``data`` may be
+    an iterable of text pieces, written as they come). The file gets
     the mode it had, or the usual permissions for a new file (``0o666`` less the umask).
     ``durable=False`` skips the fsync (for caches: a reader never sees a half-written file,
     but after a power loss the entry may be empty, which a cache reader must treat as missing)."""
@@ -35,7 +37,11 @@ def atomic_write(path: str | Path, data: str | bytes, durable: bool = True) -> N
     try:
         os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if isinstance(data, (str, bytes)):
+                fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            else:
+                for piece in data:
+                    fh.write(piece.encode("utf-8"))
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())

@@ -25,13 +25,13 @@ def export_store(store: GraphStore, fmt: str = "turtle") -> str:
     """Serialise a store, deterministically: triple formats merge the documents' graphs
     (duplicates dropped); ``trig`` and ``nquads`` keep one named graph per source document
     (plus the resolved-nodes graph). ``jsonld`` is compacted with the prefixes as context."""
-    if fmt in ("trig", "nquads"):
-        text = "".join(f"{spo} {g} .\n" for g, spo in sorted(store.nquads()))
-        if fmt == "nquads":
-            return text
+    if fmt == "nquads":
+        return "".join(store.nquads())
+    if fmt == "trig":
         names = {p: ns for p, ns in sorted(prefixes(store.schema).items())
                  if p not in ("id", "owl")}  # data graphs use neither
-        quads = ox.parse(text.encode("utf-8"), format=ox.RdfFormat.N_QUADS)
+        quads = (q for piece in store.nquads()
+                 for q in ox.parse(piece, format=ox.RdfFormat.N_QUADS))
         return ox.serialize(quads, format=ox.RdfFormat.TRIG, prefixes=names).decode("utf-8")
     lines = store.ntriples()
     if fmt == "nt":
@@ -64,7 +64,7 @@ def write_export(store: GraphStore, output: str | Path, fmt: str = "turtle") -> 
     record = records.get(name) if records is not None else None
     if isinstance(record, dict) and record.get("key") == key and record.get("stat") == _stat(path):
         return False
-    atomic_write(path, export_store(store, fmt))
+    atomic_write(path, store.nquads() if fmt == "nquads" else export_store(store, fmt))
     if records is not None:
         records[name] = {"key": key, "stat": _stat(path)}
         try:

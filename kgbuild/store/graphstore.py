@@ -152,6 +152,9 @@ class _Guarded:
     def query(self, query: str):
         return self._reading(lambda db: db.query(query))
 
+    def named_graphs(self):
+        return self._reading(lambda db: db.named_graphs())
+
     def dump(self, **kwargs) -> bytes:
         return self._bytes(lambda db: db.dump(**kwargs))
 
@@ -510,16 +513,17 @@ class GraphStore:
                                    format=ox.RdfFormat.N_TRIPLES).decode("utf-8")
         return text.splitlines()
 
-    def nquads(self) -> list[tuple[str, str]]:
-        """:meth:`quads` as ``(graph term, "s p o")`` pairs of N-Triples text, from the
-        store's own N-Quads serialisation (every kgbuild quad is in a named graph)."""
-        text = self._db.dump(format=ox.RdfFormat.N_QUADS).decode("utf-8")
-        out = []
-        for line in text.splitlines():
-            spo, _, graph = line[:-2].rpartition(" ")
-            if spo.split(" ", 2)[1] not in INTERNAL:
-                out.append((graph, spo))
-        return out
+    def nquads(self) -> Iterator[str]:
+        """:meth:`quads` as sorted N-Quads text (by graph, then subject, predicate, object),
+        one piece per named graph, from the store's own serialisation (every kgbuild quad is
+        in a named graph), so only one graph is held in memory."""
+        for graph in sorted(str(g) for g in self._db.named_graphs()):
+            text = self._db.dump(format=ox.RdfFormat.N_TRIPLES,
+                                 from_graph=ox.NamedNode(graph[1:-1])).decode("utf-8")
+            lines = sorted(line for line in text.splitlines()
+                           if line.split(" ", 2)[1] not in INTERNAL)
+            if lines:
+                yield "".join(f"{line[:-2]} {graph} .\n" for line in lines)
 
     def triples(self) -> Iterator[Triple]:
         """The exported graph: every graph's triples minus store-internal ones (may repeat)."""
