@@ -73,21 +73,6 @@ def _principal(labels, all_access):
         raise UsageError(str(exc)) from None
 
 
-def _check_spec(spec, schema) -> None:
-    """The walk's settings against the schema: budgets, --path/--follow syntax, --type names."""
-    from ..retrieve.traverse import parse_path, parse_step
-
-    spec.check()
-    if spec.path is not None and not spec.path.strip():
-        raise UsageError("--path is empty: write steps as PRED[:out|:in|:both] joined by '/'")
-    if spec.path:
-        parse_path(spec.path, schema)
-    for f in spec.follow:
-        parse_step(f, schema)
-    for t in spec.types:
-        schema.node_type(t)
-
-
 def _split(values) -> tuple[str, ...]:
     """Repeated, comma-separated option values as one tuple (blanks dropped)."""
     return tuple(v.strip() for x in values for v in x.split(",") if v.strip())
@@ -209,7 +194,7 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
     if semantic and question:
         _check_url(embeddings_url)
     principal = _principal(labels, all_access)
-    _check_spec(spec, load_schema(schema_name))  # before the graph is read
+    spec.check(load_schema(schema_name))  # before the graph is read
     if endpoint:
         from ..remote.sparql import SparqlClient
         from ..retrieve.remote import remote_traverse

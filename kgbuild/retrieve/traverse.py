@@ -48,6 +48,7 @@ from ..graph.access import Principal, visible_graph
 from ..graph.model import KnowledgeGraph
 from ..resolve.normalize import singular
 from ..resolve.resolver import Resolver
+from ..schema.model import Schema
 from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_walk, path_walk
 from .context import context_pack, render_prompt, render_result
 from .diagnose import diagnose_path, leaving_edges
@@ -128,7 +129,9 @@ class TraversalSpec:
     min_confidence: float | None = None  # only assertions at least this confident
     shortest_path: bool = False  # no path/follow: walk the shortest typed path to ``types``
 
-    def check(self) -> None:
+    def check(self, schema: Schema | None = None) -> None:
+        """Every setting within its bound; with ``schema`` also the path and follow syntax and
+        the type names (so the CLI and the server refuse the same specs, before any work)."""
         if self.path and self.follow:
             raise KgbuildError("give either a path or follow specs, not both")
         if self.shortest_path and (self.path or self.follow or not self.types):
@@ -157,6 +160,17 @@ class TraversalSpec:
         if self.path and self.path.count("/") >= MAX_PATH_STEPS:
             raise KgbuildError(f"a path has at most {MAX_PATH_STEPS} steps, this one "
                                f"{self.path.count('/') + 1}")
+        if schema is None:
+            return
+        if self.path is not None and not self.path.strip():
+            raise KgbuildError("path is empty: write steps as PRED[:out|:in|:both] joined by '/'",
+                               code="usage")
+        if self.path:
+            parse_path(self.path, schema)
+        for f in self.follow:
+            parse_step(f, schema)
+        for t in self.types:
+            schema.node_type(t)
 
     def to_dict(self) -> dict:
         """The settings, without the seeds (the result lists what they resolved to)."""

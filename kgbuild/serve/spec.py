@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 
-from ..retrieve.traverse import TraversalSpec, parse_path, parse_step
+from ..retrieve.traverse import TraversalSpec
 from ..schema.model import Schema
 
 
@@ -72,14 +72,5 @@ def parse_spec(body: object, schema: Schema, semantic: bool = False) -> Traversa
         spec.cap = None
     if not (spec.seeds or spec.names or spec.question):
         raise ApiError(400, "give at least one of seeds, names or question", "usage")
-    spec.check()
-    if spec.path is not None and not spec.path.strip():
-        raise ApiError(400, "path is empty: write steps as PRED[:out|:in|:both] joined by '/'",
-                       "usage")
-    if spec.path:
-        parse_path(spec.path, schema)
-    for f in spec.follow:
-        parse_step(f, schema)
-    for t in spec.types:
-        schema.node_type(t)
+    spec.check(schema)
     return spec

@@ -169,7 +169,7 @@ def test_a_schema_name_the_file_system_refuses_is_a_schema_error():
     (["--follow", "own>"], "unknown edge type 'own>'"),
     (["--follow", "ownedBy:sideways"], "bad direction"),
     (["--path", "::/"], "bad path"),
-    (["--path", "  "], "--path is empty"),
+    (["--path", "  "], "path is empty"),
     (["--path", "/".join(["ownedBy:both"] * 101)], "a path has at most 100 steps, this one 101"),
     (["--follow", "ownedBy", "--type", "Nope"], "unknown node type 'Nope'"),
     (["--follow", "ownedBy", "--principal", 'a b,"'], "invalid access label"),
