@@ -92,10 +92,10 @@ def bench_rebuild(work: Path, n: int, repeat: int) -> None:
     print(f"  no-change rebuild (default)      {default:7.2f} s  {default / quick:5.1f}x (target < 2x)")
 
 
-def bench_export(work: Path, store: Path, repeat: int) -> None:
+def bench_export(work: Path, store: Path, repeat: int, formats: list[str]) -> None:
     ask = timed([*KGBUILD, "query", "ASK { ?s ?p ?o }", "--store", str(store)], work, repeat)
     print(f"export from {store.name}: baseline `kgbuild query ASK` {ask:.2f} s")
-    for fmt in ("nt", "nquads", "trig", "turtle", "jsonld"):
+    for fmt in formats:
         out = work / f"export.{fmt}"
         runs = []
         for _ in range(repeat):
@@ -117,6 +117,7 @@ def main() -> None:
     ap.add_argument("--traverse", type=int, default=10_000, help="components of the traverse/export store")
     ap.add_argument("--rebuild", type=int, default=1_000, help="components of the rebuild catalog")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--formats", default="nt,nquads,trig,turtle,jsonld")
     ap.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
@@ -128,11 +129,12 @@ def main() -> None:
         if "rebuild" in parts:
             bench_rebuild(work, args.rebuild, args.repeat)
         if "export" in parts:
-            if store is None:
+            if store is None:  # a store --keep left is reused
                 store = work / f"store{args.traverse}"
-                write_catalog(work / f"cat{args.traverse}", args.traverse)
-                build(work / f"cat{args.traverse}", store, work, "--no-validate")
-            bench_export(work, store, args.repeat)
+                if not store.is_dir():
+                    write_catalog(work / f"cat{args.traverse}", args.traverse)
+                    build(work / f"cat{args.traverse}", store, work, "--no-validate")
+            bench_export(work, store, args.repeat, args.formats.split(","))
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
