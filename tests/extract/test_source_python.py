@@ -8,7 +8,11 @@ from conftest import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-from kgbuild.extract.manifests.python import PyprojectExtractor, RequirementsExtractor
+from kgbuild.extract.manifests.python import (
+    PyprojectExtractor,
+    RequirementsExtractor,
+    SetupCfgExtractor,
+)
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.schema.loader import load_schema
 
@@ -233,3 +237,27 @@ def test_naming_the_project_later_moves_the_requirements_onto_it(tmp_path):
         assert again.graph.nodes["pkg:pypi/p-tools"].label == "p-tools"
     finally:
         again.store.close()
+
+
+def test_setup_cfg_requirements_are_edges_of_the_folder_project(tmp_path):
+    folder = _project(tmp_path, {"setup.cfg": (
+        "[metadata]\nname = Legacy_Pkg\n\n[options]\npackages = find:\n"
+        "install_requires =\n    requests>=2  # http\n    colorama; platform_system == \"Windows\"\n"
+        "setup_requires = setuptools_scm\n"
+        "tests_require =\n\tpytest\n\tnot valid!!\n"
+        "\n[options.extras_require]\nsocks = PySocks>=1.5\nall =\n    legacy-pkg[socks]\n"
+        "\n[flake8]\ninstall_requires = ignored\n"),
+        "requirements.txt": "rich\n"})
+    result = SetupCfgExtractor().extract(SourceFile(folder / "setup.cfg", "p/setup.cfg", tmp_path),
+                                         Context(load_schema(), [tmp_path]))
+    [me] = result.nodes
+    assert (me.id, me.label, me.attributes["extras"]) == ("pkg:pypi/legacy-pkg", "Legacy_Pkg", ["socks"])
+    assert [(e.object, e.line, e.qualifiers) for e in result.edges] == [
+        ("pkg:pypi/requests", 7, ()), ("pkg:pypi/colorama", 8, ()),
+        ("pkg:pypi/setuptools-scm", 9, ("build",)), ("pkg:pypi/pytest", 11, ("test",)),
+        ("pkg:pypi/pysocks", 15, ("optional:socks",))]
+    assert result.edges[0].evidence == "options.install_requires: requests>=2  # http"
+    assert [(p.line, p.code) for p in result.problems] == [(12, "bad-requirement")]
+    [other] = run(REQUIREMENTS, folder / "requirements.txt", tmp_path).nodes
+    assert other.id == me.id  # one project, whichever manifest names it
+    assert SetupCfgExtractor().claims(Path("setup.cfg"), b"")

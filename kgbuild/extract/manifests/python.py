@@ -1,4 +1,4 @@
-"""Python manifests: ``pyproject.toml`` and ``requirements*.txt``.
+"""Python manifests: ``pyproject.toml``, ``setup.cfg`` and ``requirements*.txt``.
 
 The manifests of one folder describe one project: its name is the first of
 ``pyproject.toml``'s (PEP 621 ``[project]`` or ``[tool.poetry]``), ``setup.cfg``'s
@@ -12,6 +12,10 @@ re-extracts the others).
 ``[build-system] requires`` and the Poetry dependency tables becomes a ``dependsOn``
 edge to ``pkg:pypi/<PEP 503 name>``, located at its own line; evidence is
 ``<section>: <line>``.
+
+``setup.cfg``: ``[options] install_requires`` (runtime), ``setup_requires`` (qualifier
+``build``), ``tests_require`` (``test``) and ``[options.extras_require]`` (``optional:<extra>``),
+one PEP 508 requirement per line, each an edge at its line.
 
 ``requirements*.txt``: the folder's project depends on each PEP 508 line; ``-r`` includes
 inside the scanned root are followed and their lines attributed to the ``-r`` line;
@@ -143,12 +147,12 @@ def sibling_manifests(path: Path) -> list[Path]:
     return [path.parent / name for name in SIBLINGS if name != path.name]
 
 
-def folder_project(src: SourceFile, max_bytes: int) -> NodeRecord:
+def folder_project(src: SourceFile, max_bytes: int, itself: bool = False) -> NodeRecord:
     """The Component of the Python project in ``src``'s folder, named by its sibling
-    manifests (see the module docstring); ``<dir>#python`` labelled with the folder's name
-    when none names a public project."""
+    manifests (see the module docstring; ``itself``: ``src`` counts as one of them);
+    ``<dir>#python`` labelled with the folder's name when none names a public project."""
     dir_id = python_dir_id(src.doc_id)
-    name = _sibling_name(src.path.parent, src.path.name, max_bytes)
+    name = _sibling_name(src.path.parent, "" if itself else src.path.name, max_bytes)
     if name:
         purl = pypi_purl(name)
         return NodeRecord(purl, "Component", name, attributes={"purl": purl}, aliases=(dir_id,))
@@ -200,8 +204,9 @@ def _declared_name(kind: str, text: str) -> str | None:
 
 def add_extras(node: NodeRecord, extras) -> None:
     """Record ``extras`` of a project's requirement of itself on the project's node."""
-    have = node.attributes.get("extras") or []
-    node.attributes["extras"] = sorted(set(have) | {e.lower() for e in extras})
+    have = set(node.attributes.get("extras") or ()) | {e.lower() for e in extras}
+    if have:
+        node.attributes["extras"] = sorted(have)
 
 
 def _dependency_entries(data: dict, problems: list[Problem], doc_id: str, where: _TomlLines
@@ -526,5 +531,74 @@ def _named(target: str, what: str) -> tuple[str, str]:
     return "problem", f"{what} requirement {brief(target)} does not name its package; skipped"
 
 
+# -- setup.cfg --------------------------------------------------------------------------------
+_SECTION = re.compile(r"^\[([^\]]+)\]\s*$")
+_CFG_KEY = re.compile(r"^([A-Za-z0-9_.-]+)\s*[=:]\s*(.*)$")
+SETUP_KEYS = {("options", "install_requires"): (), ("options", "setup_requires"): ("build",),
+              ("options", "tests_require"): ("test",)}
+
+
+class SetupCfgExtractor:
+    name = "setup-cfg"
+    version = 1
+    emits = frozenset({"Component", "dependsOn", "ownedBy"})
+    ownable = True  # the project is the repository's own; setup.cfg names people, not owners
+
+    def claims(self, path: Path, head: bytes) -> bool:
+        return path.name == "setup.cfg"
+
+    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        try:
+            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
+        except InputError as exc:
+            return Extraction(problems=[input_problem(exc)])
+        me = folder_project(src, ctx.max_file_bytes, itself=True)
+        out = Extraction(nodes=[me], depends=sibling_manifests(src.path))
+        for scope, qualifiers, line, raw in _setup_requirements(text):
+            if out.full(src.doc_id, line):
+                break
+            spec = re.sub(r"(^|\s)#.*$", "", raw).strip()
+            try:
+                req = Requirement(spec)
+                target = pypi_purl(req.name)
+            except (InvalidRequirement, ValueError) as exc:
+                out.problems.append(Problem("warning", "bad-requirement", f"{scope}: not a valid "
+                                            f"requirement {brief(spec)}: {str(exc).splitlines()[0]}",
+                                            src.doc_id, line))
+                continue
+            if target == me.id:
+                add_extras(me, req.extras)
+                continue
+            out.edges.append(depends_on(me.id, target, req.name, f"{scope}: {clip(raw.strip())}",
+                                        line=line, qualifiers=qualifiers))
+        return out
+
+
+def _setup_requirements(text: str) -> Iterator[tuple[str, tuple[str, ...], int, str]]:
+    """``(section.key, qualifiers, line, requirement text)`` for every requirement line of the
+    dependency keys of a setup.cfg: the value after ``=`` and its indented continuation lines."""
+    section, current = "", None
+    for n, line in enumerate(split_lines(text), 1):
+        if not line.strip() or line.lstrip().startswith(("#", ";")):
+            continue
+        if line[0] in " \t":  # a continuation of the key above
+            if current:
+                yield (*current, n, line.strip())
+            continue
+        current = None
+        if m := _SECTION.match(line):
+            section = m.group(1).strip()
+            continue
+        if m := _CFG_KEY.match(line):
+            key, value = m.group(1).strip(), m.group(2).strip()
+            if (section, key) in SETUP_KEYS:
+                current = (f"{section}.{key}", SETUP_KEYS[(section, key)])
+            elif section == "options.extras_require":
+                current = (f"{section}.{key}", (f"optional:{key}",))
+            if current and value and not value.startswith(("#", "file:")):
+                yield (*current, n, value)
+
+
 register(PyprojectExtractor())
+register(SetupCfgExtractor())
 register(RequirementsExtractor())
