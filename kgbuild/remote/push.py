@@ -4,7 +4,8 @@ A push sends each document's named graph as the store holds it (its facts, edges
 assertions and the claims saying which document defines a node, so a remote traversal
 applies access exactly as a local one) and the resolved-nodes graph; the store's own
 bookkeeping (manifest, counts, problems) stays home. Which graphs a server already has is
-remembered per endpoint in ``<store>/remote/push-<hash>.json``: a document's digest is its
+remembered per endpoint in ``<store>/remote/push-<hash>.json`` (with the store revision the
+server is complete for: an unchanged store is not even read): a document's digest is its
 recorded state (content hash, file stat, dependencies, labels) with the database identity
 and build settings, the nodes graph's the SHA-256 of its triples. Only changed graphs are
 sent, graphs of removed documents are dropped; a second push sends nothing.
@@ -95,15 +96,17 @@ def _state_path(store_path: Path, endpoint: str, graph_iri: str | None) -> Path:
     return store_path / "remote" / f"push-{key}.json"
 
 
-def _read_state(path: Path, endpoint: str) -> dict[str, str]:
+def _read_state(path: Path, endpoint: str) -> tuple[dict[str, str], str]:
+    """Graph -> digest the server was last sent, and the store revision it was then complete
+    for ("" when it was not)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return {}, ""
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION \
             or data.get("endpoint") != endpoint or not isinstance(data.get("graphs"), dict):
-        return {}
-    return {str(k): str(v) for k, v in data["graphs"].items()}
+        return {}, ""
+    return {str(k): str(v) for k, v in data["graphs"].items()}, str(data.get("revision", ""))
 
 
 class Uploader:
@@ -195,8 +198,12 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
     store_path = Path(store_path)
     report = PushReport(client.query_url)
     state_file = _state_path(store_path, client.query_url, graph_iri)
-    before = {} if full else _read_state(state_file, client.query_url)
+    before, pushed_revision = ({}, "") if full else _read_state(state_file, client.query_url)
     with GraphStore(store_path, schema, write=False) as store:
+        revision = f"{store.store_id()}:{store.generation()}"
+        if before and pushed_revision == revision:  # nothing committed since: nothing to read
+            report.unchanged = len(before)
+            return report
         digests = graph_digests(store)
         if graph_iri is not None:
             digests = {graph_iri: _digest(sorted(digests.items()))}
@@ -227,12 +234,14 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
         finally:
             report.bytes_sent = client.sent - sent_before
             report.requests = client.requests - requests_before
-            report.state = _save_state(state_file, client.query_url, done)
+            report.state = _save_state(state_file, client.query_url, done,
+                                       revision if done == digests else "")
     return report
 
 
-def _save_state(path: Path, endpoint: str, graphs: dict[str, str]) -> str:
-    data = {"version": STATE_VERSION, "endpoint": endpoint, "graphs": dict(sorted(graphs.items()))}
+def _save_state(path: Path, endpoint: str, graphs: dict[str, str], revision: str) -> str:
+    data = {"version": STATE_VERSION, "endpoint": endpoint, "revision": revision,
+            "graphs": dict(sorted(graphs.items()))}
     try:
         atomic_write(path, json.dumps(data, indent=1) + "\n")
     except (OSError, KgbuildError) as exc:  # a read-only store: the push itself is done
