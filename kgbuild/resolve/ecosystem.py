@@ -97,8 +97,15 @@ def may_be_same(a: str, a_label: str, b: str, b_label: str, curated: bool = Fals
     return sa is None or sb is None or sa == sb
 
 
+MAX_VERSIONED = 300  # longer names are not read as name-version (the pattern backtracks)
+
+
 def split_version(name: str) -> tuple[str, str] | None:
     """``(name, version)`` of a version-suffixed name (``requests-2.32.3`` ->
-    ``("requests", "2.32.3")``), None when ``name`` carries no version."""
-    m = _VERSIONED.match(name.strip())
+    ``("requests", "2.32.3")``), None when ``name`` carries no version (or is over 300
+    characters)."""
+    name = name.strip()
+    if len(name) > MAX_VERSIONED or not name[-1:].isalnum():
+        return None
+    m = _VERSIONED.match(name)
     return (m.group("name"), m.group("version")) if m else None

@@ -627,7 +627,7 @@ class Resolver:
         return results
 
     def _resolve(self, mention: str, folded: str, type_name: str | None, gate: tuple[str, ...],
-                 banned: set[str]) -> Resolution:
+                 banned: set[str], versions: bool = True) -> Resolution:
         res = Resolution(mention, type_name, "new", searched=gate)
         if not folded:
             res.reason = "empty mention"
@@ -666,10 +666,10 @@ class Resolver:
                                      f"the words of {len(inside)} longer name(s)")
         if matched:
             return self._decide(res, "normalized", matched)
-        versioned = split_version(mention)
+        versioned = versions and split_version(mention)
         if versioned:
             name, version = versioned
-            inner = self._resolve(name, fold(name), type_name, gate, banned)
+            inner = self._resolve(name, fold(name), type_name, gate, banned, versions=False)
             hits = {i: key for i, _, _, _, key in inner.details
                     if inner.stage in ("id", "alias", "normalized") and ecosystem(i)}
             if hits:

@@ -123,3 +123,10 @@ def test_folder_named_projects_and_look_alikes_are_not_packages():
     assert res.status == "new" and "exact names only" in res.reason
     assert r.resolve("typess", "Component").status != "new"  # without an own ID: fuzzy as ever
     assert r.possible_duplicates() == []
+
+
+def test_long_version_chains_are_read_once():
+    r = make()  # 8 kB of versions: no recursion per version, no backtracking over it
+    assert r.resolve("requests" + "-1.1" * 2000, "Component", own_id="x/y#python").status == "new"
+    assert split_version("requests-1.1-2.2") == ("requests-1.1", "2.2")  # one version comes off
+    assert r.resolve("requests-1.1-2.2", "Component", own_id="x/y#python").status != "resolved"
