@@ -42,6 +42,7 @@ LLM_KEYS: dict[str, tuple] = {
     "structured_output": (str, ("auto", "json_schema", "json_object_schema", "json_object")),
     "concurrency": (int, 1, 256), "chunk_size": (int, 100, 1_000_000),
     "chunk_overlap": (int, 0, 500_000), "gleanings": (int, 0, 5), "max_retries": (int, 0, 10),
+    "max_tokens": (int, 1, 1_000_000),
     "timeout": (float, 0.1, 3600.0), "temperature": (float, 0.0, 2.0), "price": (dict, None),
 }
 

@@ -61,6 +61,9 @@ def _llm(key: str, default):
               help="Per request attempt (default: the project's llm.timeout, else 120).")
 @click.option("--max-retries", type=click.IntRange(0, 10), default=None,
               help="Retries of a request on 429, 5xx and timeouts (default: 2).")
+@click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=None, metavar="N",
+              help="Completion tokens per answer; a longer one is cut and repaired once "
+                   "(default: the project's llm.max_tokens, else 4096).")
 @click.option("--dry-run", is_flag=True,
               help="Send nothing, change nothing: list the requests and estimated tokens.")
 @click.option("--full", is_flag=True, help="Re-extract every text document under SOURCES.")
@@ -82,9 +85,9 @@ def _llm(key: str, default):
               help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
 @FORMAT
 def extract(sources, schema_name, store_path, model, base_url, mode, chunk_size, chunk_overlap,
-            concurrency, gleanings, structured_output, timeout, max_retries, dry_run, full, output,
-            report_file, registry_path, access_file, excludes, no_gitignore, validate, timestamp,
-            fmt):
+            concurrency, gleanings, structured_output, timeout, max_retries, max_tokens, dry_run,
+            full, output, report_file, registry_path, access_file, excludes, no_gitignore,
+            validate, timestamp, fmt):
     """Extract relations from prose (Markdown, text, reStructuredText) through an LLM.
 
     Folders are scanned for .md, .markdown, .txt and .rst files; a file named explicitly is
@@ -122,7 +125,8 @@ def extract(sources, schema_name, store_path, model, base_url, mode, chunk_size,
         raise UsageError(str(exc)) from None
     settings = LLMSettings.resolve(model=model, base_url=base_url, concurrency=concurrency,
                                    timeout=timeout, max_retries=max_retries,
-                                   structured_output=structured_output, config=proj.llm)
+                                   structured_output=structured_output, max_tokens=max_tokens,
+                                   config=proj.llm)
     progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() and not dry_run else None
     result = extract_text(
         sources, schema_name, llm=settings, text=text, store=store_path, dry_run=dry_run,

@@ -2,7 +2,8 @@
 
 ``model``: ``--model``, else ``$KGBUILD_MODEL``, else the project's ``[llm] model``;
 ``base_url``: ``--base-url``, else ``$OPENAI_BASE_URL``, else ``[llm] base_url``, else the
-``openai`` client's default (OpenAI itself); the key only from ``$OPENAI_API_KEY`` (never a
+``openai`` client's default (OpenAI itself); ``max_tokens`` (completion tokens per answer,
+default 4096) bounds how long a model that repeats itself keeps a request busy; the key only from ``$OPENAI_API_KEY`` (never a
 file in the project; local servers need none). The price table is US dollars per million
 input and output tokens, for the cost estimate only.
 """
@@ -42,6 +43,7 @@ class LLMSettings:
     concurrency: int = 4
     timeout: float = 120.0
     max_retries: int = 2
+    max_tokens: int = 4096  # completion tokens per answer: a model that loops stops here
     temperature: float = 0.0
     structured_output: str = "auto"  # or one of MODES: start there (and never go higher)
     price: Price | None = None
@@ -55,7 +57,7 @@ class LLMSettings:
     def resolve(cls, *, model: str | None = None, base_url: str | None = None,
                 concurrency: int | None = None, timeout: float | None = None,
                 max_retries: int | None = None, structured_output: str | None = None,
-                config: Mapping | None = None, env: Mapping[str, str] | None = None
+                max_tokens: int | None = None, config: Mapping | None = None, env: Mapping[str, str] | None = None
                 ) -> "LLMSettings":
         """Arguments first, then the environment, then ``config`` (a project's ``[llm]``
         table, already type-checked); raises :class:`InputError` when no model is named."""
@@ -76,6 +78,7 @@ class LLMSettings:
             concurrency=concurrency or int(config.get("concurrency", 4)),
             timeout=float(timeout if timeout is not None else config.get("timeout", 120.0)),
             max_retries=int(max_retries if max_retries is not None else config.get("max_retries", 2)),
+            max_tokens=int(max_tokens or config.get("max_tokens", 4096)),
             temperature=float(config.get("temperature", 0.0)),
             structured_output=so,
             price=Price(float(price.get("input", 0.0)), float(price.get("output", 0.0)))

@@ -214,20 +214,33 @@ def test_default_check():
 
 
 def test_settings_precedence():
-    env = {"KGBUILD_MODEL": "env-model", "OPENAI_BASE_URL": "http://env/v1", "OPENAI_API_KEY": "k"}
+    env = {"KGBUILD_MODEL": "env-model", "OPENAI_BASE_URL": "http://env/v1",
+           "OPENAI_API_KEY": "sk-secret"}
     config = {"model": "cfg-model", "base_url": "http://cfg/v1", "concurrency": 7,
               "price": {"input": 0.5}}
     s = LLMSettings.resolve(model="flag-model", config=config, env=env)
-    assert (s.model, s.base_url, s.api_key, s.concurrency) == ("flag-model", "http://env/v1", "k", 7)
+    assert (s.model, s.base_url, s.api_key, s.concurrency) == ("flag-model", "http://env/v1",
+                                                               "sk-secret", 7)
     assert s.price == Price(0.5, 0.0)
     s = LLMSettings.resolve(config=config, env={})
     assert (s.model, s.base_url, s.api_key) == ("cfg-model", "http://cfg/v1", None)
-    assert "k" not in repr(LLMSettings.resolve(config=config, env=env))
+    assert "sk-secret" not in repr(LLMSettings.resolve(config=config, env=env))
     with pytest.raises(InputError, match="no model"):
         LLMSettings.resolve(config={}, env={})
     with pytest.raises(InputError, match="structured_output"):
         LLMSettings.resolve(model="m", structured_output="yaml", env={})
 
+
+def test_every_request_bounds_the_answer_length(fake_llm):
+    """A small model that repeats itself stops at max_tokens (the flag, else the project's
+    [llm] max_tokens, else 4096), sent with every request."""
+    assert LLMSettings.resolve(model="m", env={}).max_tokens == 4096
+    assert LLMSettings.resolve(model="m", config={"max_tokens": 300}, env={}).max_tokens == 300
+    assert LLMSettings.resolve(model="m", max_tokens=50, config={"max_tokens": 300},
+                               env={}).max_tokens == 50
+    server = fake_llm(Script(default=Reply(GOOD)))
+    client(server, max_tokens=123).run([req("a"), req("b")])
+    assert [b["max_tokens"] for b in server.bodies] == [123, 123]
 
 def test_a_refused_key_stops_the_run_after_one_request(fake_llm):
     server = fake_llm(Script(default=Reply(status=401, error="Incorrect API key provided")))
