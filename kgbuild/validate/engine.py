@@ -103,8 +103,38 @@ def _values(name: str, terms: Iterable) -> str:
     return f"VALUES ?{name} {{ {' '.join(terms)} }}"
 
 
-def _target(shape: Shape, data: Data) -> str | None:
-    """A group pattern binding ``?this`` to each focus node once, or None for no targets."""
+class Target(str):
+    """A group pattern binding ``?this`` to each focus node once. A full run evaluates a
+    constraint that reads values first, unrestricted (``first`` is empty), and keeps the few
+    violating rows whose focus is a target (:meth:`keep`): joining every value with the
+    targets cost 10x more. A run restricted to ``data.focus`` joins the (few) targets first."""
+
+    groups: str
+    data: Data
+
+    @property
+    def first(self) -> str:
+        return self if self.data.focus is not None else ""
+
+    def keep(self, rows: Iterable[tuple]) -> list[tuple]:
+        """The rows (focus first) whose focus is a target of the shape."""
+        rows = list(rows)
+        if self.data.focus is not None or not rows:
+            return rows
+        cands = sorted({r[0] for r in rows}, key=str)
+        if any(isinstance(c, BNode) for c in cands):  # blank nodes cannot be written in VALUES
+            members = {r[0] for r in _select(self.data, f"SELECT ?this WHERE {{ {self} }}", "this")}
+        else:
+            members = set()
+            for i in range(0, len(cands), 500):
+                chunk = _values("this", map(rdflib_term, cands[i:i + 500]))
+                members |= {r[0] for r in _select(
+                    self.data, f"SELECT DISTINCT ?this WHERE {{ {chunk} {self.groups} }}", "this")}
+        return [r for r in rows if r[0] in members]
+
+
+def _target(shape: Shape, data: Data) -> Target | None:
+    """The shape's targets (see :class:`Target`), or None when it has none."""
     groups = []
     for kind, obj in shape.targets:
         term = rdflib_term(obj)
@@ -120,7 +150,10 @@ def _target(shape: Shape, data: Data) -> str | None:
     if not groups:
         return None
     focus = _values("this", data.focus) if data.focus is not None else ""
-    return f"{{ SELECT DISTINCT ?this WHERE {{ {focus} {' UNION '.join(groups)} }} }}"
+    union = " UNION ".join(groups)
+    target = Target(f"{{ SELECT DISTINCT ?this WHERE {{ {focus} {union} }} }}")
+    target.groups, target.data = union, data
+    return target
 
 
 def _value_pattern(shape: Shape) -> str:
@@ -168,7 +201,7 @@ def _select(data: Data, query: str, *names: str) -> Iterable[tuple]:
         yield tuple(from_oxigraph(row[n]) if row[n] is not None else None for n in names)
 
 
-def _cardinality(shape: Shape, key, n: int, target: str, data: Data) -> Iterable:
+def _cardinality(shape: Shape, key, n: int, target: Target, data: Data) -> Iterable:
     p = f"<{shape.path}>"
     if key == SH.minCount and n == 1:
         query = f"SELECT ?this WHERE {{ {target} MINUS {{ ?this {p} ?_v }} }}"
@@ -176,13 +209,20 @@ def _cardinality(shape: Shape, key, n: int, target: str, data: Data) -> Iterable
         query = (f"SELECT ?this WHERE {{ {target} OPTIONAL {{ ?this {p} ?v }} }} GROUP BY ?this "
                  f"HAVING (COUNT(DISTINCT ?v) < {n})")
     else:
-        query = (f"SELECT ?this WHERE {{ {target} ?this {p} ?v }} GROUP BY ?this "
+        query = (f"SELECT ?this WHERE {{ {target.first} ?this {p} ?v }} GROUP BY ?this "
                  f"HAVING (COUNT(DISTINCT ?v) > {n})")
+        return (row[0] for row in target.keep(_select(data, query, "this")))
     return (row[0] for row in _select(data, query, "this"))
 
 
-def _bad_values(shape: Shape, key, arg, target: str, data: Data) -> Iterable[tuple]:
+def _bad_values(shape: Shape, key, arg, target: Target, data: Data) -> Iterable[tuple]:
     """``(focus, value)`` of each value node failing a value constraint."""
+    if shape.path is not None:
+        return target.keep(_bad_rows(shape, key, arg, target.first, data))
+    return _bad_rows(shape, key, arg, target, data)
+
+
+def _bad_rows(shape: Shape, key, arg, target: str, data: Data) -> Iterable[tuple]:
     vp = _value_pattern(shape)
     if key == SH.nodeKind:
         return _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} FILTER({_KIND_BAD[arg]}) }}",
@@ -281,25 +321,25 @@ def _qualified(shape: Shape, arg, target: str, data: Data):
 _S, _P, _O = f"<{RDF.subject}>", f"<{RDF.predicate}>", f"<{RDF.object}>"
 
 
-def _sparql(kind: str, target: str, data: Data) -> Iterable[tuple]:
+def _sparql(kind: str, target: Target, data: Data) -> Iterable[tuple]:
     """``(focus, path, value)`` rows of the bundled SPARQL constraints, rewritten to be fast."""
     if kind == "statement-exists":
-        query = (f"SELECT DISTINCT ?this ?s ?p ?o WHERE {{ {target} ?this {_S} ?s ; {_P} ?p ; {_O} ?o . "
+        query = (f"SELECT DISTINCT ?this ?s ?p ?o WHERE {{ {target.first} ?this {_S} ?s ; {_P} ?p ; {_O} ?o . "
                  f"MINUS {{ ?s ?p ?o }} }}")
-        for focus, s, p, o in _select(data, query, "this", "s", "p", "o"):
+        for focus, s, p, o in target.keep(_select(data, query, "this", "s", "p", "o")):
             if (s, p, o) not in data.vocabulary:
                 yield focus, None, focus
     elif kind == "coverage":
         if not data.object_properties:
             return
         props = _values("path", (f"<{p}>" for p in data.object_properties))
-        query = (f"SELECT DISTINCT ?this ?path ?value WHERE {{ {target} ?this ?path ?value . {props} "
+        query = (f"SELECT DISTINCT ?this ?path ?value WHERE {{ {target.first} ?this ?path ?value . {props} "
                  f"MINUS {{ ?a {_S} ?this ; {_P} ?path ; {_O} ?value }} }}")
-        yield from _select(data, query, "this", "path", "value")
+        yield from target.keep(_select(data, query, "this", "path", "value"))
     elif kind == "completeness":
-        query = (f"SELECT ?this (COUNT(DISTINCT ?a) AS ?value) WHERE {{ {target} "
+        query = (f"SELECT ?this (COUNT(DISTINCT ?a) AS ?value) WHERE {{ {target.first} "
                  f"?this <{KG.assertionCount}> ?declared . OPTIONAL {{ ?a {_TYPE} <{KG.Assertion}> ; "
                  f"<http://www.w3.org/ns/prov#wasDerivedFrom> ?this }} }} GROUP BY ?this ?declared "
                  f"HAVING (COUNT(DISTINCT ?a) != ?declared)")
-        for focus, value in _select(data, query, "this", "value"):
+        for focus, value in target.keep(_select(data, query, "this", "value")):
             yield focus, None, value
