@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from rdflib.namespace import XSD
 
@@ -90,16 +90,21 @@ def grouped(triples: Iterable[Triple], schema: Schema
     return out, sorted(terms.used)
 
 
-def to_turtle(triples: Iterable[Triple], schema: Schema) -> str:
-    """Deterministic Turtle for N-Triples term tuples (duplicates are dropped)."""
+def turtle_pieces(triples: Iterable[Triple], schema: Schema) -> Iterator[str]:
+    """:func:`to_turtle` as text pieces, one per subject (for writing as they come)."""
     subjects, used = grouped(triples, schema)
-    body = []
+    if not subjects and not used:
+        yield "\n"
+    for p, ns in used:
+        yield f"@prefix {p}: <{ns}> .\n"
     sep = ",\n        "
     for s, preds in subjects:
-        body.append("")
-        body.append(f"{s} " + " ;\n    ".join(f"{k} {sep.join(objs)}" for k, objs in preds) + " .")
-    head = [f"@prefix {p}: <{ns}> ." for p, ns in used]
-    return "\n".join(head + body) + "\n"
+        yield "\n" + f"{s} " + " ;\n    ".join(f"{k} {sep.join(objs)}" for k, objs in preds) + " .\n"
+
+
+def to_turtle(triples: Iterable[Triple], schema: Schema) -> str:
+    """Deterministic Turtle for N-Triples term tuples (duplicates are dropped)."""
+    return "".join(turtle_pieces(triples, schema))
 
 
 _ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
@@ -134,23 +139,27 @@ def _jsonld_value(term: str, integer: str) -> object:
     return text
 
 
-def to_jsonld(triples: Iterable[Triple], schema: Schema) -> str:
-    """Deterministic compacted JSON-LD: the used prefixes as the ``@context`` and one node
-    object per subject in the Turtle writer's order, one per line."""
+def jsonld_pieces(triples: Iterable[Triple], schema: Schema) -> Iterator[str]:
+    """:func:`to_jsonld` as text pieces, one per node object."""
     subjects, used = grouped(triples, schema)
     names = {**dict(used), "xsd": str(XSD)}  # integers are written as "xsd:integer" values
     integer = "xsd:integer"
-    lines = []
-    for s, preds in subjects:
+    yield f'{{"@context": {json.dumps(dict(sorted(names.items())), ensure_ascii=False)},\n "@graph": [\n'
+    for i, (s, preds) in enumerate(subjects):
         node: dict = {"@id": _jsonld_iri(s)}
         for k, objs in preds:
             if k == "a":
                 node["@type"] = [_jsonld_iri(o) for o in objs]
             else:
                 node[_jsonld_iri(k)] = [_jsonld_value(o, integer) for o in objs]
-        lines.append(json.dumps(node, ensure_ascii=False))
-    context = json.dumps(dict(sorted(names.items())), ensure_ascii=False)
-    return f'{{"@context": {context},\n "@graph": [\n' + ",\n".join(lines) + "\n]}\n"
+        yield (",\n" if i else "") + json.dumps(node, ensure_ascii=False)
+    yield "\n]}\n"
+
+
+def to_jsonld(triples: Iterable[Triple], schema: Schema) -> str:
+    """Deterministic compacted JSON-LD: the used prefixes as the ``@context`` and one node
+    object per subject in the Turtle writer's order, one per line."""
+    return "".join(jsonld_pieces(triples, schema))
 
 
 def to_ntriples(triples: Iterable[Triple]) -> str:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Iterator
 
 import pyoxigraph as ox
 
 from ..errors import KgbuildError
-from ..graph.turtle import to_jsonld, to_turtle
+from ..graph.turtle import jsonld_pieces, turtle_pieces
 from ..io.atomic import atomic_write
 from ..schema.namespaces import prefixes
 from .graphstore import GraphStore
@@ -25,25 +26,26 @@ def export_store(store: GraphStore, fmt: str = "turtle") -> str:
     """Serialise a store, deterministically: triple formats merge the documents' graphs
     (duplicates dropped); ``trig`` and ``nquads`` keep one named graph per source document
     (plus the resolved-nodes graph). ``jsonld`` is compacted with the prefixes as context."""
+    return "".join(export_pieces(store, fmt))
+
+
+def export_pieces(store: GraphStore, fmt: str = "turtle") -> Iterator[str]:
+    """:func:`export_store` as text pieces, for writing as they come."""
     if fmt == "nquads":
-        return "".join(store.nquads())
-    if fmt == "trig":
+        yield from store.nquads()
+    elif fmt == "trig":
         names = {p: ns for p, ns in sorted(prefixes(store.schema).items())
                  if p not in ("id", "owl")}  # data graphs use neither
         quads = (q for piece in store.nquads()
                  for q in ox.parse(piece, format=ox.RdfFormat.N_QUADS))
-        return ox.serialize(quads, format=ox.RdfFormat.TRIG, prefixes=names).decode("utf-8")
-    lines = store.ntriples()
-    if fmt == "nt":
-        unique = sorted(set(lines))
-        del lines
-        return "\n".join(unique) + "\n" if unique else ""
-    triples = (line[:-2].split(" ", 2) for line in lines)
-    if fmt == "turtle":
-        return to_turtle(triples, store.schema)
-    if fmt == "jsonld":
-        return to_jsonld(triples, store.schema)
-    raise ValueError(f"unknown format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})")
+        yield ox.serialize(quads, format=ox.RdfFormat.TRIG, prefixes=names).decode("utf-8")
+    elif fmt == "nt":
+        yield from (f"{line}\n" for line in sorted(set(store.ntriples())))
+    elif fmt in ("turtle", "jsonld"):
+        triples = (line[:-2].split(" ", 2) for line in store.ntriples())
+        yield from (turtle_pieces if fmt == "turtle" else jsonld_pieces)(triples, store.schema)
+    else:
+        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})")
 
 
 EXPORT_FORMAT_VERSION = 1  # bump when a writer's output changes: recorded exports are rewritten
@@ -64,7 +66,7 @@ def write_export(store: GraphStore, output: str | Path, fmt: str = "turtle") -> 
     record = records.get(name) if records is not None else None
     if isinstance(record, dict) and record.get("key") == key and record.get("stat") == _stat(path):
         return False
-    atomic_write(path, store.nquads() if fmt == "nquads" else export_store(store, fmt))
+    atomic_write(path, export_pieces(store, fmt))
     if records is not None:
         records[name] = {"key": key, "stat": _stat(path)}
         try:

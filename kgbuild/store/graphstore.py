@@ -158,10 +158,6 @@ class _Guarded:
     def dump(self, **kwargs) -> bytes:
         return self._bytes(lambda db: db.dump(**kwargs))
 
-    def serialized(self, query: str, **kwargs) -> bytes:
-        """A query's results serialised by the store (``kwargs``: ``serialize``'s)."""
-        return self._bytes(lambda db: db.query(query).serialize(**kwargs))
-
     def _bytes(self, call) -> bytes:
         try:
             return call(self.db)
@@ -504,14 +500,15 @@ class GraphStore:
         """Every quad of the named graph ``graph`` (an IRI), bookkeeping included."""
         yield from self._db.quads_for_pattern(None, None, None, ox.NamedNode(graph))
 
-    def ntriples(self) -> list[str]:
-        """:meth:`triples` as N-Triples lines (``s p o .``, may repeat), serialised by the
-        store itself (the terms are decoded once per line in Rust, not as Python objects)."""
-        internal = ", ".join(sorted(INTERNAL))
-        text = self._db.serialized(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH ?g {{ ?s ?p ?o }} "
-                                   f"FILTER(?p NOT IN ({internal})) }}",
-                                   format=ox.RdfFormat.N_TRIPLES).decode("utf-8")
-        return text.splitlines()
+    def ntriples(self) -> Iterator[str]:
+        """:meth:`triples` as N-Triples lines (``s p o .``, may repeat), one named graph at a
+        time from the store's own serialisation (terms decoded in Rust, not as Python
+        objects; only one graph's text is held at once)."""
+        for graph in self._db.named_graphs():
+            text = self._db.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=graph).decode("utf-8")
+            for line in text.splitlines():
+                if line.split(" ", 2)[1] not in INTERNAL:
+                    yield line
 
     def nquads(self) -> Iterator[str]:
         """:meth:`quads` as sorted N-Quads text (by graph, then subject, predicate, object),
