@@ -112,3 +112,21 @@ def test_build_summary_and_review_agree(tmp_path):
     assert listed["possible_duplicates"][:20] == report["duplicates"]
     assert [q["priority"] for q in listed["queue"]] == sorted(
         (q["priority"] for q in listed["queue"]), reverse=True)
+
+
+def test_real_catalogs_pair_no_registry_packages_and_no_ecosystems(tmp_path):
+    from conftest import CATALOGS
+
+    from kgbuild.resolve.ecosystem import ecosystem, is_package_purl
+
+    result = build_graph([CATALOGS], timestamp=0, validate=False, registry=tmp_path / "a.yaml",
+                         root=CATALOGS, resolve=True)
+    kg, report = result.graph, result.resolution
+    assert not [(s, o) for (s, p, o) in kg.edges() if s == o]
+    assert report["possible_duplicates"] == len(report["duplicates"]) < 20
+    for d in report["duplicates"]:
+        assert not (is_package_purl(d["a"]) and is_package_purl(d["b"])), d
+        assert len({ecosystem(d["a"]), ecosystem(d["b"])} - {None}) <= 1, d
+    for q in report["review"]:
+        own, best = q["own_id"], q["candidates"][0]["id"]
+        assert not (is_package_purl(own) and is_package_purl(best)), q
