@@ -4,7 +4,8 @@ An entity's *ecosystem* comes from its ID: a purl's type (``pkg:pypi/...`` -> ``
 ``pkg:npm/...``, ``pkg:golang/...``, ``pkg:maven/...``), or the ID shapes the manifest
 extractors give unpublished projects (``<dir>#python`` -> ``pypi``, ``<dir>/package.json#<name>``
 -> ``npm``, ``<dir>/go.mod#<name>`` -> ``golang``); anything else (a Backstage entity, a
-person) has none. Two entities can be one package only when:
+person) has none. The resolver reads an SBOM entry whose bom-ref is no purl as the purl
+among its aliases (:meth:`~kgbuild.resolve.resolver.Resolver.package_of`). Two entities can be one package only when:
 
 * their ecosystems are equal or one is unknown: nothing is matched across ecosystems;
 * they are not two different purls of one ecosystem: those are distinct published

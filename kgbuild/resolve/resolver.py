@@ -141,15 +141,16 @@ class _Excluded(set):
     """IDs a mention must not resolve to: a set, plus those the package gate refuses for the
     mention's own ID (``own_id``); ``curated`` lifts the gate's rule on registry packages."""
 
-    __slots__ = ("own", "label", "label_of", "curated")
+    __slots__ = ("own", "label", "resolver", "curated")
 
-    def __init__(self, ids, own: str, label: str, label_of):
+    def __init__(self, ids, own: str, label: str, resolver: "Resolver"):
         super().__init__(ids)
-        self.own, self.label, self.label_of, self.curated = own, label, label_of, False
+        self.own, self.label, self.resolver, self.curated = own, label, resolver, False
 
     def __contains__(self, i) -> bool:
         return set.__contains__(self, i) or (i != self.own and not may_be_same(
-            self.own, self.label, i, self.label_of(i), self.curated))
+            self.own, self.label, self.resolver.package_of(i), self.resolver.label_of(i),
+            self.curated))
 
 
 @contextmanager
@@ -400,6 +401,7 @@ class Resolver:
         self._refs: dict[str, str | tuple] = {}  # ID or canonical reference -> IDs
         self._aliases: dict[tuple[str, str], str | tuple] = {}  # (type, folded alias) -> IDs
         self._registry_types: dict[str, str] = {}  # canonical ID -> type, from the registry
+        self._package: dict[str, str] = {}  # entity -> its purl (version-less), when its ID is none
         self._rejected: dict[str, set[str]] = {}  # folded mention -> IDs it must not resolve to
         self._alias_folds: dict[str, list[tuple[str, str]]] = {}  # folded alias -> (type, ID)s
         self._type_names: dict[str, str] = {}  # type as given -> schema type name
@@ -455,7 +457,9 @@ class Resolver:
                 self._reindex(n)
         for name in (label, *aliases):
             if name.startswith("pkg:"):
-                self._index_ref(name, id)
+                canon = self._index_ref(name, id)
+                if canon and canon.startswith("pkg:") and not is_package_purl(id):
+                    self._package.setdefault(id, canon)
             self._index_name(n, name)
 
     def add_entities(self, entities: Iterable[tuple]) -> None:
@@ -523,6 +527,11 @@ class Resolver:
         n = self._number.get(id)
         return self._types_of[n] if n is not None else self._registry_types.get(id)
 
+    def package_of(self, id: str) -> str:
+        """The package an entity is, for the package gate: its purl alias when its ID is no
+        purl (a CycloneDX bom-ref), else its ID."""
+        return self._package.get(id, id)
+
     def label_of(self, id: str) -> str:
         n = self._number.get(id)
         return self._labels[n] if n is not None else id
@@ -552,7 +561,7 @@ class Resolver:
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
             if ecosystem(own_id):
-                banned = _Excluded(banned, own_id, mention, self.label_of)
+                banned = _Excluded(banned, own_id, mention, self)
         res = self._resolve(mention, folded, type_name, self._gates[type_name], banned)
         res.own_id = own_id
         return res
@@ -888,16 +897,18 @@ class Resolver:
                 for other, s in found.items():
                     reason = "normalized" if other in equal else "fuzzy" if other in scored else "version"
                     for a in ids:
+                        pa = self.package_of(a)
                         for n in self._owners(t, other):
                             b = self._ids[n]
+                            pb = self.package_of(b)
                             pair = (min(a, b), max(a, b))
                             dup = Duplicate(pair[0], pair[1], t, s, reason)
                             if a != b and not self.registry.is_distinct(a, b) and (
                                     pair not in out or (s, reason) > (out[pair].score, out[pair].reason)
-                            ) and (reason != "version" or ecosystem(a) or ecosystem(b)) and (
-                                    reason != "fuzzy" or not (is_package_purl(a) or is_package_purl(b))
+                            ) and (reason != "version" or ecosystem(pa) or ecosystem(pb)) and (
+                                    reason != "fuzzy" or not (is_package_purl(pa) or is_package_purl(pb))
                             ) and may_be_same(
-                                    a, self.label_of(a), b, self.label_of(b), self._curated(a, b)):
+                                    pa, self.label_of(a), pb, self.label_of(b), self._curated(a, b)):
                                 out[pair] = dup
         return sorted(out.values(), key=lambda d: (-d.score, d.a, d.b))
 

@@ -130,3 +130,17 @@ def test_long_version_chains_are_read_once():
     assert r.resolve("requests" + "-1.1" * 2000, "Component", own_id="x/y#python").status == "new"
     assert split_version("requests-1.1-2.2") == ("requests-1.1", "2.2")  # one version comes off
     assert r.resolve("requests-1.1-2.2", "Component", own_id="x/y#python").status != "resolved"
+
+
+def test_an_sbom_entry_is_the_package_of_its_purl_alias():
+    r = Resolver(SCHEMA)
+    for bom, ns, version in (("a/bom.json", "psr", "1.0.0.0"), ("a/bom.json", "symfony", "5.4.9.0"),
+                             ("b/bom.json", "symfony", "6.0.0")):
+        r.add_entity(f"{bom}#{ns}/event-dispatcher-{version}", "Library", "event-dispatcher",
+                     [f"pkg:composer/{ns}/event-dispatcher@{version}"])
+    pairs = [(d.a, d.b) for d in r.possible_duplicates()]
+    assert pairs == [("a/bom.json#symfony/event-dispatcher-5.4.9.0",
+                      "b/bom.json#symfony/event-dispatcher-6.0.0")]  # one package, two SBOMs
+    assert r.package_of("a/bom.json#psr/event-dispatcher-1.0.0.0") == "pkg:composer/psr/event-dispatcher"
+    res = r.resolve("event-dispatcher", "Library", own_id="pkg:composer/psr/event-dispatcher")
+    assert res.id == "a/bom.json#psr/event-dispatcher-1.0.0.0"
