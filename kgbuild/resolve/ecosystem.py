@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
+from .normalize import canonical_ref
+
 _PURL_TYPE = re.compile(r"^pkg:([A-Za-z.+-][A-Za-z0-9.+-]*)/")
 _VERSIONED = re.compile(
     r"^(?P<name>.*?[^\W_])(?:[-_ ]v?|@v?)(?P<version>\d+(?:\.\d+)+"
@@ -74,6 +76,12 @@ def npm_scope(entity_id: str, label: str) -> str | None:
     return scope.lower() if slash and scope.startswith("@") else ""
 
 
+def _versionless(entity_id: str) -> str:
+    """A purl without version and qualifiers (``pkg:maven/g/a@1.0?type=jar`` is ``pkg:maven/g/a``
+    at 1.0: the same package), any other ID as it is."""
+    return (canonical_ref(entity_id) or entity_id) if is_package_purl(entity_id) else entity_id
+
+
 def folder_named(entity_id: str, label: str) -> bool:
     """Whether an unpublished project is labelled just with its folder's name."""
     doc, sep, local = entity_id.rpartition("#")
@@ -90,7 +98,8 @@ def may_be_same(a: str, a_label: str, b: str, b_label: str, curated: bool = Fals
     ea, eb = ecosystem(a), ecosystem(b)
     if ea and eb and ea != eb:
         return False
-    if not curated and ea and ea == eb and a != b and is_package_purl(a) == is_package_purl(b):
+    if not curated and ea and ea == eb and is_package_purl(a) == is_package_purl(b) and (
+            _versionless(a) != _versionless(b)):
         return False
     if not curated and (folder_named(a, a_label) or folder_named(b, b_label)):
         return False

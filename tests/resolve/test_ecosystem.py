@@ -144,3 +144,8 @@ def test_an_sbom_entry_is_the_package_of_its_purl_alias():
     assert r.package_of("a/bom.json#psr/event-dispatcher-1.0.0.0") == "pkg:composer/psr/event-dispatcher"
     res = r.resolve("event-dispatcher", "Library", own_id="pkg:composer/psr/event-dispatcher")
     assert res.id == "a/bom.json#psr/event-dispatcher-1.0.0.0"
+
+
+def test_two_versions_of_one_purl_are_one_package():
+    assert may_be_same("pkg:maven/org.x/y@1.0?type=jar", "y", "pkg:maven/org.x/y@2.0?type=jar", "y")
+    assert not may_be_same("pkg:maven/org.x/y@1.0", "y", "pkg:maven/org.x/z@1.0", "y")
