@@ -123,7 +123,8 @@ def push_falkordb(store_path: str | Path, schema: Schema, url: str, graph_name: 
     try:
         from falkordb import FalkorDB
     except ImportError:
-        raise RemoteError("the FalkorDB client is not installed: pip install falkordb",
+        raise RemoteError("the FalkorDB client is not installed: pip install 'kgbuild[servers]' "
+                          "(or falkordb)",
                           code="usage") from None
     with GraphStore(store_path, schema, write=False) as store:
         kg = store.knowledge_graph()
