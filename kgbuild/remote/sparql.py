@@ -5,13 +5,16 @@ read as a dataset: never ``default-graph-uri``, never ``CREATE GRAPH`` (rdflib's
 both; Oxigraph then answers ``GRAPH`` queries with 0 rows and Virtuoso rejects the second).
 Queries and updates are POSTed form-encoded, which Oxigraph, Virtuoso and Fuseki all accept
 (Virtuoso hangs on ``application/sparql-query``). 5xx answers and connection errors are
-retried with exponential backoff; 401/403 is one :class:`RemoteError` line.
+retried with exponential backoff; 401/403 is one :class:`RemoteError` line; an answer is
+read to at most ``max_response_bytes`` (1 GiB).
 """
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import httpx2
@@ -22,6 +25,19 @@ NQ = "application/n-quads"
 RDF_ACCEPT = "application/n-triples, text/plain;q=0.9, text/turtle;q=0.8"
 JSON_RESULTS = "application/sparql-results+json"
 FORM = "application/x-www-form-urlencoded"
+MAX_RESPONSE_BYTES = 1 << 30  # one answer read into memory at most
+
+
+class Answer(NamedTuple):
+    """A server's answer, read in full (bounded)."""
+
+    status_code: int
+    ctype: str
+    content: bytes
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
 
 
 class RemoteError(KgbuildError):
@@ -75,13 +91,15 @@ class SparqlClient:
 
     def __init__(self, endpoint: str, *, update_url: str | None = None,
                  store_url: str | None = None, auth: Auth | None = None, timeout: float = 60.0,
-                 retries: int = 3, backoff: float = 0.5):
+                 retries: int = 3, backoff: float = 0.5,
+                 max_response_bytes: int = MAX_RESPONSE_BYTES):
         query, update, store = service_urls(endpoint)
         self.query_url = query
         self.update_url = update_url or update
         self.store_url = store_url if store_url is not None else store
         self.auth = auth or Auth()
         self.retries = retries
+        self.max_response_bytes = max_response_bytes
         self.backoff = backoff
         self.sent = 0
         self.requests = 0
@@ -104,7 +122,7 @@ class SparqlClient:
             self.requests += 1
             self.sent += len(body)
             try:
-                resp = self._http.request(method, url, **kwargs)
+                resp = self._read(method, url, what, **kwargs)
             except httpx2.TimeoutException:
                 failure = f"{what}: no answer from {url} within {self._http.timeout.read} s"
             except httpx2.TransportError as exc:
@@ -125,12 +143,24 @@ class SparqlClient:
                 time.sleep(self.backoff * 2 ** attempt)
         raise RemoteError(f"{failure} (after {self.retries + 1} attempts)")
 
+    def _read(self, method: str, url: str, what: str, **kwargs) -> "Answer":
+        """One request; its answer read to at most ``max_response_bytes``."""
+        with self._http.stream(method, url, **kwargs) as resp:
+            data = bytearray()
+            for chunk in resp.iter_bytes():
+                data += chunk
+                if len(data) > self.max_response_bytes:
+                    raise RemoteError(f"{what}: {url} answered more than "
+                                      f"{self.max_response_bytes} bytes (the limit)",
+                                      code="remote-too-large")
+            return Answer(resp.status_code, resp.headers.get("content-type", ""), bytes(data))
+
     def select(self, query: str) -> list[dict[str, dict]]:
         """The bindings of a SELECT query (SPARQL JSON results: ``{var: {type, value}}``)."""
         resp = self._send("POST", self.query_url, what="SPARQL query", content=_form(query=query),
                           headers={"Accept": JSON_RESULTS, "Content-Type": FORM}, ok=(200,))
         try:
-            return resp.json()["results"]["bindings"]
+            return json.loads(resp.content)["results"]["bindings"]
         except (ValueError, KeyError, TypeError):
             raise RemoteError(f"SPARQL query: {self.query_url} did not answer with SPARQL JSON "
                               f"results: {_excerpt(resp.text)}") from None
@@ -139,7 +169,7 @@ class SparqlClient:
         """The body and content type of a CONSTRUCT query's answer."""
         resp = self._send("POST", self.query_url, what="SPARQL query", content=_form(query=query),
                           headers={"Accept": RDF_ACCEPT, "Content-Type": FORM}, ok=(200,))
-        return resp.content, resp.headers.get("content-type", "")
+        return resp.content, resp.ctype
 
     def update(self, update: str) -> None:
         """Run a SPARQL 1.1 Update (one request, one transaction where the server has them)."""

@@ -151,3 +151,10 @@ def test_a_graph_the_server_lacks_is_written_in_place_in_one_request(scripted):
     assert urlsplit(path).path == "/store"
     assert body == b"<http://e/s> <http://e/p> \"v\" <https://kgbuild.dev/source/new.yaml> .\n"
     assert up.done == ["https://kgbuild.dev/source/new.yaml"]
+
+
+def test_an_answer_over_the_limit_is_refused(scripted):
+    srv = scripted((200, EMPTY + " " * 5000))
+    with SparqlClient(srv.url, max_response_bytes=4096) as client, pytest.raises(RemoteError) as err:
+        client.select("SELECT * WHERE { ?s ?p ?o }")
+    assert err.value.code == "remote-too-large" and "more than 4096 bytes" in str(err.value)
