@@ -67,7 +67,9 @@ def write_export(store: GraphStore, output: str | Path, fmt: str = "turtle") -> 
     if isinstance(record, dict) and record.get("key") == key and record.get("stat") == _stat(path):
         return False
     atomic_write(path, export_pieces(store, fmt))
-    if records is not None:
+    if records is not None:  # files changed or gone since are forgotten: the record stays small
+        records = {n: r for n, r in records.items() if isinstance(r, dict)
+                   and r.get("stat") == _stat(Path(n))}
         records[name] = {"key": key, "stat": _stat(path)}
         try:
             atomic_write(store.path / EXPORTS, json.dumps(records, sort_keys=True), durable=False)

@@ -89,6 +89,11 @@ def test_write_export_leaves_a_current_file_alone(store, tmp_path):
     other = tmp_path / "graph.nt"  # the same file, now asked for in another format
     assert write_export(store, other, "turtle") is True
     assert other.read_text() == export_store(store, "turtle")
+    (tmp_path / "graph.trig").unlink()  # a file gone is forgotten by the next write
+    write_export(store, tmp_path / "another.ttl")
+    recorded = json.loads((store.path / "exports.json").read_text())
+    assert str((tmp_path / "graph.trig").resolve()) not in recorded
+    assert str(out.resolve()) in recorded and str((tmp_path / "another.ttl").resolve()) in recorded
 
 
 def test_write_export_after_the_store_changed(tmp_path):
