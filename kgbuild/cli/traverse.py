@@ -196,6 +196,9 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
     principal = _principal(labels, all_access)
     spec.check(load_schema(schema_name))  # before the graph is read
     if endpoint:
+        if graph_file or semantic:
+            raise UsageError("--endpoint walks the server's graph: it takes neither --graph nor "
+                             "--semantic")
         from ..remote.sparql import SparqlClient
         from ..retrieve.remote import remote_traverse
 

@@ -199,3 +199,13 @@ def test_full_push_makes_the_server_equal_the_store(server, tmp_path):
     report = push(store, url, auth, "--full")
     assert report["deleted"] == [source_iri("catalog/components/web-shop.yaml")]
     assert_same(pulled_dataset(url, auth, tmp_path), store_dataset(store))
+
+
+def test_traverse_endpoint_usage_errors(tmp_path):
+    url = "http://127.0.0.1:9/query"  # never contacted: the arguments are refused first
+    r = run("traverse", "--endpoint", url, "--name", "Payments API", "--path", "ownedBy")
+    assert r.exit_code == 2 and "seeded by --seed ID only" in r.output
+    graph = tmp_path / "g.ttl"
+    graph.write_text("")
+    r = run("traverse", "--endpoint", url, "--graph", graph, "--seed", "x", "--path", "ownedBy")
+    assert r.exit_code == 2 and "takes neither --graph" in r.output
