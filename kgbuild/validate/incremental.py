@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from rdflib import Graph
+from rdflib.namespace import RDF
 
 from ..graph.model import source_iri
 from .hygiene import HygieneOptions
@@ -23,15 +24,16 @@ from .validator import validate_store
 
 
 def touched_terms(store, documents: Iterable[str]) -> set[str]:
-    """IRIs used as subject or object in the documents' named graphs (call before and after
-    a change: a node a document stops mentioning is touched too)."""
+    """IRIs used as subject or object in the documents' named graphs, classes (objects of
+    ``rdf:type``) left out (call before and after a change: a node a document stops
+    mentioning is touched too)."""
     graphs = " ".join(f"<{source_iri(d)}>" for d in sorted(set(documents)))
     if not graphs:
         return set()
     out: set[str] = set()
     for row in store._db.db.query(
             f"SELECT DISTINCT ?t WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ "
-            f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t }} }} FILTER(isIRI(?t)) }}"):
+            f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t FILTER(?p != <{RDF.type}>) }} }} FILTER(isIRI(?t)) }}"):
         out.add(row["t"].value)
     return out
 
