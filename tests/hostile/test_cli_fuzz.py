@@ -67,6 +67,12 @@ def world(tmp_path_factory):
         r = run(["build", "cat", "--timestamp", "0", "-o", "graph.ttl"])  # into ./.kgbuild
     assert r.exit_code == 0, r.output
     assert (w / "graph.ttl").stat().st_size > 1000
+    with cwd(w):
+        r = run(["traverse", "--seed", "api:default/payments-api", "--path", "ownedBy",
+                 "--format", "json"])
+    assert r.exit_code == 0, r.output
+    (w / "result.json").write_text(r.stdout)
+    (w / "bad-result.json").write_text('{"nodes": 5, "edges": [[]]}')
     return w
 
 
@@ -160,6 +166,9 @@ schemas = mostly(pick("software", "software", "schema.yaml", "bad-schema.yaml", 
                       "adir", "fifo", ""))
 urls = pick("http://127.0.0.1:9/v1", "http://[::1", "ftp://x", "", "http://", "not a url",
             "http://127.0.0.1:99999/", "http://127.0.0.1:9/v1\n")  # never anything but loopback
+queries = mostly(pick("SELECT ?s WHERE { ?s a ?t } ORDER BY ?s", "ASK { ?s ?p ?o }",
+                      "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 5",
+                      "SELECT * WHERE { ?s ?p }", "INSERT DATA { <a:b> <a:c> <a:d> }", ""))
 registries = mostly(pick("scratch/reg.yaml", "aliases.yaml", "adir", "afile", "fifo", "scratch/"))
 
 
@@ -217,13 +226,33 @@ COMMANDS: dict[tuple[str, ...], tuple[list, list]] = {
         ("--schema", schemas), ("-o", outputs), ("--report", outputs), ("--store", stores),
         ("--no-store", None), ("--aliases", registries), ("--timestamp", numbers),
         ("--format", fmt("text", "json"))]),
+    ("show",): ([ids], COMMON_READ + [
+        ("--result", mostly(pick("result.json", "bad-result.json"), inputs)),
+        ("--format", fmt("text", "json", "html")), ("-o", outputs), ("--hops", numbers),
+        ("--hub-cap", numbers), ("--max-nodes", numbers), ("--max-edges", numbers),
+        ("--principal", labels), ("--all-access", None)]),
+    ("ls",): ([], COMMON_READ + [("--type", types), ("--limit", numbers),
+                                 ("--principal", labels), ("--format", fmt("text", "json"))]),
+    ("stats",): ([], COMMON_READ + [("--top", numbers), ("--principal", labels),
+                                    ("--all-access", None), ("--format", fmt("text", "json"))]),
+    ("paths",): ([types, types], [("--max-hops", numbers), ("--limit", numbers),
+                                  ("--schema", schemas), ("--format", fmt("text", "json"))]),
+    ("query",): ([queries], [("--store", stores), ("--format", fmt("table", "json", "csv")),
+                             ("--limit", numbers), ("--timeout", floats),
+                             ("--union", None), ("--no-union", None)]),
+    # push/pull: only to a refused loopback port or a malformed URL, never retried
+    ("push",): ([], [("--endpoint", urls), ("--store", stores), ("--graph-iri", ids),
+                     ("--full", None), ("--batch-bytes", numbers), ("--user", names),
+                     ("--token", names), ("--format", fmt("text", "json"))]),
+    ("pull",): ([], [("--endpoint", urls), ("-o", outputs), ("--graph-iri", ids),
+                     ("--format", fmt("text", "json"))]),
     ("schema",): ([], []),
     ("resolve",): ([], []),
     ("eval",): ([], []),
     (): ([], [("--version", None), ("--help", None), ("--bogus", None)]),
 }
 # how often each command is drawn: the ones with the most options the most
-WEIGHTS = {("traverse",): 6, ("resolve", "explain"): 2, ("resolve", "review"): 2,
+WEIGHTS = {("traverse",): 6, ("show",): 2, ("query",): 2, ("resolve", "explain"): 2, ("resolve", "review"): 2,
            ("eval", "retrieval"): 2, ("export",): 2, ("resolve", "accept"): 2, ("extract",): 3,
            ("verify",): 2}
 DRAWN = [c for c in sorted(COMMANDS) for _ in range(WEIGHTS.get(c, 1))]
@@ -247,6 +276,8 @@ def command_lines(draw, commands=COMMANDS):
         argv.extend(args)
     else:
         argv[len(path):len(path)] = args
+    if path in (("push",), ("pull",)):  # bounded: a refused port is never retried
+        argv += ["--retries", "0", "--timeout", "2"]
     if path == ("extract",):  # bounded: no retries, a short timeout, a scratch store by default
         argv[1:1] = ["--store", "scratch/xstore"]
         argv += ["--max-retries", "0", "--timeout", "2"]

@@ -135,8 +135,9 @@ def test_service_urls():
     assert service_urls("http://h:7878/query") == ("http://h:7878/query", "http://h:7878/update",
                                                    "http://h:7878/store")
     assert service_urls("http://h:8890/sparql-auth") == ("http://h:8890/sparql-auth",) * 2 + (None,)
-    with pytest.raises(RemoteError):
-        service_urls("ftp://h/query")
+    for bad in ("ftp://h/query", "http://[::1", "http://h:99999/query", "http://h/q\n", "http://"):
+        with pytest.raises(RemoteError, match="not an http"):  # found by the CLI fuzz
+            service_urls(bad)
 
 
 def test_a_graph_the_server_lacks_is_written_in_place_in_one_request(scripted):
