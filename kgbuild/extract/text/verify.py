@@ -13,7 +13,9 @@ reason code (:data:`REASONS`). The checks, in order:
    hyphens or camelCase humps (``birth_place``, ``Birth Place`` and ``birthPlace`` are one).
    An inverse name (``ownerOf``) is turned into its stored edge with the endpoints swapped.
 3. ``evidence-not-found``: the quote is not in the chunk (tolerant to case, whitespace,
-   typographic quotes; an ellipsis may stand for omitted words); its span is recorded.
+   typographic quotes; an ellipsis may stand for omitted words); its span is recorded. An
+   edge whose quote names neither endpoint (a small model's ``"a"`` or ``"1"``, found in any
+   text) is rejected for the same reason after grounding.
 4. ``subject-not-grounded`` / ``object-not-grounded``: the name is mentioned neither in the
    evidence nor elsewhere in the chunk (tolerant to case, accents, punctuation, underscores
    and camelCase, a parenthetical disambiguator, number and date spellings, and the known
@@ -49,7 +51,7 @@ __all__ = ["REASONS", "Chunk", "TextChunk", "VerifiedEdge", "Rejected", "VerifyR
 REASONS = {
     "malformed": "not a relation of the output contract (missing or mistyped fields)",
     "unknown-predicate": "the predicate is no edge type, inverse or attribute of the schema",
-    "evidence-not-found": "the evidence is not a quote of the chunk",
+    "evidence-not-found": "the evidence is not a quote of the chunk, or names neither end",
     "subject-not-grounded": "the subject is mentioned neither in the evidence nor in the chunk",
     "object-not-grounded": "the object is mentioned neither in the evidence nor in the chunk",
     "invalid-literal": "the attribute value is not a valid literal of its datatype",
@@ -410,6 +412,10 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
     placeholder = _placeholder(o_name, rel.predicate, schema)
     if placeholder:
         return Rejected(rel, "object-not-grounded", placeholder)
+    if not (subject.in_evidence or obj.in_evidence):  # "a", "1", a word: quoted, yet no evidence
+        return Rejected(rel, "evidence-not-found",
+                        f"{_short(rel.evidence)!r} names neither {_short(s_name)!r} nor "
+                        f"{_short(o_name)!r}")
     et = pred.edge
     assert et is not None
     if pred.inverted:
