@@ -31,3 +31,19 @@ def test_a_quote_naming_one_end_still_grounds_the_other_in_the_chunk(schema):
     [edge] = result.accepted  # (no resolver: new IDs, typed by the predicate's domain)
     assert (edge.subject_id, edge.predicate, edge.object_id) == (
         "component:default/payments-api", "ownedBy", "group:default/commerce-platform")
+
+
+@pytest.mark.parametrize("rel", [
+    {"subject": "Pricing SDK", "predicate": "description", "object": "the shared pricing library"},
+    {"subject": "Checkout Service", "predicate": "tag", "object": "pricing"}])
+def test_an_attribute_value_needs_a_quote_naming_the_entity_or_the_value(schema, rel):
+    chunk = TextChunk(TEXT, "d.md", "d.md#c1")
+    [rejected] = verify_relations([{**rel, "evidence": "Checkout"}], chunk, schema).rejected
+    assert rejected.reason == "evidence-not-found"
+
+
+def test_an_attribute_value_quoted_with_its_entity_is_accepted(schema):
+    rel = {"subject": "Pricing SDK", "predicate": "description", "object": "the shared pricing "
+           "library", "evidence": "Pricing SDK is the shared pricing library"}
+    [value] = verify_relations([rel], TextChunk(TEXT, "d.md", "d.md#c1"), schema).accepted
+    assert value.predicate == "description"

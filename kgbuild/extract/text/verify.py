@@ -14,8 +14,8 @@ reason code (:data:`REASONS`). The checks, in order:
    An inverse name (``ownerOf``) is turned into its stored edge with the endpoints swapped.
 3. ``evidence-not-found``: the quote is not in the chunk (tolerant to case, whitespace,
    typographic quotes; an ellipsis may stand for omitted words); its span is recorded. An
-   edge whose quote names neither endpoint (a small model's ``"a"`` or ``"1"``, found in any
-   text) is rejected for the same reason after grounding.
+   edge or attribute value whose quote names neither end (a small model's ``"a"`` or
+   ``"1"``, found in any text) is rejected for the same reason after grounding.
 4. ``subject-not-grounded`` / ``object-not-grounded``: the name is mentioned neither in the
    evidence nor elsewhere in the chunk (tolerant to case, accents, punctuation, underscores
    and camelCase, a parenthetical disambiguator, number and date spellings, and the known
@@ -453,6 +453,10 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
         return Rejected(rel, "object-not-grounded",
                         f"{_short(rel.object)!r} is not mentioned in the evidence or the chunk"
                         + _apart(rel.object, evidence, chunk.text))
+    if not (subject.in_evidence or value_end.in_evidence):
+        return Rejected(rel, "evidence-not-found",
+                        f"{_short(rel.evidence)!r} names neither {_short(subject.name)!r} nor "
+                        f"{_short(rel.object)!r}")
     roots = tuple(t for t in schema.node_types if schema.node_types[t].parent is None)
     bad = _resolve(subject, roots, schema, resolver, "subject", notes)
     if bad is not None:
