@@ -170,10 +170,13 @@ def test_traversal_never_passes_through_or_reports_hidden_items(schema):
     risk = traverse(kg, spec, Principal.of("risk"))
     assert risk.answers == ["component:default/checkout", "component:default/fraud"]
     assert "secret.yaml" in str(risk.to_dict())
-    # a hidden seed looks exactly like a missing one
+    # a hidden seed looks exactly like a missing one: only the echo of what was asked differs
     hidden_seed = traverse(kg, TraversalSpec(seeds=["component:default/fraud"], follow=["dependsOn"]))
     missing_seed = traverse(kg, TraversalSpec(seeds=["component:default/ghost"], follow=["dependsOn"]))
-    assert hidden_seed.to_dict() == missing_seed.to_dict()
+    hidden, missing = hidden_seed.to_dict(), missing_seed.to_dict()
+    assert [u.pop("mention") for u in hidden["unresolved"]] == ["component:default/fraud"]
+    assert [u.pop("mention") for u in missing["unresolved"]] == ["component:default/ghost"]
+    assert hidden == missing
     # truncation counts ignore hidden edges: Pricing has one visible dependent
     capped = traverse(kg, TraversalSpec(seeds=["component:default/pricing"], follow=["dependencyOf"],
                                         hops=1, cap=1))
