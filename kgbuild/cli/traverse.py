@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..io.urls import check_http_url
 from ..schema.loader import load_schema
 from ..store.graphstore import GraphStore, cached_file_graph
 from .main import (
@@ -76,23 +77,6 @@ def _principal(labels, all_access):
 def _split(values) -> tuple[str, ...]:
     """Repeated, comma-separated option values as one tuple (blanks dropped)."""
     return tuple(v.strip() for x in values for v in x.split(",") if v.strip())
-
-
-def _check_url(url: str | None) -> None:
-    """An embeddings endpoint must be an http(s) URL with a host (and a valid port)."""
-    if url is None:
-        return
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:
-        ok = False
-    if not ok or any(c.isspace() or not c.isprintable() for c in url):
-        raise UsageError(f"--embeddings-url {url!r} is not an http(s) URL with a host, "
-                         f"e.g. http://localhost:11434/v1")
 
 
 @main.command()
@@ -191,8 +175,8 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
                          shortest_path=bool(question and types and not (path or follow)))
     if not (seeds or names or question):
         raise UsageError("give at least one --seed, --name or --question")
-    if semantic and question:
-        _check_url(embeddings_url)
+    if semantic and question and embeddings_url is not None:
+        check_http_url(embeddings_url, "--embeddings-url", "http://localhost:11434/v1")
     principal = _principal(labels, all_access)
     spec.check(load_schema(schema_name))  # before the graph is read
     if endpoint:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..errors import InputError
+from ..io.urls import check_http_url
 
 MODES = ("json_schema", "json_object_schema", "json_object")
 """Structured-output modes, best first: a strict JSON schema (OpenAI, vLLM, Ollama); JSON mode
@@ -71,9 +72,12 @@ class LLMSettings:
         if so != "auto" and so not in MODES:
             raise InputError(f"structured_output must be auto or one of {', '.join(MODES)}, not {so!r}")
         price = config.get("price")
+        base_url = base_url or env.get("OPENAI_BASE_URL") or config.get("base_url") or None
+        if base_url is not None:
+            check_http_url(base_url, "the LLM base URL", "http://localhost:11434/v1")
         return cls(
             model=model,
-            base_url=base_url or env.get("OPENAI_BASE_URL") or config.get("base_url") or None,
+            base_url=base_url,
             api_key=env.get("OPENAI_API_KEY") or None,
             concurrency=concurrency or int(config.get("concurrency", 4)),
             timeout=float(timeout if timeout is not None else config.get("timeout", 120.0)),

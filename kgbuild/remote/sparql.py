@@ -20,6 +20,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import httpx2
 
 from ..errors import KgbuildError
+from ..io.urls import check_http_url
 
 NQ = "application/n-quads"
 RDF_ACCEPT = "application/n-triples, text/plain;q=0.9, text/turtle;q=0.8"
@@ -73,15 +74,7 @@ def service_urls(endpoint: str) -> tuple[str, str, str | None]:
     ``.../store``; ``.../sparql`` and ``.../sparql-auth`` (Virtuoso) take updates at the same
     URL and have no graph store here (uploads use SPARQL Update); any other URL is used for
     both, with no graph store."""
-    try:
-        parts = urlsplit(endpoint)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-    except ValueError:  # e.g. an unclosed IPv6 bracket
-        ok = False
-    if not ok or any(c.isspace() or not c.isprintable() for c in endpoint):
-        raise RemoteError(f"{endpoint!r} is not an http(s) URL with a host, e.g. "
-                          f"http://127.0.0.1:7878/query", code="usage")
+    parts = urlsplit(check_http_url(endpoint, "the endpoint", "http://127.0.0.1:7878/query"))
     path = parts.path.rstrip("/")
     if path.endswith("/query"):
         base = path[: -len("query")]
