@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from embeddings_server import EmbeddingsServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -284,33 +283,6 @@ spec:
 """
 
 
-class Embeddings(ThreadingHTTPServer):
-    """An OpenAI-compatible embeddings endpoint on 127.0.0.1 that records what it is sent."""
-
-    def __init__(self):
-        self.inputs: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                outer.inputs.extend(texts)
-                raw = json.dumps({"object": "list", "model": body["model"], "data": [
-                    {"object": "embedding", "index": i, "embedding": _vector(t)}
-                    for i, t in enumerate(texts)]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args):
-                pass
-
-        super().__init__(("127.0.0.1", 0), Handler)
-
-
 @pytest.fixture
 def store(tmp_path):
     src = tmp_path / "src"
@@ -361,16 +333,10 @@ def test_cli_routes_show_a_hidden_entity_as_nonexistent(store, tmp_path):
 
 
 def test_cli_semantic_seeds_send_only_visible_labels(store):
-    server = Embeddings()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with EmbeddingsServer(_vector) as server:
         r = cli("traverse", "--store", store, "-q", "Which vault or store holds the data?",
                 "--semantic", "5", "--semantic-min", "0", "--follow", "dependsOn:both",
-                "--embeddings-url", f"http://127.0.0.1:{server.server_port}/v1")
-    finally:
-        server.shutdown()
-        server.server_close()
+                "--embeddings-url", server.url)
     assert server.inputs and not leaks(" ".join(server.inputs), HIDDEN, "vault or store")
     assert not leaks(r.output, HIDDEN, "vault or store")
 

@@ -2,14 +2,13 @@
 
 import json
 import re
-import threading
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
+from embeddings_server import EmbeddingsServer
 
 from kgbuild.build.pipeline import build
 from kgbuild.cli.main import main
@@ -32,44 +31,9 @@ def toy_vector(text: str) -> list[float]:
     return vec.tolist()
 
 
-class EmbeddingsServer:
-    """A minimal OpenAI-compatible ``POST /v1/embeddings`` on 127.0.0.1, recording inputs."""
-
-    def __init__(self):
-        self.inputs: list[str] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                outer.inputs.extend(texts)
-                data = {"object": "list", "model": body["model"],
-                        "data": [{"object": "embedding", "index": i, "embedding": toy_vector(t)}
-                                 for i, t in enumerate(texts)],
-                        "usage": {"prompt_tokens": 0, "total_tokens": 0}}
-                raw = json.dumps(data).encode()
-                self.send_response(200 if self.path.endswith("/embeddings") else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def server():
-    s = EmbeddingsServer()
+    s = EmbeddingsServer(toy_vector)
     yield s
     s.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -77,43 +78,10 @@ def bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
 
 
-class ToyEmbeddings:
-    """An OpenAI-compatible ``POST /v1/embeddings`` on 127.0.0.1: a text's vector counts its
-    words in 32 hashed buckets, so texts sharing words are similar."""
-
-    def __init__(self):
-        import threading
-        import zlib
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        def vector(text: str) -> list[float]:
-            out = [0.0] * 32
-            for word in text.lower().replace("?", " ").split():
-                if len(word) > 3:
-                    out[zlib.crc32(word.encode()) % 32] += 1.0
-            return out
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                raw = json.dumps({"object": "list", "model": body["model"], "usage": {
-                    "prompt_tokens": 0, "total_tokens": 0}, "data": [
-                    {"object": "embedding", "index": i, "embedding": vector(t)}
-                    for i, t in enumerate(texts)]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def word_vector(text: str) -> list[float]:
+    """A text's words counted in 32 hashed buckets: texts sharing words are similar."""
+    out = [0.0] * 32
+    for word in text.lower().replace("?", " ").split():
+        if len(word) > 3:
+            out[zlib.crc32(word.encode()) % 32] += 1.0
+    return out

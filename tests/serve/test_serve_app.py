@@ -10,7 +10,8 @@ import shutil
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
-from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, ToyEmbeddings, bearer, cli_json, write_config
+from embeddings_server import EmbeddingsServer
+from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, bearer, cli_json, word_vector, write_config
 from starlette.testclient import TestClient
 
 from kgbuild.build.pipeline import build_graph
@@ -225,7 +226,7 @@ def test_the_command_checks_its_config_before_serving(tmp_path, store):
 
 
 def test_semantic_seeds_through_the_configured_embeddings_endpoint(store, tmp_path):
-    embeddings = ToyEmbeddings()
+    embeddings = EmbeddingsServer(word_vector)
     try:
         config = tmp_path / "serve.yaml"
         config.write_text(f"embeddings:\n  model: toy\n  url: {embeddings.url}\n")
