@@ -8,7 +8,7 @@ import click
 
 from ..schema.loader import load_schema
 from .main import FORMAT, SCHEMA, STORE, FileArg, emit, main, project
-from .traverse import ALL_ACCESS, GRAPH, PRINCIPAL, _principal, graph_and_cache
+from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_and_cache, principal_of
 
 REGISTRY = click.option(
     "--registry", "registry_path", type=FileArg(exists=False),
@@ -48,7 +48,7 @@ def resolve_explain(mention, type_name, graph_file, store_path, schema_name, reg
     --all-access), as in traverse."""
     from ..resolve.review import explain, render_explain
 
-    principal = _principal(labels, all_access)
+    principal = principal_of(labels, all_access)
     kg = graph_and_cache(graph_file, store_path, schema_name)[0]
     result = explain(kg, mention, type_name, registry_path, principal)
     emit(result, fmt, render_explain(result))
@@ -73,7 +73,7 @@ def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, r
     as in traverse."""
     from ..resolve.review import render_review, review
 
-    principal = _principal(labels, all_access)
+    principal = principal_of(labels, all_access)
     if queue_path is None and not graph_file and (Path(store_path) / "review-queue.json").is_file():
         queue_path = Path(store_path) / "review-queue.json"  # written by the last build
     kg = graph_and_cache(graph_file, store_path, schema_name)[0]

@@ -20,13 +20,13 @@ from .main import (
     main,
     write_or_echo,
 )
-from .traverse import ALL_ACCESS, GRAPH, PRINCIPAL, _principal, graph_and_cache
+from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_and_cache, principal_of
 
 
 def _browser(graph_file, store_path, schema_name, labels, all_access):
     from ..retrieve.browse import Browser
 
-    principal = _principal(labels, all_access)
+    principal = principal_of(labels, all_access)
     kg, cache = graph_and_cache(graph_file, store_path, schema_name)
     return Browser(kg, principal, cache)
 
