@@ -163,8 +163,10 @@ class EmbeddingMatcher:
     def embed(self, texts: Iterable[str]) -> np.ndarray:
         """Unit vectors for ``texts`` (rows in order); only uncached texts are requested."""
         texts = list(texts)
-        keys = [hashlib.sha256(t.encode()).hexdigest()[:32] for t in texts]
-        missing = sorted({k: t for k, t in zip(keys, texts) if k not in self._cache}.items())
+        # keyed by endpoint and text: two servers with one model name never share vectors
+        keys = [hashlib.sha256(f"{self.endpoint}\n{t}".encode()).hexdigest()[:32] for t in texts]
+        missing = sorted({k: t for k, t in zip(keys, texts) if k not in self._cache}.items(),
+                         key=lambda kt: kt[1])  # requested in text order: deterministic
         for start in range(0, len(missing), BATCH):
             chunk = missing[start:start + BATCH]
             response = self._request([t for _, t in chunk])

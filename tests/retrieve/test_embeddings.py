@@ -82,6 +82,19 @@ def test_hidden_nodes_are_never_embedded_or_returned(server, graph):
     assert "resource:default/payments-db" in {s["id"] for s in pci.seeds}
 
 
+def test_two_servers_with_one_model_name_never_share_cached_vectors(server, tmp_path):
+    with EmbeddingsServer(lambda t: [1.0] + [0.0] * (DIM - 1)) as other:  # same size, other values
+        first = EmbeddingMatcher.from_env("toy", server.url, cache_dir=tmp_path)
+        first.embed(["Payments API"])
+        second = EmbeddingMatcher.from_env("toy", other.url, cache_dir=tmp_path)
+        vec = second.embed(["Payments API"])
+        assert second.requests == 1 and other.inputs == ["Payments API"]
+        assert vec.tolist() == [[1.0] + [0.0] * (DIM - 1)]
+        again = EmbeddingMatcher.from_env("toy", server.url, cache_dir=tmp_path)
+        again.embed(["Payments API"])
+        assert again.requests == 0  # its own vectors are still cached
+
+
 def test_unreachable_endpoint_is_a_clear_error(tmp_path):
     m = EmbeddingMatcher.from_env("toy", "http://127.0.0.1:9/v1")
     with pytest.raises(KgbuildError, match="embeddings endpoint failed"):
