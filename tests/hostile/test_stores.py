@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from conftest import FIXTURE_CATALOG, REPO
+from conftest import FIXTURE_CATALOG, REPO, require
 
 from kgbuild.cli.main import main
 from kgbuild.errors import KgbuildError
@@ -307,9 +307,9 @@ def _unprivileged():
     permissions do not stop)."""
     if os.geteuid() != 0:
         return []
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("running as root without setpriv: cannot drop privileges to test permissions")
+    setpriv = shutil.which("setpriv")  # util-linux: on every Debian machine, CI's included
+    require(setpriv is not None,
+            "running as root without setpriv: cannot drop privileges to test permissions")
     return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
 
 

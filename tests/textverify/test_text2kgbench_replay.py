@@ -7,7 +7,7 @@ import importlib.util
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import REPO, require
 
 pytestmark = pytest.mark.corpus
 
@@ -24,8 +24,7 @@ def _bench():
 @pytest.fixture(scope="module")
 def bench():
     module = _bench()
-    if not module.CORPUS.is_dir():
-        pytest.skip("Text2KGBench corpus not present")
+    require(module.CORPUS.is_dir(), f"Text2KGBench corpus not present at {module.CORPUS}")
     return module
 
 
@@ -48,8 +47,6 @@ def test_the_matching_rule_is_one_normalisation(bench):
 
 
 def test_the_server_path_counts_what_the_direct_path_counts(bench):
-    if not bench.server_available():
-        pytest.skip("kgbuild extract (kgbuild.llm, kgbuild.build.textextract) is not installed")
     models = ("vicuna", "alpaca")
     server = bench.run("server", models, ["1", "10"], limit=25)
     direct = bench.run("direct", models, ["1", "10"], limit=25)
