@@ -32,7 +32,6 @@ import os
 import pickle
 import re
 from bisect import bisect_left
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -43,6 +42,7 @@ _extract, _ratio, _osa = process.extract, fuzz.ratio, OSA.distance
 
 from ..errors import KgbuildError
 from ..graph.model import KnowledgeGraph, Node
+from ..io.collector import gc_paused
 from ..schema.model import Schema
 from .aliases import AliasRegistry
 from .ecosystem import ecosystem, is_package_purl, may_be_same, split_version
@@ -151,19 +151,6 @@ class _Excluded(set):
         return set.__contains__(self, i) or (i != self.own and not may_be_same(
             self.own, self.label, self.resolver.package_of(i), self.resolver.label_of(i),
             self.curated))
-
-
-@contextmanager
-def _gc_paused():
-    """Pause the cyclic garbage collector (resolving and indexing create no cycles; at 50k
-    entities its full passes over the index would take a fifth of the time)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _pack(res: Resolution) -> tuple:
@@ -465,7 +452,7 @@ class Resolver:
     def add_entities(self, entities: Iterable[tuple]) -> None:
         """:meth:`add_entity` for each ``(id, type, label)`` or ``(id, type, label, aliases)``,
         with the cyclic garbage collector paused (indexing creates no cycles)."""
-        with _gc_paused():
+        with gc_paused():
             for args in entities:
                 self.add_entity(*args)
 
@@ -578,11 +565,11 @@ class Resolver:
                  for m in mentions]
         workers = max(1, min(workers, len(items) // 500 or 1))
         if workers == 1 or not hasattr(os, "fork"):
-            with _gc_paused():
+            with gc_paused():
                 return [self.resolve(m, t, own_id=o) for m, t, o in items]
         for idx in self._index.values():  # built once here, not in every child
             idx.views()
-        with _gc_paused():
+        with gc_paused():
             return self._resolve_forked(items, workers)
 
     def _resolve_forked(self, items: list[tuple], workers: int) -> list[Resolution]:

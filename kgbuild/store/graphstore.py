@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import gc
 import hashlib
 import json
 import os
@@ -32,7 +31,6 @@ import shutil
 import stat
 import uuid
 import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, NamedTuple
@@ -56,6 +54,7 @@ from ..graph.model import (
 )
 from ..graph.rdf import from_quads
 from ..io.atomic import atomic_write
+from ..io.collector import gc_paused
 from ..schema.model import Schema
 from ..schema.namespaces import KG, NODES_GRAPH
 
@@ -571,7 +570,7 @@ class GraphStore:
         return kg
 
     def _materialise(self) -> KnowledgeGraph:
-        with _gc_paused():
+        with gc_paused():
             return self._from_quads()
 
     def _from_quads(self) -> KnowledgeGraph:
@@ -1002,22 +1001,8 @@ def _read_cache(path: Path, key: str) -> KnowledgeGraph | None:
         os.close(fd)
 
 
-@contextmanager
-def _gc_paused():
-    """The cyclic garbage collector paused: making millions of objects (unpickling or
-    materialising a graph) otherwise triggers collections that rescan them all (unpickling a
-    100k-edge graph was 5x slower, measured)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def _unpickle(body: bytes):
-    with _gc_paused():
+    with gc_paused():
         return pickle.loads(body)
 
 
