@@ -31,7 +31,7 @@ def touched_terms(store, documents: Iterable[str]) -> set[str]:
     if not graphs:
         return set()
     out: set[str] = set()
-    for row in store._db.db.query(
+    for row in store.sparql(
             f"SELECT DISTINCT ?t WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ "
             f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t FILTER(?p != <{RDF.type}>) }} }} FILTER(isIRI(?t)) }}"):
         out.add(row["t"].value)
@@ -45,9 +45,9 @@ def focus_nodes(store, terms: set[str]) -> set[str]:
     todo = sorted(terms)
     for i in range(0, len(todo), 500):
         values = " ".join(f"<{t}>" for t in todo[i:i + 500])
-        for row in store._db.db.query(
+        for row in store.sparql(
                 f"SELECT DISTINCT ?x WHERE {{ VALUES ?n {{ {values} }} "
-                f"?x ?p ?n FILTER(isIRI(?x)) }}", use_default_graph_as_union=True):
+                f"?x ?p ?n FILTER(isIRI(?x)) }}", union=True):
             out.add(row["x"].value)
     return out
 

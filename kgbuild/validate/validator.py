@@ -218,7 +218,9 @@ def validate_store(store, *, engine: str = "fast", shapes: Graph | None = None,
 
 
 def _database(store) -> ox.Store:
-    """The store's pyoxigraph database (read only here)."""
+    """The store's pyoxigraph database (read only here): the engine's :class:`Data` runs
+    its queries on a pyoxigraph store, as for a file (:meth:`GraphStore.sparql` has another
+    signature)."""
     return store._db.db
 
 
