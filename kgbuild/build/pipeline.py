@@ -45,6 +45,7 @@ from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.export import write_export
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
+from ..retrieve.snapshot import refresh_snapshot
 from ..validate.incremental import touched_terms, validate_changed
 from ..validate.validator import ValidationReport, validate_store
 from .validation import record_change
@@ -468,6 +469,7 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
                               progress=progress, max_file_bytes=max_file_bytes, access=access,
                               registry=registry, root=root, exclude=exclude, gitignore=gitignore,
                               prune=prune, phase=phase)
+        refresh_snapshot(graph_store, (lambda: phase("indexing")) if phase else None)
         queue = Path(store) / "review-queue.json" if store is not None else None
         if phase and resolve is not False:
             phase("resolving")

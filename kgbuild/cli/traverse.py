@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -114,7 +115,7 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
       kgbuild traverse --graph graph.ttl --seed api:default/payments-api \\
         --path ownedBy/ownerOf --no-cap --format json
     """
-    from ..retrieve.traverse import TraversalSpec, Traverser
+    from ..retrieve.traverse import TraversalSpec, Traverser, store_traverser
 
     spec = TraversalSpec(seeds=seeds, names=names, question=question, follow=follow, hops=hops,
                          path=path, cap=None if no_cap or cap == 0 else cap, types=types,
@@ -140,17 +141,25 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
             result = remote_traverse(client, load_schema(schema_name), spec, principal)
         emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
         sys.exit(1 if result.abstain else 0)
-    kg, cache = graph_and_cache(graph_file, store_path, schema_name)
+    if graph_file:
+        kg, cache = graph_and_cache(graph_file, store_path, schema_name)
+        embeddings_dir = cache.parent / "embeddings" if cache else None
+    else:
+        embeddings_dir = Path(store_path) / "embeddings"
     matcher = None
     if semantic and question:
         from ..retrieve.embeddings import EmbeddingMatcher
 
         try:  # the client checks the URL its own way and raises its own error types
             matcher = EmbeddingMatcher.from_env(embeddings_model, embeddings_url,
-                                                cache_dir=cache.parent / "embeddings" if cache else None)
+                                                cache_dir=embeddings_dir)
         except Exception as exc:
             raise UsageError(f"--embeddings-url {embeddings_url!r}: {type(exc).__name__}: {exc}") from None
-    result = Traverser(kg, principal, cache, matcher=matcher).run(spec)
+    if graph_file:
+        traverser = Traverser(kg, principal, cache, matcher=matcher)
+    else:  # by ID: the store's memory-mapped snapshot; a walk reads what it touches
+        traverser = store_traverser(store_path, load_schema(schema_name), principal, matcher)
+    result = traverser.run(spec)
     emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
     sys.exit(1 if result.abstain else 0)
 

@@ -100,6 +100,9 @@ class AdjacencyIndex:
 
     def position(self, node_id: str) -> int | None:
         """Index of a stable ID, or None when the node is not in the graph."""
+        find = getattr(self.node_ids, "find", None)  # sorted IDs read from a snapshot
+        if find is not None:
+            return find(node_id)
         if self._pos is None:
             self._pos = {n: i for i, n in enumerate(self.node_ids)}
         return self._pos.get(node_id)

@@ -34,27 +34,30 @@ nothing reached (``no-edges``) the result says so and carries no nodes beyond th
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..errors import KgbuildError
 from ..graph.access import Principal, visible_graph
-from ..graph.model import KnowledgeGraph
+from ..graph.model import KnowledgeGraph, Passage
 from ..resolve.normalize import singular
 from ..resolve.resolver import Resolver
 from ..schema.model import Schema
+from ..store.graphstore import GraphStore
 from .adjacency import DIRECTIONS, AdjacencyIndex, Walk, cached_index, follow_walk, path_walk
 from .context import context_pack, render_prompt, render_result
 from .diagnose import diagnose_path, leaving_edges
 from .embeddings import node_text
 from .paths import schema_steps
 from .seeds import SeedIndex
+from .snapshot import Snapshot, assertion_dict, open_snapshot
 
 _DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
 # bounds of every setting (the CLI's options have the same): a cap or budget beyond any graph
@@ -544,8 +547,11 @@ class Traverser:
             out.append({"id": f"e{i}", "subject": s, "predicate": p, "object": o,
                         "hop": w[0][0], "direction": DIRECTIONS[w[0][1]],
                         "walks": [{"hop": h, "direction": DIRECTIONS[d]} for h, d in w],
-                        "assertions": [_assertion(a) for a in self.evidence.get((s, p, o), [])]})
+                        "assertions": self._assertions(eid, (s, p, o))})
         return out
+
+    def _assertions(self, eid: int, edge: tuple[str, str, str]) -> list[dict]:
+        return [assertion_dict(a) for a in self.evidence.get(edge, [])]
 
     def _node_out(self, n: int | str, hop: int, seed: bool) -> dict:
         node_id = self.index.node_ids[n] if isinstance(n, int) else n
@@ -656,16 +662,103 @@ def _no_truncation() -> dict:
     return {"cap": [], "nodes": 0, "edges": 0, "paths": 0}
 
 
-def _assertion(a) -> dict:
-    out = {"source": a.source, "location": a.location, "evidence": a.evidence,
-           "extractor": a.extractor, "confidence": a.confidence, "generated_at": a.generated_at,
-           "qualifiers": sorted(a.qualifiers)}
-    if a.chunk:  # read by an LLM from this passage (text chunk ID)
-        out["passage"] = a.chunk
-    return out
-
-
 def traverse(kg: KnowledgeGraph, spec: TraversalSpec, principal: Principal | None = None,
              cache_dir: str | Path | None = None) -> TraversalResult:
     """One traversal of ``kg`` as ``principal`` (public items only when None)."""
     return Traverser(kg, principal, cache_dir).run(spec)
+
+
+class SnapshotTraverser(Traverser):
+    """Traversals by ID over a store's :class:`~kgbuild.retrieve.snapshot.Snapshot`: a walk
+    reads the (memory-mapped) index pages it touches, the labels of the nodes and the records
+    of the edges it returns, the same results as :class:`Traverser` over the store's graph.
+    Specs that need the whole graph (``names``, a ``question``, assertion filters) run on
+    ``full()``: a :class:`Traverser` over it, made on first use. The snapshot must serve the
+    principal (:meth:`~kgbuild.retrieve.snapshot.Snapshot.serves`)."""
+
+    def __init__(self, snap: Snapshot, schema: Schema, principal: Principal,
+                 full: Callable[[], Traverser]):
+        if not snap.serves(principal):
+            raise ValueError("this snapshot shows more than the principal may see")
+        self.matcher, self.principal, self.snapshot = None, principal, snap
+        self.index = snap.index
+        self.view = _SnapshotView(snap, schema)
+        self.evidence = {}
+        self._full: Traverser | None = None
+        self._make_full = full
+        self._resolver = self._seed_index = self._parent = None
+        self._filter, self._filtered, self._lock = (), OrderedDict(), threading.Lock()
+
+    def full(self) -> Traverser:
+        """The traverser over the store's whole graph (read on first use)."""
+        if self._full is None:
+            self._full = self._make_full()
+        return self._full
+
+    def run(self, spec: TraversalSpec) -> TraversalResult:
+        spec.check()
+        if spec.names or spec.question or spec.filter_key():
+            return self.full().run(spec)
+        self.view.passages = {}
+        return super().run(spec)
+
+    def _node(self, node_id: str) -> dict:
+        pos = self.index.position(node_id)
+        kind = "" if pos is None else self.index.type_names[self.index.node_type[pos]]
+        return {"id": node_id, "label": self.snapshot.labels[pos] if kind else node_id, "type": kind}
+
+    def _assertions(self, eid: int, edge: tuple[str, str, str]) -> list[dict]:
+        rec = self.snapshot.record(eid)
+        for pid, (text, doc, start, end) in rec["p"].items():
+            self.view.passages[pid] = Passage(pid, doc, start, end, text)
+        return [a for _, a in rec["a"]]
+
+
+@dataclass
+class _SnapshotNode:
+    """What the context pack reads of a seed node."""
+
+    label: str
+    type: str
+    attributes: dict
+    defined_in: set
+
+
+class _SnapshotView:
+    """The parts of a graph :class:`Traverser` and the context pack read, from a snapshot."""
+
+    def __init__(self, snap: Snapshot, schema: Schema):
+        self.schema, self.documents = schema, snap.documents
+        self.passages: dict[str, Passage] = {}  # of the edges read by the current run
+        self.nodes = self
+        self._snap, self._index = snap, snap.index
+
+    def get(self, node_id: str, default=None):
+        pos = self._index.position(node_id)
+        if pos is None or not self._snap.info.raw(pos):
+            return default
+        info = json.loads(self._snap.info.raw(pos))
+        return _SnapshotNode(self._snap.labels[pos],
+                             self._index.type_names[self._index.node_type[pos]],
+                             {"description": set(info["description"])} if info["description"] else {},
+                             set(info["docs"]))
+
+
+def store_traverser(store_path: str | Path, schema: Schema, principal: Principal | None = None,
+                    matcher=None) -> Traverser:
+    """A traverser over the store at ``store_path`` as ``principal``: over the store's snapshot
+    (:func:`~kgbuild.retrieve.snapshot.open_snapshot`, kept current here) when that is what
+    the principal sees and no ``matcher`` is given, else over the principal's view of the
+    store's graph (adjacency index cached in ``<store>/adjacency``)."""
+    principal = principal or Principal()
+
+    def full() -> Traverser:
+        with GraphStore(store_path, schema, write=False) as store:
+            kg = store.knowledge_graph()
+        return Traverser(kg, principal, Path(store_path) / "adjacency", matcher=matcher)
+
+    if matcher is not None:
+        return full()
+    with GraphStore(store_path, schema, write=False) as store:
+        snap = open_snapshot(store)
+    return SnapshotTraverser(snap, schema, principal, full) if snap.serves(principal) else full()

@@ -499,6 +499,17 @@ class GraphStore:
         """Every quad of the named graph ``graph`` (an IRI), bookkeeping included."""
         yield from self._db.quads_for_pattern(None, None, None, ox.NamedNode(graph))
 
+    def rows_about(self, iri: str) -> Iterator[tuple[str, str, str, str]]:
+        """Every quad with subject ``iri`` in any graph, as plain values (subject, predicate,
+        object, graph: the form :func:`~kgbuild.graph.rdf.from_quads` reads)."""
+        for q in self._db.quads_for_pattern(ox.NamedNode(iri), None, None, None):
+            yield q.subject.value, q.predicate.value, q.object.value, q.graph_name.value
+
+    def has_triple(self, s: str, p: str, o: str) -> bool:
+        """Whether some graph holds the triple of three IRIs."""
+        return any(True for _ in self._db.quads_for_pattern(ox.NamedNode(s), ox.NamedNode(p),
+                                                            ox.NamedNode(o), None))
+
     def ntriples(self) -> Iterator[str]:
         """:meth:`triples` as N-Triples lines (``s p o .``, may repeat), one named graph at a
         time from the store's own serialisation (terms decoded in Rust, not as Python

@@ -1,0 +1,461 @@
+"""The store's walkable read model, persisted beside it and memory-mapped.
+
+A traversal by ID needs the adjacency index, each node's ID, label and type, and the
+assertions of the edges it returns; it does not need the graph as Python objects. A
+:class:`Snapshot` holds exactly that for one store revision, in ``<store>/snapshot/<name>/``:
+the index's arrays and the node table as ``.npy`` files opened with ``mmap_mode="r"``
+(a call reads the pages its walk touches), and one JSON record per edge (its assertions,
+as traversal outputs them, and the passages they cite), read only for the edges returned.
+
+**Freshness.** ``meta.json`` names the revision (database identity and generation), the
+schema digest and the build settings it was made from, and the state of every document.
+:func:`open_snapshot` uses the current one as it is; after a change it applies the change
+to the previous snapshot (:func:`apply_changes`): the changed documents' graphs and every
+quad about the nodes they touch (before or after) are read from the store and merged in,
+so a one-file rebuild costs that file plus array work linear in the graph (no Python
+object per quad). Anything the merge cannot reproduce exactly (another schema or
+settings, edges without assertions, a catch-all node type, many changed documents) makes
+a new snapshot from the whole graph. The result equals :func:`snapshot_tables` of the
+store's :meth:`~kgbuild.store.graphstore.GraphStore.knowledge_graph` (tested).
+
+**Access.** The snapshot is the unrestricted graph. It serves a principal who may see
+everything, or anyone when nothing in the store carries an access label (then every view
+is the whole graph); otherwise traversal uses the principal's visible graph as before.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pyoxigraph as ox
+
+from ..graph.model import KnowledgeGraph, doc_from_iri, id_from_iri, node_iri, source_iri
+from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
+from .adjacency import AdjacencyIndex, Csr, graph_arrays
+
+FORMAT = 1
+MAX_CHANGED = 200  # more changed documents than this (or a twentieth of all): rebuild whole
+_ACCESS = str(KG.accessLabel)
+_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+_ENDS = (f"{_RDF}subject", f"{_RDF}object")
+_LISTS = ("indptr", "nbr", "eid", "rank")
+
+
+def assertion_dict(a) -> dict:
+    """An assertion as traversal outputs it (``passage``: the text chunk an LLM read it in)."""
+    out = {"source": a.source, "location": a.location, "evidence": a.evidence,
+           "extractor": a.extractor, "confidence": a.confidence, "generated_at": a.generated_at,
+           "qualifiers": sorted(a.qualifiers)}
+    if a.chunk:
+        out["passage"] = a.chunk
+    return out
+
+
+class Strings(Sequence):
+    """Strings stored as one UTF-8 blob and end offsets; ``find`` needs them sorted."""
+
+    def __init__(self, blob: np.ndarray, ends: np.ndarray):
+        self.blob, self.ends = blob, ends
+
+    @staticmethod
+    def pack(items: Sequence[str | bytes]) -> tuple[np.ndarray, np.ndarray]:
+        data = [x if isinstance(x, bytes) else x.encode() for x in items]
+        ends = np.cumsum([len(x) for x in data], dtype=np.int64) if data else np.zeros(0, np.int64)
+        return np.frombuffer(b"".join(data), dtype=np.uint8), ends
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def raw(self, i: int) -> bytes:
+        start = int(self.ends[i - 1]) if i else 0
+        return self.blob[start:int(self.ends[i])].tobytes()
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return self.raw(int(i)).decode()
+
+    def raws(self):
+        """Every item as bytes, in order."""
+        data, start = self.blob.tobytes(), 0
+        for end in self.ends.tolist():
+            yield data[start:end]
+            start = end
+
+    def __iter__(self):
+        return (x.decode() for x in self.raws())
+
+    def find(self, text: str) -> int | None:
+        """Position of ``text`` in these sorted strings, or None."""
+        i = bisect.bisect_left(self, text)
+        return i if i < len(self) and self[i] == text else None
+
+
+@dataclass
+class Tables:
+    """Everything a snapshot holds, as plain Python values (what :func:`save` writes)."""
+
+    meta: dict  # revision, schema, settings, labelled graphs, documents, untyped count
+    states: dict[str, str]  # document -> its state (JSON), to tell what changed
+    subjects: dict[str, list[str]]  # document -> node IRIs its graph says something about
+    ids: list[str]  # sorted: nodes and edge endpoints
+    labels: list[str]
+    types: list[str]  # "" for nodes only known as edge endpoints
+    info: list[str]  # JSON {"description", "docs"} or ""
+    edges: list[tuple[str, str, str]]  # sorted
+    records: list[bytes]  # JSON {"a": [[key, assertion]], "p": {passage: [text, doc, start, end]}}
+    conf: list[float]  # per edge: its best assertion's confidence (-1: none)
+    stamps: list[str]  # per edge: its latest assertion's time ("": none)
+
+
+def _record_of(found: list, passages: dict) -> tuple[bytes, float, str]:
+    """An edge's record (``found``: ``[key, assertion dict]`` sorted by key), best confidence
+    and latest time."""
+    return (json.dumps({"a": found, "p": passages}, sort_keys=True).encode(),
+            max((a["confidence"] for _, a in found), default=-1.0),
+            max((a["generated_at"] for _, a in found), default=""))
+
+
+def _graph_record(assertions, passages) -> tuple[bytes, float, str]:
+    cited = {}
+    for a in assertions:
+        p = passages.get(a.chunk) if a.chunk else None
+        if p is not None:
+            cited[p.id] = [p.text, p.document, p.start, p.end]
+    return _record_of([[a.key, assertion_dict(a)] for a in assertions], cited)
+
+
+def _info(node) -> str:
+    if node is None:
+        return ""
+    return json.dumps({"description": sorted(node.attributes.get("description", ())),
+                       "docs": sorted(node.defined_in)}, sort_keys=True)
+
+
+def _node_subjects(store, graphs: Sequence[str] | None) -> dict[str, list[str]]:
+    """Per document: the node IRIs its graph has a triple about (all documents when None)."""
+    values = f"VALUES ?g {{ {' '.join(f'<{g}>' for g in graphs)} }} " if graphs is not None else ""
+    out: dict[str, set[str]] = {}
+    for row in store.sparql(
+            f"SELECT DISTINCT ?g ?s WHERE {{ {values}GRAPH ?g {{ ?s ?p ?o }} "
+            f"FILTER(isIRI(?s) && STRSTARTS(STR(?g), '{SOURCE_BASE}') && "
+            f"!STRSTARTS(STR(?s), '{ASSERTION_BASE}') && !STRSTARTS(STR(?s), '{SOURCE_BASE}')) }}"):
+        out.setdefault(doc_from_iri(row["g"].value), set()).add(row["s"].value)
+    return {d: sorted(s) for d, s in out.items()}
+
+
+def _labelled(store, graphs: Sequence[str] | None = None) -> set[str]:
+    """The graphs (of ``graphs``, or all) with an access label in them."""
+    values = f"VALUES ?g {{ {' '.join(f'<{g}>' for g in graphs)} }} " if graphs is not None else ""
+    return {row["g"].value for row in store.sparql(
+        f"SELECT DISTINCT ?g WHERE {{ {values}GRAPH ?g {{ ?s <{_ACCESS}> ?o }} }}")}
+
+
+def _state_text(state) -> str:
+    return json.dumps(list(state), sort_keys=True)
+
+
+def _meta(store) -> dict:
+    return {"format": FORMAT, "revision": store.revision(), "schema": store.schema.digest,
+            "settings": store.settings()}
+
+
+def _known_docs(node, docs: set[str]):
+    """The node with ``defined_in`` cut to the documents the graph has (what a seed cites)."""
+    if node is None or node.defined_in <= docs:
+        return node
+    return replace(node, defined_in={d for d in node.defined_in if d in docs})
+
+
+def snapshot_tables(kg: KnowledgeGraph, store) -> Tables:
+    """The tables of the store's whole graph ``kg`` (its :meth:`knowledge_graph`)."""
+    edges = kg.edges()
+    ids = graph_arrays(kg, edges)[0]
+    nodes, docs = kg.nodes, set(kg.documents)
+    per_edge = [_graph_record(assertions, kg.passages) for assertions in edges.values()]
+    meta = {**_meta(store), "labelled": sorted(_labelled(store)), "documents": sorted(docs),
+            "untyped": len(kg.untyped_edges)}
+    return Tables(meta, {d: _state_text(s) for d, s in store.document_states().items()},
+                  _node_subjects(store, None), ids,
+                  [nodes[i].label if i in nodes else i for i in ids],
+                  [nodes[i].type if i in nodes else "" for i in ids],
+                  [_info(_known_docs(nodes.get(i), docs)) for i in ids], list(edges),
+                  *([list(x) for x in zip(*per_edge)] if per_edge else ([], [], [])))
+
+
+# -- the files --------------------------------------------------------------------------------
+@dataclass
+class Snapshot:
+    """One snapshot, saved (``folder``) or in memory: metadata, index, node and edge tables."""
+
+    folder: Path | None
+    meta: dict
+    index: AdjacencyIndex
+    labels: Strings
+    info: Strings
+    records: Strings
+    stamps: Strings
+    conf: np.ndarray
+    documents: frozenset[str]
+
+    @property
+    def labelled(self) -> bool:
+        """Whether anything in the store carries an access label."""
+        return bool(self.meta["labelled"])
+
+    def serves(self, principal) -> bool:
+        """Whether this (unrestricted) snapshot is what ``principal`` may see."""
+        return principal.everyone or not self.labelled
+
+    def record(self, eid: int) -> dict:
+        """Edge ``eid``'s assertions (``a``: ``[key, assertion]``) and cited passages (``p``)."""
+        return json.loads(self.records.raw(eid))
+
+
+def _arrays(t: Tables, schema) -> dict[str, np.ndarray]:
+    type_names = sorted(schema.node_types) + [""]
+    tcode = {n: i for i, n in enumerate(type_names)}
+    edge_types = sorted(schema.edge_types)
+    ecode = {n: i for i, n in enumerate(edge_types)}
+    pos = {n: i for i, n in enumerate(t.ids)}
+    m = len(t.edges)
+    src = np.fromiter((pos[s] for s, _, _ in t.edges), dtype=np.int32, count=m)
+    dst = np.fromiter((pos[o] for _, _, o in t.edges), dtype=np.int32, count=m)
+    etype = np.fromiter((ecode[p] for _, p, _ in t.edges), dtype=np.int16, count=m)
+    conf = np.asarray(t.conf, dtype=np.float64)
+    recency = np.unique(np.array(t.stamps, dtype=str), return_inverse=True)[1] if m else np.zeros(0)
+    node_type = np.array([tcode[x] for x in t.types], dtype=np.int16)
+    index = AdjacencyIndex.from_arrays(t.ids, node_type, type_names, edge_types, src, dst, etype,
+                                       conf, np.asarray(recency, dtype=np.int64))
+    out = {"node_type": index.node_type, "src": index.src, "dst": index.dst, "etype": index.etype,
+           "conf": conf}
+    for name, items in (("ids", t.ids), ("labels", t.labels), ("info", t.info),
+                        ("records", t.records), ("stamps", t.stamps)):
+        out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
+    for (ty, d), c in index.lists.items():
+        for name in _LISTS:
+            out[f"l{ty}_{d}_{name}"] = getattr(c, name)
+    return out
+
+
+def _snapshot(arr: dict[str, np.ndarray], meta: dict, schema, folder: Path | None) -> Snapshot:
+    def strings(name: str) -> Strings:
+        return Strings(arr[f"{name}_blob"], arr[f"{name}_ends"])
+
+    lists = {}
+    for name in arr:
+        if name.startswith("l") and name.endswith("_indptr"):
+            ty, d = (int(x) for x in name[1:].split("_")[:2])
+            if d not in (0, 1):
+                raise ValueError(f"bad list name {name!r}")
+            parts = [arr[f"l{ty}_{d}_{k}"] for k in _LISTS]
+            lists[(ty, d)] = Csr(*parts, np.full(len(parts[1]), d, dtype=np.int8))
+    index = AdjacencyIndex(strings("ids"), arr["node_type"], sorted(schema.node_types) + [""],
+                           sorted(schema.edge_types), arr["src"], arr["dst"], arr["etype"], lists)
+    index.check()
+    snap = Snapshot(folder, meta, index, strings("labels"), strings("info"), strings("records"),
+                    strings("stamps"), arr["conf"], frozenset(meta["documents"]))
+    if not (len(snap.labels) == len(snap.info) == index.size
+            and len(snap.records) == len(snap.stamps) == len(snap.conf) == len(index.src)):
+        raise ValueError("inconsistent snapshot tables")
+    return snap
+
+
+def save(tables: Tables, root: Path, schema) -> Path:
+    """Write ``tables`` as a new snapshot folder under ``root`` and make it the current one;
+    earlier ones are removed. Returns the folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / f"s-{uuid.uuid4().hex[:16]}"
+    tmp = root / f".tmp-{folder.name}"
+    tmp.mkdir()
+    try:
+        for name, a in _arrays(tables, schema).items():
+            np.save(tmp / f"{name}.npy", a, allow_pickle=False)
+        (tmp / "docs.json").write_text(json.dumps(
+            {"states": tables.states, "subjects": tables.subjects}, sort_keys=True))
+        (tmp / "meta.json").write_text(json.dumps(tables.meta, sort_keys=True))
+        os.replace(tmp, folder)
+        pointer = root / f".current-{folder.name}"
+        pointer.write_text(folder.name)
+        os.replace(pointer, root / "current")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for old in root.iterdir():
+        if old.name.startswith("s-") and old.name != folder.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
+def load(folder: Path, schema) -> Snapshot:
+    """Open a saved snapshot (arrays memory-mapped); raises on anything incomplete."""
+    meta = json.loads((folder / "meta.json").read_text())
+    if meta.get("format") != FORMAT:
+        raise ValueError("another snapshot format")
+    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in folder.glob("*.npy")}
+    return _snapshot(arr, meta, schema, folder)
+
+
+def tables_of(snap: Snapshot) -> Tables:
+    """A saved snapshot back as tables (for :func:`apply_changes`)."""
+    docs = json.loads((snap.folder / "docs.json").read_text())
+    ix = snap.index
+    ids = list(ix.node_ids)
+    names = ix.type_names
+    edges = [(ids[s], ix.edge_types[p], ids[o]) for s, p, o in
+             zip(ix.src.tolist(), ix.etype.tolist(), ix.dst.tolist())]
+    return Tables(dict(snap.meta), docs["states"], docs["subjects"], ids, list(snap.labels),
+                  [names[t] for t in ix.node_type.tolist()], list(snap.info), edges,
+                  list(snap.records.raws()), snap.conf.tolist(), list(snap.stamps))
+
+
+# -- keeping it current -----------------------------------------------------------------------
+def apply_changes(old: Tables, store, schema) -> Tables | None:
+    """``old`` brought to the store's current revision by re-reading only the changed
+    documents and the nodes they touch; None when that cannot be exact (then rebuild)."""
+    from ..graph.rdf import from_quads
+    from ..schema.importer import CATCH_ALL
+
+    meta = _meta(store)
+    if (old.meta.get("schema") != meta["schema"] or old.meta.get("settings") != meta["settings"]
+            or old.meta.get("untyped") or CATCH_ALL in schema.type_by_iri):
+        return None
+    states = {d: _state_text(s) for d, s in store.document_states().items()}
+    changed = set(d for d in old.states.keys() | states.keys() if old.states.get(d) != states.get(d))
+    if len(changed) > min(MAX_CHANGED, max(10, len(states) // 20)):
+        return None
+    graphs = {source_iri(d) for d in changed}
+    inverse = {e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri}
+    touched = {iri for d in changed for iri in old.subjects.get(d, ())}
+    needles = [b'"source": ' + json.dumps(d).encode() for d in changed]
+    hit = [i for i, rec in enumerate(old.records) if any(n in rec for n in needles)]
+    evidence: dict[tuple, tuple[list, dict]] = {}
+    for i in hit:
+        rec = json.loads(old.records[i])
+        s, _, o = old.edges[i]
+        touched.update((node_iri(s), node_iri(o)))
+        kept = [x for x in rec["a"] if x[1]["source"] not in changed]
+        evidence[old.edges[i]] = (kept, rec["p"])
+    rows, direct = [], []
+    for g in sorted(graphs):
+        for q in store.graph_quads(g):
+            s, p, o = q.subject.value, q.predicate.value, q.object.value
+            rows.append((s, p, o, g))
+            if isinstance(q.object, ox.NamedNode) and (p in schema.edge_by_iri or p in _ENDS):
+                touched.add(o)
+                if p in schema.edge_by_iri:
+                    direct.append((id_from_iri(s), schema.edge_by_iri[p], id_from_iri(o)))
+            elif p in inverse:
+                return None  # (inverse-named triples: rare, read by the whole-graph path)
+    new_subjects = _node_subjects(store, sorted(graphs))
+    touched.update(iri for d in changed for iri in new_subjects.get(d, ()))
+    touched = {t for t in touched if not t.startswith((ASSERTION_BASE, SOURCE_BASE))}
+    for iri in sorted(touched):
+        rows.extend(r for r in store.rows_about(iri) if r[3] not in graphs)
+    kg = from_quads(rows, schema)
+    documents = (set(old.meta["documents"]) - changed) | (kg.documents.keys() & changed)
+    for a in sorted((a for a in kg.assertions.values() if a.source in changed),
+                    key=lambda a: a.key):
+        found, pas = evidence.setdefault(a.edge, ([], {}))
+        found.append([a.key, assertion_dict(a)])
+        p = kg.passages.get(a.chunk) if a.chunk else None
+        if p is not None:
+            pas[p.id] = [p.text, p.document, p.start, p.end]
+    records = {e: (r, c, t) for e, r, c, t in zip(old.edges, old.records, old.conf, old.stamps)}
+    for e, (found, pas) in evidence.items():
+        if not found:
+            if store.has_triple(node_iri(e[0]), schema.edge_types[e[1]].iri, node_iri(e[2])):
+                return None  # now an edge without assertions: the whole-graph path reads those
+            records.pop(e, None)
+            continue
+        found.sort(key=lambda x: x[0])
+        cited = {x[1].get("passage") for x in found}
+        records[e] = _record_of([x for x in found], {k: v for k, v in pas.items() if k in cited})
+    if any(e not in records for e in direct):
+        return None  # a direct triple no assertion covers: an untyped edge
+    endpoints = {x for s, _, o in records for x in (s, o)}
+    nodes = {i: (lab, ty, inf) for i, lab, ty, inf in zip(old.ids, old.labels, old.types, old.info)}
+    for nid in {id_from_iri(t) for t in touched}:
+        n = kg.nodes.get(nid)
+        if n is not None:
+            nodes[nid] = (n.label, n.type, _info(_known_docs(n, documents)))
+        else:
+            nodes.pop(nid, None)
+    for x in endpoints:
+        nodes.setdefault(x, (x, "", ""))
+    ids = sorted(i for i in nodes if i in endpoints or nodes[i][1])
+    edges = sorted(records)
+    subjects = {d: s for d, s in old.subjects.items() if d not in changed}
+    subjects.update({d: s for d, s in new_subjects.items() if d in states})
+    labelled = (set(old.meta["labelled"]) - graphs - {NODES_GRAPH}) | _labelled(
+        store, sorted(graphs | {NODES_GRAPH}))
+    meta = {**meta, "labelled": sorted(labelled), "documents": sorted(documents), "untyped": 0}
+    return Tables(meta, states, subjects, ids, [nodes[i][0] for i in ids],
+                  [nodes[i][1] for i in ids], [nodes[i][2] for i in ids], edges,
+                  *map(list, zip(*(records[e] for e in edges))) if edges else ([], [], []))
+
+
+def refresh_snapshot(store, starting=None) -> bool:
+    """After a build: bring the store's saved snapshot, if it has one, to the new revision by
+    :func:`apply_changes` (``starting()`` is called first); where that cannot be exact it is
+    removed (the next reader makes one from the whole graph: a build never reads it all).
+    Returns whether there was anything to do."""
+    root = Path(store.path) / "snapshot" if store.path else None
+    previous = _current(root, store.schema) if root and (root / "current").exists() else None
+    if previous is None or previous.meta.get("revision") == store.revision():
+        return False
+    if starting:
+        starting()
+    try:
+        tables = apply_changes(tables_of(previous), store, store.schema)
+        if tables is not None:
+            save(tables, root, store.schema)
+            return True
+    except Exception:  # noqa: BLE001 - a cache: never a reason for a build to fail
+        pass
+    shutil.rmtree(root, ignore_errors=True)
+    return True
+
+
+def open_snapshot(store, root: Path | None = None) -> Snapshot:
+    """The snapshot of ``store``'s current revision: the saved one, the previous one with the
+    changes applied, or one made from the whole graph (saved under ``root``, by default
+    ``<store>/snapshot``; kept in memory only where that cannot be written)."""
+    schema = store.schema
+    root = root or (Path(store.path) / "snapshot" if store.path else None)
+    previous = _current(root, schema) if root else None
+    if previous is not None and previous.meta.get("revision") == store.revision() \
+            and previous.meta.get("schema") == schema.digest:
+        return previous
+    tables = apply_changes(tables_of(previous), store, schema) if previous is not None else None
+    if tables is None:
+        tables = snapshot_tables(store.knowledge_graph(), store)
+    if root is not None:
+        try:
+            return load(save(tables, root, schema), schema)
+        except OSError:
+            pass
+    return _in_memory(tables, schema)
+
+
+def _current(root: Path, schema) -> Snapshot | None:
+    try:
+        name = (root / "current").read_text().strip()
+        if not name.startswith("s-") or "/" in name:
+            return None
+        return load(root / name, schema)
+    except Exception:  # noqa: BLE001 - missing, partial or damaged: made again
+        return None
+
+
+def _in_memory(tables: Tables, schema) -> Snapshot:
+    return _snapshot(_arrays(tables, schema), tables.meta, schema, None)

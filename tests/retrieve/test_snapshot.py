@@ -1,0 +1,212 @@
+"""The store's memory-mapped snapshot: the same traversals as the store's whole graph, kept
+current by applying each build's changes (equal to a snapshot made from scratch)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from kgbuild.build.pipeline import build_graph
+from kgbuild.cli.main import main
+from kgbuild.graph.access import Principal
+from kgbuild.retrieve.snapshot import (
+    Strings,
+    apply_changes,
+    open_snapshot,
+    snapshot_tables,
+    tables_of,
+)
+from kgbuild.retrieve.traverse import SnapshotTraverser, TraversalSpec, Traverser, store_traverser
+from kgbuild.schema.loader import load_schema
+from kgbuild.store.graphstore import GraphStore
+from tests.conftest import CATALOGS, REPO
+
+FIXTURE = REPO / "fixtures" / "catalog"
+SCHEMA = load_schema()
+
+
+def _build(folder: Path, store: Path) -> None:
+    build_graph([folder], SCHEMA, store=store, timestamp=0, validate=False, resolve=False,
+                root=folder.parent).store.close()
+
+
+def _specs(ids: list[str]) -> list[TraversalSpec]:
+    specs = []
+    for i, node in enumerate(ids):
+        specs += [TraversalSpec(seeds=[node], hops=2, cap=3 if i % 2 else 50),
+                  TraversalSpec(seeds=[node], follow=["dependsOn:both", "ownedBy:in"], hops=3),
+                  TraversalSpec(seeds=[node], path="ownedBy:out/ownerOf:out/dependsOn:in",
+                                include_seeds=bool(i % 2), max_chars=400),
+                  TraversalSpec(seeds=[node, ids[(i * 7) % len(ids)]], types=["Component"],
+                                max_nodes=5, max_edges=4, cap=None)]
+    return specs + [TraversalSpec(seeds=["component:default/no-such-thing"]),
+                    TraversalSpec(seeds=[ids[0].upper()], hops=1)]
+
+
+def _assert_same(store: Path, principal: Principal, sample: int = 12) -> SnapshotTraverser:
+    """The snapshot's traversals == the whole graph's, and its tables == fresh ones."""
+    with GraphStore(store, SCHEMA, write=False) as st:
+        kg = st.knowledge_graph()
+        fresh = snapshot_tables(kg, st)
+        assert tables_of(open_snapshot(st)) == fresh
+    walker = store_traverser(store, SCHEMA, principal)
+    assert isinstance(walker, SnapshotTraverser)
+    reference = Traverser(kg, principal)
+    ids = sorted(kg.nodes)
+    for spec in _specs(ids[:: max(1, len(ids) // sample)]):
+        assert walker.run(replace(spec)).to_dict() == reference.run(replace(spec)).to_dict(), spec
+    return walker
+
+
+def _current_revision(store: Path) -> str | None:
+    root = store / "snapshot"
+    if not (root / "current").exists():
+        return None
+    return json.loads((root / (root / "current").read_text() / "meta.json").read_text())["revision"]
+
+
+def _edit(folder: Path, rng: random.Random) -> str:
+    """One random edit of the catalog's YAML files; returns what it did."""
+    files = sorted(p for p in folder.rglob("*.yaml") if p.is_file())
+    path = rng.choice(files)
+    text = path.read_text()
+    lines = text.splitlines(keepends=True)
+    op = rng.choice(["delete", "copy", "drop-item", "owner", "describe"])
+    if op == "delete" and len(files) > 3:
+        path.unlink()
+    elif op == "copy" and "  name: " in text:
+        copy = text.replace("  name: ", "  name: copied-", 1)
+        (path.parent / f"copied-{rng.randrange(10**6)}-{path.name}").write_text(copy)
+    elif op == "drop-item" and any(x.startswith("    - ") for x in lines):
+        items = [i for i, x in enumerate(lines) if x.startswith("    - ")]
+        del lines[rng.choice(items)]
+        path.write_text("".join(lines))
+    elif op == "owner" and "owner: " in text:
+        others = [p for p in files if "owner: " in p.read_text()]
+        owner = rng.choice(others).read_text().split("owner: ", 1)[1].split("\n", 1)[0]
+        head, rest = text.split("owner: ", 1)
+        path.write_text(head + "owner: " + owner + "\n" + rest.split("\n", 1)[1])
+    else:
+        path.write_text(text.replace("  name: ", "  description: edited\n  name: ", 1)
+                        if "description:" not in text else text.replace("description: ",
+                                                                          "description: edited ", 1))
+        op = "describe"
+    return f"{op} {path.name}"
+
+
+def test_snapshot_walks_like_the_whole_graph_and_follows_every_change(tmp_path):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    _assert_same(store, Principal.all_access())
+    rng = random.Random(12)
+    for _ in range(8):
+        did = _edit(folder, rng)
+        _build(folder, store)  # refreshes the saved snapshot by applying the change
+        with GraphStore(store, SCHEMA, write=False) as st:
+            assert _current_revision(store) == st.revision(), did
+        _assert_same(store, Principal.all_access())
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["backstage-demo", "janus-idp-backstage-showcase"])
+def test_snapshot_follows_changes_to_real_catalogs(tmp_path, name):
+    folder, store = tmp_path / name, tmp_path / "store"
+    shutil.copytree(CATALOGS / "backstage" / name, folder)
+    _build(folder, store)
+    _assert_same(store, Principal(), sample=20)
+    rng = random.Random(name)
+    applied = 0
+    for _ in range(6):
+        _edit(folder, rng)
+        _build(folder, store)
+        with GraphStore(store, SCHEMA, write=False) as st:
+            applied += _current_revision(store) == st.revision()
+        _assert_same(store, Principal(), sample=20)
+    assert applied == 6  # every change applied to the saved snapshot, none rebuilt whole
+
+
+def test_a_labelled_store_serves_restricted_principals_from_their_view(tmp_path):
+    store = tmp_path / "store"
+    _build(FIXTURE, store)  # payments is labelled pci
+    public = store_traverser(store, SCHEMA, Principal())
+    assert not isinstance(public, SnapshotTraverser)
+    spec = TraversalSpec(seeds=["group:default/payments-team"], hops=2)
+    with GraphStore(store, SCHEMA, write=False) as st:
+        kg = st.knowledge_graph()
+    assert public.run(replace(spec)).to_dict() == Traverser(kg, Principal()).run(spec).to_dict()
+    assert isinstance(store_traverser(store, SCHEMA, Principal.all_access()), SnapshotTraverser)
+
+
+def test_names_questions_and_filters_walk_the_whole_graph(tmp_path):
+    store = tmp_path / "store"
+    _build(FIXTURE, store)
+    walker = store_traverser(store, SCHEMA, Principal.all_access())
+    with GraphStore(store, SCHEMA, write=False) as st:
+        reference = Traverser(st.knowledge_graph(), Principal.all_access())
+    for spec in (TraversalSpec(names=["Payments API"], path="ownedBy:out/ownerOf:out"),
+                 TraversalSpec(question="Who owns Pricing SDK?", types=["Group"], shortest_path=True),
+                 TraversalSpec(seeds=["component:default/payments-service"], min_confidence=0.9)):
+        assert walker.run(replace(spec)).to_dict() == reference.run(replace(spec)).to_dict()
+    assert walker._full is not None  # (made on first use only)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "pointer"])
+def test_a_damaged_snapshot_is_made_again(tmp_path, damage):
+    store = tmp_path / "store"
+    _build(FIXTURE, store)
+    store_traverser(store, SCHEMA, Principal.all_access())
+    root = store / "snapshot"
+    folder = root / (root / "current").read_text()
+    if damage == "garbage":
+        (folder / "src.npy").write_bytes(b"\x93NUMPY garbage")
+    elif damage == "truncated":
+        data = (folder / "records_blob.npy").read_bytes()
+        (folder / "records_blob.npy").write_bytes(data[: len(data) // 2])
+    else:
+        (root / "current").write_text("../../elsewhere")
+    _assert_same(store, Principal.all_access())
+
+
+def test_a_change_the_merge_cannot_reproduce_makes_a_whole_snapshot(tmp_path):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    with GraphStore(store, SCHEMA, write=False) as st:
+        old = tables_of(open_snapshot(st))
+    for path in sorted(folder.rglob("*.yaml"))[:-1]:  # nearly every document changes
+        path.write_text(path.read_text().replace("  name: ", "  description: x\n  name: ", 1))
+    _build(folder, store)
+    with GraphStore(store, SCHEMA, write=False) as st:
+        assert apply_changes(replace(old, meta={**old.meta, "schema": "other"}), st, SCHEMA) is None
+        assert apply_changes(replace(old, meta={**old.meta, "untyped": 1}), st, SCHEMA) is None
+        assert apply_changes(old, st, SCHEMA) is not None
+    _assert_same(store, Principal.all_access())
+
+
+def test_strings_find_and_index():
+    items = sorted(["a", "ab", "b", "ü", ""])
+    strings = Strings(*Strings.pack(items))
+    assert list(strings) == items and strings[1] == items[1] and strings[-1] == items[-1]
+    assert [strings.find(x) for x in items] == list(range(len(items)))
+    assert strings.find("aa") is None and strings.find("zzz") is None
+
+
+def test_traverse_cli_answers_from_the_snapshot(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    store = tmp_path / "store"
+    _build(FIXTURE, store)
+    args = ["traverse", "--store", str(store), "--all-access", "--seed",
+            "component:default/payments-service", "--hops", "2", "--format", "json"]
+    first = CliRunner().invoke(main, args)
+    assert first.exit_code == 0, first.output
+    assert (store / "snapshot" / "current").exists()
+    monkeypatch.setattr(GraphStore, "knowledge_graph", lambda self: pytest.fail("read whole"))
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0 and again.output == first.output
