@@ -38,6 +38,7 @@ import numpy as np
 import pyoxigraph as ox
 
 from ..graph.model import KnowledgeGraph, doc_from_iri, id_from_iri, node_iri, source_iri
+from ..io.collector import gc_paused
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
 from .adjacency import AdjacencyIndex, Csr, graph_arrays
 
@@ -405,24 +406,26 @@ def apply_changes(old: Tables, store, schema) -> Tables | None:
 
 
 def refresh_snapshot(store, starting=None) -> bool:
-    """After a build: bring the store's saved snapshot, if it has one, to the new revision by
-    :func:`apply_changes` (``starting()`` is called first); where that cannot be exact it is
-    removed (the next reader makes one from the whole graph: a build never reads it all).
-    Returns whether there was anything to do."""
-    root = Path(store.path) / "snapshot" if store.path else None
-    previous = _current(root, store.schema) if root and (root / "current").exists() else None
-    if previous is None or previous.meta.get("revision") == store.revision():
+    """After a build: make the store's saved snapshot current (``starting()`` is called
+    first): the previous one with the changes applied (:func:`apply_changes`), or, where
+    there is none or that cannot be exact, one from the whole graph. An in-memory store has
+    none. Returns whether there was anything to do."""
+    if store.path is None:
+        return False
+    root = Path(store.path) / "snapshot"
+    previous = _current(root, store.schema)
+    if previous is not None and previous.meta.get("revision") == store.revision():
         return False
     if starting:
         starting()
-    try:
-        tables = apply_changes(tables_of(previous), store, store.schema)
-        if tables is not None:
+    with gc_paused():
+        tables = apply_changes(tables_of(previous), store, store.schema) if previous else None
+        if tables is None:
+            tables = snapshot_tables(store.knowledge_graph(), store)
+        try:
             save(tables, root, store.schema)
-            return True
-    except Exception:  # noqa: BLE001 - a cache: never a reason for a build to fail
-        pass
-    shutil.rmtree(root, ignore_errors=True)
+        except OSError:  # a read-only or full disk: readers make it themselves
+            shutil.rmtree(root, ignore_errors=True)
     return True
 
 
