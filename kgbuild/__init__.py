@@ -28,7 +28,15 @@ from .resolve.aliases import AliasRegistry
 from .resolve.resolver import Resolution, Resolver
 from .retrieve.browse import Browser
 from .retrieve.paths import typed_paths
-from .retrieve.traverse import TraversalResult, TraversalSpec, Traverser, traverse
+from .retrieve.snapshot import Snapshot, open_snapshot
+from .retrieve.traverse import (
+    SnapshotTraverser,
+    TraversalResult,
+    TraversalSpec,
+    Traverser,
+    store_traverser,
+    traverse,
+)
 from .schema.importer import SchemaDraft, import_ontology, infer_schema
 from .schema.loader import load_schema, parse_schema
 from .schema.model import Schema
@@ -70,6 +78,7 @@ __all__ = [
     "Resolver", "Resolution", "AliasRegistry",
     # retrieve and evaluate
     "Traverser", "TraversalSpec", "TraversalResult", "traverse", "typed_paths", "eval_retrieval",
+    "store_traverser", "SnapshotTraverser", "Snapshot", "open_snapshot",
     # looking around and pictures
     "Browser", "render_html", "render_svg",
     # servers

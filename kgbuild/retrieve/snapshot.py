@@ -327,7 +327,9 @@ def apply_changes(old: Tables, store, schema) -> Tables | None:
     from ..schema.importer import CATCH_ALL
 
     meta = _meta(store)
-    if (old.meta.get("schema") != meta["schema"] or old.meta.get("settings") != meta["settings"]
+    same_database = old.meta.get("revision", "").split(":")[0] == store.store_id()
+    if (not same_database or old.meta.get("schema") != meta["schema"]  # (a full rebuild may
+            or old.meta.get("settings") != meta["settings"]  # change unchanged documents' times)
             or old.meta.get("untyped") or CATCH_ALL in schema.type_by_iri):
         return None
     states = {d: _state_text(s) for d, s in store.document_states().items()}

@@ -210,3 +210,23 @@ def test_traverse_cli_answers_from_the_snapshot(tmp_path, monkeypatch):
     monkeypatch.setattr(GraphStore, "knowledge_graph", lambda self: pytest.fail("read whole"))
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0 and again.output == first.output
+
+
+def test_a_no_change_build_leaves_the_snapshot_alone(tmp_path):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)  # the build made it
+    made = (store / "snapshot" / "current").read_text()
+    _build(folder, store)
+    assert (store / "snapshot" / "current").read_text() == made
+    assert sorted(p.name for p in (store / "snapshot").iterdir()) == ["current", made]
+
+
+def test_a_full_rebuild_at_another_time_makes_a_whole_snapshot(tmp_path):
+    store = tmp_path / "store"
+    _build(FIXTURE, store)
+    build_graph([FIXTURE], SCHEMA, store=store, full=True, timestamp=86400, validate=False,
+                resolve=False, root=FIXTURE.parent).store.close()  # same files, new times
+    walker = _assert_same(store, Principal.all_access())
+    edge = walker.run(TraversalSpec(seeds=["component:default/payments-service"], hops=1)).edges[0]
+    assert edge["assertions"][0]["generated_at"].startswith("1970-01-02")
