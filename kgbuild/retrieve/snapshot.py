@@ -8,15 +8,18 @@ the index's arrays and the node table as ``.npy`` files opened with ``mmap_mode=
 as traversal outputs them, and the passages they cite), read only for the edges returned.
 
 **Freshness.** ``meta.json`` names the revision (database identity and generation), the
-schema digest and the build settings it was made from, and the state of every document.
-:func:`open_snapshot` uses the current one as it is; after a change it applies the change
-to the previous snapshot (:func:`apply_changes`): the changed documents' graphs and every
-quad about the nodes they touch (before or after) are read from the store and merged in,
-so a one-file rebuild costs that file plus array work linear in the graph (no Python
-object per quad). Anything the merge cannot reproduce exactly (another schema or
-settings, edges without assertions, a catch-all node type, many changed documents) makes
-a new snapshot from the whole graph. The result equals :func:`snapshot_tables` of the
-store's :meth:`~kgbuild.store.graphstore.GraphStore.knowledge_graph` (tested).
+schema digest and the build settings it was made from; ``docs.json`` the state of every
+document and the nodes its graph speaks of. Each build that changes the store calls
+:func:`refresh_snapshot`, which applies the change to the saved snapshot
+(:func:`apply_changes`): the changed documents' graphs and every quad about the nodes they
+touch (before or after) are read from the store and merged in, so a one-file rebuild costs
+that file plus array work linear in the graph (no Python object per quad). Where there is
+no snapshot, or the merge cannot be exact (a new database, another schema or settings,
+edges without assertions, a catch-all node type, many changed documents), one is made from
+the whole graph. The result equals :func:`snapshot_tables` of the store's
+:meth:`~kgbuild.store.graphstore.GraphStore.knowledge_graph` (tested after random edits of
+real catalogs). Readers call :func:`open_snapshot`, which does the same when a store was
+changed by something other than a build.
 
 **Access.** The snapshot is the unrestricted graph. It serves a principal who may see
 everything, or anyone when nothing in the store carries an access label (then every view
@@ -407,52 +410,58 @@ def apply_changes(old: Tables, store, schema) -> Tables | None:
                   *map(list, zip(*(records[e] for e in edges))) if edges else ([], [], []))
 
 
+def _is_current(snap: Snapshot | None, store) -> bool:
+    return (snap is not None and snap.meta.get("revision") == store.revision()
+            and snap.meta.get("schema") == store.schema.digest)
+
+
+def _made(store, previous: Snapshot | None) -> Tables:
+    """The tables of the store's revision: ``previous`` with the changes applied, or (where
+    that cannot be exact) from the whole graph."""
+    with gc_paused():
+        tables = apply_changes(tables_of(previous), store, store.schema) if previous else None
+        return tables if tables is not None else snapshot_tables(store.knowledge_graph(), store)
+
+
 def refresh_snapshot(store, starting=None) -> bool:
     """After a build: make the store's saved snapshot current (``starting()`` is called
-    first): the previous one with the changes applied (:func:`apply_changes`), or, where
-    there is none or that cannot be exact, one from the whole graph. An in-memory store has
-    none. Returns whether there was anything to do."""
+    first, when there is anything to do; an in-memory store has none). Returns whether
+    there was anything to do."""
     if store.path is None:
         return False
     root = Path(store.path) / "snapshot"
     previous = _current(root, store.schema)
-    if previous is not None and previous.meta.get("revision") == store.revision():
+    if _is_current(previous, store):
         return False
     if starting:
         starting()
-    with gc_paused():
-        tables = apply_changes(tables_of(previous), store, store.schema) if previous else None
-        if tables is None:
-            tables = snapshot_tables(store.knowledge_graph(), store)
-        try:
-            save(tables, root, store.schema)
-        except OSError:  # a read-only or full disk: readers make it themselves
-            shutil.rmtree(root, ignore_errors=True)
+    tables = _made(store, previous)
+    try:
+        save(tables, root, store.schema)
+    except OSError:  # a read-only folder or a full disk: the next reader makes it again
+        shutil.rmtree(root, ignore_errors=True)
     return True
 
 
-def open_snapshot(store, root: Path | None = None) -> Snapshot:
-    """The snapshot of ``store``'s current revision: the saved one, the previous one with the
-    changes applied, or one made from the whole graph (saved under ``root``, by default
-    ``<store>/snapshot``; kept in memory only where that cannot be written)."""
-    schema = store.schema
-    root = root or (Path(store.path) / "snapshot" if store.path else None)
-    previous = _current(root, schema) if root else None
-    if previous is not None and previous.meta.get("revision") == store.revision() \
-            and previous.meta.get("schema") == schema.digest:
+def open_snapshot(store) -> Snapshot:
+    """The snapshot of ``store``'s current revision: the saved one, or one made as
+    :func:`refresh_snapshot` makes it (saved in ``<store>/snapshot``; kept in memory only
+    where that cannot be written)."""
+    root = Path(store.path) / "snapshot" if store.path else None
+    previous = _current(root, store.schema) if root else None
+    if _is_current(previous, store):
         return previous
-    tables = apply_changes(tables_of(previous), store, schema) if previous is not None else None
-    if tables is None:
-        tables = snapshot_tables(store.knowledge_graph(), store)
+    tables = _made(store, previous)
     if root is not None:
         try:
-            return load(save(tables, root, schema), schema)
+            return load(save(tables, root, store.schema), store.schema)
         except OSError:
             pass
-    return _in_memory(tables, schema)
+    return _in_memory(tables, store.schema)
 
 
 def _current(root: Path, schema) -> Snapshot | None:
+    """The saved snapshot ``root/current`` names, or None (missing, partial or damaged)."""
     try:
         name = (root / "current").read_text().strip()
         if not name.startswith("s-") or "/" in name:
