@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..errors import Problem
+from ..errors import KgbuildError, Problem
 from ..extract import manifests as sources  # noqa: F401  (registers the extractors)
 from ..extract.assemble import document_triples
 from ..extract.discover import (
@@ -488,6 +488,9 @@ def build(paths: Sequence[str | Path], output: str | Path, schema: Schema | str 
     """:func:`build_graph`, then write deterministic Turtle to ``output`` atomically (a file
     that already holds the store's unchanged content is left alone: see
     :func:`~kgbuild.store.export.write_export`)."""
+    if output is None or not str(output).strip():
+        raise KgbuildError("build() writes Turtle to an output path: give one (build_graph "
+                           "builds without writing a file)", code="usage")
     result = build_graph(paths, schema, **kwargs)
     if kwargs.get("phase"):
         kwargs["phase"]("writing")

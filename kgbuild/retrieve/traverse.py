@@ -127,7 +127,7 @@ class TraversalSpec:
     semantic: int = 0  # with a question: also seed the N nodes most similar by embeddings
     semantic_min: float = 0.5  # ... whose cosine similarity reaches this
     # assertion filters, applied before the walk (an edge no assertion is left for is not walked)
-    exclude_qualifiers: Sequence[str] = ()  # e.g. dev, test, docs (see qualifier_excluded)
+    exclude_qualifiers: Sequence[str] = ()  # e.g. dev, test, docs or "dev,test" (qualifier_excluded)
     extractors: Sequence[str] = ()  # only assertions of these extractors
     min_confidence: float | None = None  # only assertions at least this confident
     shortest_path: bool = False  # no path/follow: walk the shortest typed path to ``types``
@@ -184,7 +184,8 @@ class TraversalSpec:
         """The assertion filters, normalised; empty when there are none."""
         if not (self.exclude_qualifiers or self.extractors or self.min_confidence is not None):
             return ()
-        return (tuple(sorted({_word(q) for q in self.exclude_qualifiers})),
+        return (tuple(sorted({_word(w) for q in self.exclude_qualifiers for w in q.split(",")
+                              if w.strip()})),
                 tuple(sorted(set(self.extractors))), self.min_confidence)
 
 

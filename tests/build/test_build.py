@@ -104,3 +104,11 @@ def test_edge_violating_schema_is_reported_not_written(tmp_path):
     [p] = [p for p in result.problems if p.code == "schema-violation"]
     assert p.line == 4 and "ownedBy" in p.message
     assert not result.graph.edges() and result.validation.conforms
+
+
+def test_build_without_an_output_path_is_a_usage_error():
+    from kgbuild import KgbuildError, build
+
+    with pytest.raises(KgbuildError, match="output path") as err:
+        build([FIXTURE_CATALOG], None, store=None, timestamp=0)
+    assert err.value.code == "usage"

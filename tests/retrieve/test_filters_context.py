@@ -83,6 +83,9 @@ def test_filtered_views_are_reused_and_bounded(schema):
     t = Traverser(graph(schema), ALL)
     first = t.filtered(TraversalSpec(exclude_qualifiers=["dev"]).filter_key())
     assert t.filtered(TraversalSpec(exclude_qualifiers=["Dev"]).filter_key()) is first
+    # a comma-separated item (as a server's JSON client may send it) is its words, as in the CLI
+    assert (TraversalSpec(exclude_qualifiers=["dev,test"]).filter_key()
+            == TraversalSpec(exclude_qualifiers=["test", "dev"]).filter_key())
     assert first.evidence == first.view.edges() and len(first.evidence) == 2  # filtered, in order
     assert first.resolver is t.resolver and first.seed_index is t.seed_index
     for i in range(20):

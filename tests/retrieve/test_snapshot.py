@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from conftest import CATALOGS, REPO
 
 from kgbuild.build.pipeline import build_graph
 from kgbuild.cli.main import main
@@ -24,7 +25,6 @@ from kgbuild.retrieve.snapshot import (
 from kgbuild.retrieve.traverse import SnapshotTraverser, TraversalSpec, Traverser, store_traverser
 from kgbuild.schema.loader import load_schema
 from kgbuild.store.graphstore import GraphStore
-from tests.conftest import CATALOGS, REPO
 
 FIXTURE = REPO / "fixtures" / "catalog"
 SCHEMA = load_schema()
