@@ -41,11 +41,11 @@ from ..graph.model import (
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
 from ..resolve.review import resolution_report, save_review_queue
+from ..retrieve.snapshot import refresh_snapshot
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.export import write_export
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
-from ..retrieve.snapshot import refresh_snapshot
 from ..validate.incremental import touched_terms, validate_changed
 from ..validate.validator import ValidationReport, validate_store
 from .validation import record_change

@@ -336,7 +336,7 @@ def apply_changes(old: Tables, store, schema) -> Tables | None:
             or old.meta.get("untyped") or CATCH_ALL in schema.type_by_iri):
         return None
     states = {d: _state_text(s) for d, s in store.document_states().items()}
-    changed = set(d for d in old.states.keys() | states.keys() if old.states.get(d) != states.get(d))
+    changed = {d for d in old.states.keys() | states.keys() if old.states.get(d) != states.get(d)}
     if len(changed) > min(MAX_CHANGED, max(10, len(states) // 20)):
         return None
     graphs = {source_iri(d) for d in changed}
