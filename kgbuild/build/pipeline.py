@@ -334,6 +334,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
         touched = touched_terms(store, changed)  # for incremental validation: before the change
+        revision = store.revision()
         problems = store.apply(changed, all_states, settings)
     taken = {c.path for c in found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
@@ -342,6 +343,9 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     result = BuildResult(store, schema, ignored + found_all.problems + store.problems() + problems,
                          names, {k: sorted(v) for k, v in changes.items()})
     result.touched = touched
+    if updates or changes["deleted"]:  # the store's snapshot, for traversal: the change applied
+        refresh_snapshot(store, None if touched is None else (revision, touched),
+                         (lambda: phase("indexing")) if phase else None)
     return result
 
 
@@ -469,7 +473,6 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
                               progress=progress, max_file_bytes=max_file_bytes, access=access,
                               registry=registry, root=root, exclude=exclude, gitignore=gitignore,
                               prune=prune, phase=phase)
-        refresh_snapshot(graph_store, (lambda: phase("indexing")) if phase else None)
         queue = Path(store) / "review-queue.json" if store is not None else None
         if phase and resolve is not False:
             phase("resolving")

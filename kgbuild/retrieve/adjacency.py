@@ -310,13 +310,18 @@ def _unpack_strings(z) -> list[str]:
     return [blob[a:b].decode() for a, b in zip([0, *ends[:-1]], ends)]
 
 
+def node_ids(kg: KnowledgeGraph, edges: dict) -> list[str]:
+    """The index's node numbering: the IDs of the graph's nodes and edge endpoints, sorted."""
+    return sorted(set(kg.nodes).union(*((s, o) for s, _, o in edges)))
+
+
 def graph_arrays(kg: KnowledgeGraph, edges: dict | None = None) -> tuple:
     """The arguments of :meth:`AdjacencyIndex.from_arrays` for a graph, fingerprint last.
 
     ``edges`` is ``kg.edges()`` when the caller already has it; edge numbers follow its order.
     """
     edges = kg.edges() if edges is None else edges
-    ids = sorted(set(kg.nodes).union(*((s, o) for s, _, o in edges)))
+    ids = node_ids(kg, edges)
     pos = {n: i for i, n in enumerate(ids)}
     type_names = sorted(kg.schema.node_types) + [""]
     tcode = {t: i for i, t in enumerate(type_names)}

@@ -43,7 +43,7 @@ import pyoxigraph as ox
 from ..graph.model import KnowledgeGraph, doc_from_iri, id_from_iri, node_iri, source_iri
 from ..io.collector import gc_paused
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
-from .adjacency import AdjacencyIndex, Csr, graph_arrays
+from .adjacency import AdjacencyIndex, Csr, node_ids
 
 FORMAT = 1
 MAX_CHANGED = 200  # more changed documents than this (or a twentieth of all): rebuild whole
@@ -111,7 +111,6 @@ class Tables:
 
     meta: dict  # revision, schema, settings, labelled graphs, documents, untyped count
     states: dict[str, str]  # document -> its state (JSON), to tell what changed
-    subjects: dict[str, list[str]]  # document -> node IRIs its graph says something about
     ids: list[str]  # sorted: nodes and edge endpoints
     labels: list[str]
     types: list[str]  # "" for nodes only known as edge endpoints
@@ -146,18 +145,6 @@ def _info(node) -> str:
                        "docs": sorted(node.defined_in)}, sort_keys=True)
 
 
-def _node_subjects(store, graphs: Sequence[str] | None) -> dict[str, list[str]]:
-    """Per document: the node IRIs its graph has a triple about (all documents when None)."""
-    values = f"VALUES ?g {{ {' '.join(f'<{g}>' for g in graphs)} }} " if graphs is not None else ""
-    out: dict[str, set[str]] = {}
-    for row in store.sparql(
-            f"SELECT DISTINCT ?g ?s WHERE {{ {values}GRAPH ?g {{ ?s ?p ?o }} "
-            f"FILTER(isIRI(?s) && STRSTARTS(STR(?g), '{SOURCE_BASE}') && "
-            f"!STRSTARTS(STR(?s), '{ASSERTION_BASE}') && !STRSTARTS(STR(?s), '{SOURCE_BASE}')) }}"):
-        out.setdefault(doc_from_iri(row["g"].value), set()).add(row["s"].value)
-    return {d: sorted(s) for d, s in out.items()}
-
-
 def _labelled(store, graphs: Sequence[str] | None = None) -> set[str]:
     """The graphs (of ``graphs``, or all) with an access label in them."""
     values = f"VALUES ?g {{ {' '.join(f'<{g}>' for g in graphs)} }} " if graphs is not None else ""
@@ -184,13 +171,13 @@ def _known_docs(node, docs: set[str]):
 def snapshot_tables(kg: KnowledgeGraph, store) -> Tables:
     """The tables of the store's whole graph ``kg`` (its :meth:`knowledge_graph`)."""
     edges = kg.edges()
-    ids = graph_arrays(kg, edges)[0]
+    ids = node_ids(kg, edges)
     nodes, docs = kg.nodes, set(kg.documents)
     per_edge = [_graph_record(assertions, kg.passages) for assertions in edges.values()]
     meta = {**_meta(store), "labelled": sorted(_labelled(store)), "documents": sorted(docs),
             "untyped": len(kg.untyped_edges)}
     return Tables(meta, {d: _state_text(s) for d, s in store.document_states().items()},
-                  _node_subjects(store, None), ids,
+                  ids,
                   [nodes[i].label if i in nodes else i for i in ids],
                   [nodes[i].type if i in nodes else "" for i in ids],
                   [_info(_known_docs(nodes.get(i), docs)) for i in ids], list(edges),
@@ -286,7 +273,7 @@ def save(tables: Tables, root: Path, schema) -> Path:
         for name, a in _arrays(tables, schema).items():
             np.save(tmp / f"{name}.npy", a, allow_pickle=False)
         (tmp / "docs.json").write_text(json.dumps(
-            {"states": tables.states, "subjects": tables.subjects}, sort_keys=True))
+            {"states": tables.states}, sort_keys=True))
         (tmp / "meta.json").write_text(json.dumps(tables.meta, sort_keys=True))
         os.replace(tmp, folder)
         pointer = root / f".current-{folder.name}"
@@ -317,15 +304,17 @@ def tables_of(snap: Snapshot) -> Tables:
     names = ix.type_names
     edges = [(ids[s], ix.edge_types[p], ids[o]) for s, p, o in
              zip(ix.src.tolist(), ix.etype.tolist(), ix.dst.tolist())]
-    return Tables(dict(snap.meta), docs["states"], docs["subjects"], ids, list(snap.labels),
+    return Tables(dict(snap.meta), docs["states"], ids, list(snap.labels),
                   [names[t] for t in ix.node_type.tolist()], list(snap.info), edges,
                   list(snap.records.raws()), snap.conf.tolist(), list(snap.stamps))
 
 
 # -- keeping it current -----------------------------------------------------------------------
-def apply_changes(old: Tables, store, schema) -> Tables | None:
+def apply_changes(old: Tables, store, schema, before: set[str]) -> Tables | None:
     """``old`` brought to the store's current revision by re-reading only the changed
-    documents and the nodes they touch; None when that cannot be exact (then rebuild)."""
+    documents and the nodes they touch; None when that cannot be exact (then rebuild).
+    ``before``: the IRIs the changed documents' graphs used before the change
+    (:func:`~kgbuild.validate.incremental.touched_terms`, taken by the build)."""
     from ..graph.rdf import from_quads
     from ..schema.importer import CATCH_ALL
 
@@ -341,7 +330,7 @@ def apply_changes(old: Tables, store, schema) -> Tables | None:
         return None
     graphs = {source_iri(d) for d in changed}
     inverse = {e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri}
-    touched = {iri for d in changed for iri in old.subjects.get(d, ())}
+    touched = set(before)
     needles = [b'"source": ' + json.dumps(d).encode() for d in changed]
     hit = [i for i, rec in enumerate(old.records) if any(n in rec for n in needles)]
     evidence: dict[tuple, tuple[list, dict]] = {}
@@ -356,14 +345,14 @@ def apply_changes(old: Tables, store, schema) -> Tables | None:
         for q in store.graph_quads(g):
             s, p, o = q.subject.value, q.predicate.value, q.object.value
             rows.append((s, p, o, g))
+            if isinstance(q.subject, ox.NamedNode):
+                touched.add(s)
             if isinstance(q.object, ox.NamedNode) and (p in schema.edge_by_iri or p in _ENDS):
                 touched.add(o)
                 if p in schema.edge_by_iri:
                     direct.append((id_from_iri(s), schema.edge_by_iri[p], id_from_iri(o)))
             elif p in inverse:
                 return None  # (inverse-named triples: rare, read by the whole-graph path)
-    new_subjects = _node_subjects(store, sorted(graphs))
-    touched.update(iri for d in changed for iri in new_subjects.get(d, ()))
     touched = {t for t in touched if not t.startswith((ASSERTION_BASE, SOURCE_BASE))}
     for iri in sorted(touched):
         rows.extend(r for r in store.rows_about(iri) if r[3] not in graphs)
@@ -400,12 +389,10 @@ def apply_changes(old: Tables, store, schema) -> Tables | None:
         nodes.setdefault(x, (x, "", ""))
     ids = sorted(i for i in nodes if i in endpoints or nodes[i][1])
     edges = sorted(records)
-    subjects = {d: s for d, s in old.subjects.items() if d not in changed}
-    subjects.update({d: s for d, s in new_subjects.items() if d in states})
     labelled = (set(old.meta["labelled"]) - graphs - {NODES_GRAPH}) | _labelled(
         store, sorted(graphs | {NODES_GRAPH}))
     meta = {**meta, "labelled": sorted(labelled), "documents": sorted(documents), "untyped": 0}
-    return Tables(meta, states, subjects, ids, [nodes[i][0] for i in ids],
+    return Tables(meta, states, ids, [nodes[i][0] for i in ids],
                   [nodes[i][1] for i in ids], [nodes[i][2] for i in ids], edges,
                   *map(list, zip(*(records[e] for e in edges))) if edges else ([], [], []))
 
@@ -415,18 +402,23 @@ def _is_current(snap: Snapshot | None, store) -> bool:
             and snap.meta.get("schema") == store.schema.digest)
 
 
-def _made(store, previous: Snapshot | None) -> Tables:
-    """The tables of the store's revision: ``previous`` with the changes applied, or (where
-    that cannot be exact) from the whole graph."""
+def _made(store, previous: Snapshot | None, change: tuple[str, set[str]] | None) -> Tables:
+    """The tables of the store's revision: ``previous`` with ``change`` applied (``(revision
+    before, IRIs the changed documents used before)``: only when ``previous`` is of that
+    revision), or from the whole graph."""
     with gc_paused():
-        tables = apply_changes(tables_of(previous), store, store.schema) if previous else None
+        tables = None
+        if previous is not None and change is not None and previous.meta["revision"] == change[0]:
+            tables = apply_changes(tables_of(previous), store, store.schema, change[1])
         return tables if tables is not None else snapshot_tables(store.knowledge_graph(), store)
 
 
-def refresh_snapshot(store, starting=None) -> bool:
-    """After a build: make the store's saved snapshot current (``starting()`` is called
-    first, when there is anything to do; an in-memory store has none). Returns whether
-    there was anything to do."""
+def refresh_snapshot(store, change: tuple[str, set[str]] | None = None, starting=None) -> bool:
+    """After a change to a saved store: make its snapshot current (``starting()`` is called
+    first, when there is anything to do), applying ``change`` (the revision before it and
+    the IRIs the changed documents used before: :func:`~kgbuild.validate.incremental.
+    touched_terms`) to the saved snapshot where that is exact. Returns whether there was
+    anything to do."""
     if store.path is None:
         return False
     root = Path(store.path) / "snapshot"
@@ -435,7 +427,7 @@ def refresh_snapshot(store, starting=None) -> bool:
         return False
     if starting:
         starting()
-    tables = _made(store, previous)
+    tables = _made(store, previous, change)
     try:
         save(tables, root, store.schema)
     except OSError:  # a read-only folder or a full disk: the next reader makes it again
@@ -444,14 +436,14 @@ def refresh_snapshot(store, starting=None) -> bool:
 
 
 def open_snapshot(store) -> Snapshot:
-    """The snapshot of ``store``'s current revision: the saved one, or one made as
-    :func:`refresh_snapshot` makes it (saved in ``<store>/snapshot``; kept in memory only
-    where that cannot be written)."""
+    """The snapshot of ``store``'s current revision: the saved one, or (when something other
+    than a build changed the store) one made from the whole graph and saved in
+    ``<store>/snapshot`` (kept in memory only where that cannot be written)."""
     root = Path(store.path) / "snapshot" if store.path else None
     previous = _current(root, store.schema) if root else None
     if _is_current(previous, store):
         return previous
-    tables = _made(store, previous)
+    tables = _made(store, None, None)
     if root is not None:
         try:
             return load(save(tables, root, store.schema), store.schema)
