@@ -289,10 +289,13 @@ def save(tables: Tables, root: Path, schema) -> Path:
 
 def load(folder: Path, schema) -> Snapshot:
     """Open a saved snapshot (arrays memory-mapped); raises on anything incomplete."""
+    files = sorted(folder.glob("*.npy")) + [folder / "meta.json", folder / "docs.json"]
+    if not all(p.is_file() for p in files):
+        raise ValueError("not a snapshot's regular files")
     meta = json.loads((folder / "meta.json").read_text())
     if meta.get("format") != FORMAT:
         raise ValueError("another snapshot format")
-    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in folder.glob("*.npy")}
+    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in files[:-2]}
     return _snapshot(arr, meta, schema, folder)
 
 
@@ -455,7 +458,9 @@ def open_snapshot(store) -> Snapshot:
 def _current(root: Path, schema) -> Snapshot | None:
     """The saved snapshot ``root/current`` names, or None (missing, partial or damaged)."""
     try:
-        name = (root / "current").read_text().strip()
+        if not (root / "current").is_file():  # (a FIFO or device is never opened)
+            return None
+        name = (root / "current").read_text()[:100].strip()
         if not name.startswith("s-") or "/" in name:
             return None
         return load(root / name, schema)

@@ -4,6 +4,7 @@ current by applying each build's changes (equal to a snapshot made from scratch)
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 from dataclasses import replace
@@ -156,7 +157,7 @@ def test_names_questions_and_filters_walk_the_whole_graph(tmp_path):
     assert walker._full is not None  # (made on first use only)
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "pointer"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "pointer", "fifo", "fifo-pointer"])
 def test_a_damaged_snapshot_is_made_again(tmp_path, damage):
     store = tmp_path / "store"
     _build(FIXTURE, store)
@@ -168,6 +169,12 @@ def test_a_damaged_snapshot_is_made_again(tmp_path, damage):
     elif damage == "truncated":
         data = (folder / "records_blob.npy").read_bytes()
         (folder / "records_blob.npy").write_bytes(data[: len(data) // 2])
+    elif damage == "fifo":
+        (folder / "src.npy").unlink()
+        os.mkfifo(folder / "src.npy")  # never opened (reading it would wait forever)
+    elif damage == "fifo-pointer":
+        (root / "current").unlink()
+        os.mkfifo(root / "current")
     else:
         (root / "current").write_text("../../elsewhere")
     _assert_same(store, Principal.all_access())
