@@ -24,9 +24,11 @@ from .validator import validate_store
 
 
 def touched_terms(store, documents: Iterable[str]) -> set[str]:
-    """IRIs used as subject or object in the documents' named graphs, classes (objects of
-    ``rdf:type``) left out (call before and after a change: a node a document stops
-    mentioning is touched too)."""
+    """IRIs used as subject or object in the documents' named graphs, the schema's own
+    (classes, edge and attribute properties, as objects of ``rdf:type``, a declared type or
+    ``rdf:predicate``) left out: every node points at those, so they would make the focus
+    the whole graph (call before and after a change: a node a document stops mentioning is
+    touched too)."""
     graphs = " ".join(f"<{source_iri(d)}>" for d in sorted(set(documents)))
     if not graphs:
         return set()
@@ -35,7 +37,10 @@ def touched_terms(store, documents: Iterable[str]) -> set[str]:
             f"SELECT DISTINCT ?t WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ "
             f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t FILTER(?p != <{RDF.type}>) }} }} FILTER(isIRI(?t)) }}"):
         out.add(row["t"].value)
-    return out
+    schema = store.schema
+    own = {*schema.type_by_iri, *schema.edge_by_iri, *(a.iri for a in schema.attributes.values()),
+           *(e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri)}
+    return out - own
 
 
 def focus_nodes(store, terms: set[str]) -> set[str]:
