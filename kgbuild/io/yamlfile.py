@@ -374,9 +374,10 @@ def _convert(node: yaml.Node, memo: dict, name: str, src: YamlSource):
         value = _scalars.construct_object(node, deep=True)
     except yaml.constructor.ConstructorError as exc:
         raise YamlError(f"YAML value error: {exc.problem}", name, line) from None
-    except (ValueError, OverflowError, TypeError) as exc:
+    except (ValueError, OverflowError, TypeError, IndexError) as exc:
         # a plain scalar that looks like a number or date but is not one Python can hold
-        # (over 4,300 digits, 2024-13-45): kept as the text it is, as YAML 1.2 parsers do
+        # (over 4,300 digits, 2024-13-45): kept as the text it is, as YAML 1.2 parsers do;
+        # (PyYAML's int constructor indexes an empty ``!!int`` value: IndexError)
         if isinstance(node, yaml.ScalarNode) and node.style is None and not _explicit(node, src):
             value = node.value
         else:

@@ -171,3 +171,11 @@ def test_compose_file_with_duplicate_key_is_reported(tmp_path):
     result = build_graph([tmp_path], store=None, validate=False, timestamp=0)
     [p] = result.problems
     assert (p.severity, p.line) == ("error", 3) and "duplicate key 'web'" in p.message
+
+
+@pytest.mark.parametrize("text", ["!!int ", "key: !!int\n", "!!float ''"])
+def test_an_empty_explicitly_typed_scalar_is_a_located_error(text):
+    # (found by the hostile-input fuzz: PyYAML's int constructor raised IndexError)
+    with pytest.raises(YamlError, match="YAML value error") as err:
+        load_yaml(text, "catalog-info.yaml")
+    assert err.value.line == 1
