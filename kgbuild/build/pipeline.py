@@ -41,7 +41,7 @@ from ..graph.model import (
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
 from ..resolve.review import resolution_report, save_review_queue
-from ..retrieve.snapshot import refresh_snapshot
+from ..retrieve.snapshot import Change, refresh_snapshot
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.export import write_export
@@ -344,8 +344,8 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                          names, {k: sorted(v) for k, v in changes.items()})
     result.touched = touched
     if updates or changes["deleted"]:  # the store's snapshot, for traversal: the change applied
-        refresh_snapshot(store, None if touched is None else (revision, touched),
-                         (lambda: phase("indexing")) if phase else None)
+        change = None if touched is None else Change(revision, sorted(changed), touched)
+        refresh_snapshot(store, change, (lambda: phase("indexing")) if phase else None)
     return result
 
 

@@ -310,6 +310,12 @@ def _unpack_strings(z) -> list[str]:
     return [blob[a:b].decode() for a, b in zip([0, *ends[:-1]], ends)]
 
 
+def code_names(schema) -> tuple[list[str], list[str]]:
+    """The index's type codes (node types by name, then "" for nodes only known as edge
+    endpoints) and edge type codes (by name)."""
+    return sorted(schema.node_types) + [""], sorted(schema.edge_types)
+
+
 def node_ids(kg: KnowledgeGraph, edges: dict) -> list[str]:
     """The index's node numbering: the IDs of the graph's nodes and edge endpoints, sorted."""
     return sorted(set(kg.nodes).union(*((s, o) for s, _, o in edges)))
@@ -323,11 +329,10 @@ def graph_arrays(kg: KnowledgeGraph, edges: dict | None = None) -> tuple:
     edges = kg.edges() if edges is None else edges
     ids = node_ids(kg, edges)
     pos = {n: i for i, n in enumerate(ids)}
-    type_names = sorted(kg.schema.node_types) + [""]
+    type_names, edge_types = code_names(kg.schema)
     tcode = {t: i for i, t in enumerate(type_names)}
     node_type = np.array([tcode[kg.nodes[n].type] if n in kg.nodes else tcode[""] for n in ids],
                          dtype=np.int16)
-    edge_types = sorted(kg.schema.edge_types)
     ecode = {t: i for i, t in enumerate(edge_types)}
     m = len(edges)
     src, dst = np.empty(m, dtype=np.int32), np.empty(m, dtype=np.int32)

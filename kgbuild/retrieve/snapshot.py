@@ -8,9 +8,8 @@ the index's arrays and the node table as ``.npy`` files opened with ``mmap_mode=
 as traversal outputs them, and the passages they cite), read only for the edges returned.
 
 **Freshness.** ``meta.json`` names the revision (database identity and generation), the
-schema digest and the build settings it was made from; ``docs.json`` the state of every
-document and the nodes its graph speaks of. Each build that changes the store calls
-:func:`refresh_snapshot`, which applies the change to the saved snapshot
+schema digest and the build settings it was made from. Each build that changes the store
+calls :func:`refresh_snapshot` with its :class:`Change`, which it applies to the saved snapshot
 (:func:`apply_changes`): the changed documents' graphs and every quad about the nodes they
 touch (before or after) are read from the store and merged in, so a one-file rebuild costs
 that file plus array work linear in the graph (no Python object per quad). Where there is
@@ -18,8 +17,8 @@ no snapshot, or the merge cannot be exact (a new database, another schema or set
 edges without assertions, a catch-all node type, many changed documents), one is made from
 the whole graph. The result equals :func:`snapshot_tables` of the store's
 :meth:`~kgbuild.store.graphstore.GraphStore.knowledge_graph` (tested after random edits of
-real catalogs). Readers call :func:`open_snapshot`, which does the same when a store was
-changed by something other than a build.
+real catalogs). Readers call :func:`open_snapshot`, which makes one from the whole graph
+when the store was changed by something other than a build.
 
 **Access.** The snapshot is the unrestricted graph. It serves a principal who may see
 everything, or anyone when nothing in the store carries an access label (then every view
@@ -36,14 +35,15 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Iterable, NamedTuple
 
 import numpy as np
 import pyoxigraph as ox
 
-from ..graph.model import KnowledgeGraph, doc_from_iri, id_from_iri, node_iri, source_iri
+from ..graph.model import KnowledgeGraph, id_from_iri, node_iri, source_iri
 from ..io.collector import gc_paused
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
-from .adjacency import AdjacencyIndex, Csr, node_ids
+from .adjacency import AdjacencyIndex, Csr, code_names, node_ids
 
 FORMAT = 1
 MAX_CHANGED = 200  # more changed documents than this (or a twentieth of all): rebuild whole
@@ -82,9 +82,7 @@ class Strings(Sequence):
         start = int(self.ends[i - 1]) if i else 0
         return self.blob[start:int(self.ends[i])].tobytes()
 
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
+    def __getitem__(self, i: int) -> str:
         if i < 0:
             i += len(self)
         return self.raw(int(i)).decode()
@@ -110,7 +108,6 @@ class Tables:
     """Everything a snapshot holds, as plain Python values (what :func:`save` writes)."""
 
     meta: dict  # revision, schema, settings, labelled graphs, documents, untyped count
-    states: dict[str, str]  # document -> its state (JSON), to tell what changed
     ids: list[str]  # sorted: nodes and edge endpoints
     labels: list[str]
     types: list[str]  # "" for nodes only known as edge endpoints
@@ -129,12 +126,17 @@ def _record_of(found: list, passages: dict) -> tuple[bytes, float, str]:
             max((a["generated_at"] for _, a in found), default=""))
 
 
+def _cite(a, passages: dict, cited: dict) -> None:
+    """Add the passage assertion ``a`` was read in (if any) to an edge record's ``cited``."""
+    p = passages.get(a.chunk) if a.chunk else None
+    if p is not None:
+        cited[p.id] = [p.text, p.document, p.start, p.end]
+
+
 def _graph_record(assertions, passages) -> tuple[bytes, float, str]:
-    cited = {}
+    cited: dict = {}
     for a in assertions:
-        p = passages.get(a.chunk) if a.chunk else None
-        if p is not None:
-            cited[p.id] = [p.text, p.document, p.start, p.end]
+        _cite(a, passages, cited)
     return _record_of([[a.key, assertion_dict(a)] for a in assertions], cited)
 
 
@@ -150,10 +152,6 @@ def _labelled(store, graphs: Sequence[str] | None = None) -> set[str]:
     values = f"VALUES ?g {{ {' '.join(f'<{g}>' for g in graphs)} }} " if graphs is not None else ""
     return {row["g"].value for row in store.sparql(
         f"SELECT DISTINCT ?g WHERE {{ {values}GRAPH ?g {{ ?s <{_ACCESS}> ?o }} }}")}
-
-
-def _state_text(state) -> str:
-    return json.dumps(list(state), sort_keys=True)
 
 
 def _meta(store) -> dict:
@@ -176,8 +174,7 @@ def snapshot_tables(kg: KnowledgeGraph, store) -> Tables:
     per_edge = [_graph_record(assertions, kg.passages) for assertions in edges.values()]
     meta = {**_meta(store), "labelled": sorted(_labelled(store)), "documents": sorted(docs),
             "untyped": len(kg.untyped_edges)}
-    return Tables(meta, {d: _state_text(s) for d, s in store.document_states().items()},
-                  ids,
+    return Tables(meta, ids,
                   [nodes[i].label if i in nodes else i for i in ids],
                   [nodes[i].type if i in nodes else "" for i in ids],
                   [_info(_known_docs(nodes.get(i), docs)) for i in ids], list(edges),
@@ -214,9 +211,8 @@ class Snapshot:
 
 
 def _arrays(t: Tables, schema) -> dict[str, np.ndarray]:
-    type_names = sorted(schema.node_types) + [""]
+    type_names, edge_types = code_names(schema)
     tcode = {n: i for i, n in enumerate(type_names)}
-    edge_types = sorted(schema.edge_types)
     ecode = {n: i for i, n in enumerate(edge_types)}
     pos = {n: i for i, n in enumerate(t.ids)}
     m = len(t.edges)
@@ -251,8 +247,8 @@ def _snapshot(arr: dict[str, np.ndarray], meta: dict, schema, folder: Path | Non
                 raise ValueError(f"bad list name {name!r}")
             parts = [arr[f"l{ty}_{d}_{k}"] for k in _LISTS]
             lists[(ty, d)] = Csr(*parts, np.full(len(parts[1]), d, dtype=np.int8))
-    index = AdjacencyIndex(strings("ids"), arr["node_type"], sorted(schema.node_types) + [""],
-                           sorted(schema.edge_types), arr["src"], arr["dst"], arr["etype"], lists)
+    index = AdjacencyIndex(strings("ids"), arr["node_type"], *code_names(schema), arr["src"],
+                           arr["dst"], arr["etype"], lists)
     index.check()
     snap = Snapshot(folder, meta, index, strings("labels"), strings("info"), strings("records"),
                     strings("stamps"), arr["conf"], frozenset(meta["documents"]))
@@ -272,8 +268,6 @@ def save(tables: Tables, root: Path, schema) -> Path:
     try:
         for name, a in _arrays(tables, schema).items():
             np.save(tmp / f"{name}.npy", a, allow_pickle=False)
-        (tmp / "docs.json").write_text(json.dumps(
-            {"states": tables.states}, sort_keys=True))
         (tmp / "meta.json").write_text(json.dumps(tables.meta, sort_keys=True))
         os.replace(tmp, folder)
         pointer = root / f".current-{folder.name}"
@@ -289,35 +283,35 @@ def save(tables: Tables, root: Path, schema) -> Path:
 
 def load(folder: Path, schema) -> Snapshot:
     """Open a saved snapshot (arrays memory-mapped); raises on anything incomplete."""
-    files = sorted(folder.glob("*.npy")) + [folder / "meta.json", folder / "docs.json"]
+    files = sorted(folder.glob("*.npy")) + [folder / "meta.json"]
     if not all(p.is_file() for p in files):
         raise ValueError("not a snapshot's regular files")
     meta = json.loads((folder / "meta.json").read_text())
     if meta.get("format") != FORMAT:
         raise ValueError("another snapshot format")
-    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in files[:-2]}
+    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in files[:-1]}
     return _snapshot(arr, meta, schema, folder)
 
 
 def tables_of(snap: Snapshot) -> Tables:
     """A saved snapshot back as tables (for :func:`apply_changes`)."""
-    docs = json.loads((snap.folder / "docs.json").read_text())
     ix = snap.index
     ids = list(ix.node_ids)
     names = ix.type_names
     edges = [(ids[s], ix.edge_types[p], ids[o]) for s, p, o in
              zip(ix.src.tolist(), ix.etype.tolist(), ix.dst.tolist())]
-    return Tables(dict(snap.meta), docs["states"], ids, list(snap.labels),
+    return Tables(dict(snap.meta), ids, list(snap.labels),
                   [names[t] for t in ix.node_type.tolist()], list(snap.info), edges,
                   list(snap.records.raws()), snap.conf.tolist(), list(snap.stamps))
 
 
 # -- keeping it current -----------------------------------------------------------------------
-def apply_changes(old: Tables, store, schema, before: set[str]) -> Tables | None:
-    """``old`` brought to the store's current revision by re-reading only the changed
-    documents and the nodes they touch; None when that cannot be exact (then rebuild).
-    ``before``: the IRIs the changed documents' graphs used before the change
-    (:func:`~kgbuild.validate.incremental.touched_terms`, taken by the build)."""
+def apply_changes(old: Tables, store, schema, documents: Iterable[str],
+                  before: set[str]) -> Tables | None:
+    """``old`` (the revision before the change) brought to the store's current revision by
+    re-reading only the changed ``documents`` and the nodes they touch; None when that
+    cannot be exact (then rebuild). ``before``: the IRIs the changed documents' graphs used
+    before the change (:func:`~kgbuild.validate.incremental.touched_terms`)."""
     from ..graph.rdf import from_quads
     from ..schema.importer import CATCH_ALL
 
@@ -327,9 +321,8 @@ def apply_changes(old: Tables, store, schema, before: set[str]) -> Tables | None
             or old.meta.get("settings") != meta["settings"]  # change unchanged documents' times)
             or old.meta.get("untyped") or CATCH_ALL in schema.type_by_iri):
         return None
-    states = {d: _state_text(s) for d, s in store.document_states().items()}
-    changed = {d for d in old.states.keys() | states.keys() if old.states.get(d) != states.get(d)}
-    if len(changed) > min(MAX_CHANGED, max(10, len(states) // 20)):
+    changed = set(documents)
+    if len(changed) > min(MAX_CHANGED, max(10, len(old.meta["documents"]) // 20)):
         return None
     graphs = {source_iri(d) for d in changed}
     inverse = {e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri}
@@ -365,9 +358,7 @@ def apply_changes(old: Tables, store, schema, before: set[str]) -> Tables | None
                     key=lambda a: a.key):
         found, pas = evidence.setdefault(a.edge, ([], {}))
         found.append([a.key, assertion_dict(a)])
-        p = kg.passages.get(a.chunk) if a.chunk else None
-        if p is not None:
-            pas[p.id] = [p.text, p.document, p.start, p.end]
+        _cite(a, kg.passages, pas)
     records = {e: (r, c, t) for e, r, c, t in zip(old.edges, old.records, old.conf, old.stamps)}
     for e, (found, pas) in evidence.items():
         if not found:
@@ -395,7 +386,7 @@ def apply_changes(old: Tables, store, schema, before: set[str]) -> Tables | None
     labelled = (set(old.meta["labelled"]) - graphs - {NODES_GRAPH}) | _labelled(
         store, sorted(graphs | {NODES_GRAPH}))
     meta = {**meta, "labelled": sorted(labelled), "documents": sorted(documents), "untyped": 0}
-    return Tables(meta, states, ids, [nodes[i][0] for i in ids],
+    return Tables(meta, ids, [nodes[i][0] for i in ids],
                   [nodes[i][1] for i in ids], [nodes[i][2] for i in ids], edges,
                   *map(list, zip(*(records[e] for e in edges))) if edges else ([], [], []))
 
@@ -405,23 +396,30 @@ def _is_current(snap: Snapshot | None, store) -> bool:
             and snap.meta.get("schema") == store.schema.digest)
 
 
-def _made(store, previous: Snapshot | None, change: tuple[str, set[str]] | None) -> Tables:
-    """The tables of the store's revision: ``previous`` with ``change`` applied (``(revision
-    before, IRIs the changed documents used before)``: only when ``previous`` is of that
-    revision), or from the whole graph."""
+class Change(NamedTuple):
+    """What a build changed: the store's revision before it, the documents it changed,
+    added or deleted, and the IRIs their graphs used before it."""
+
+    revision: str
+    documents: list[str]
+    before: set[str]
+
+
+def _made(store, previous: Snapshot | None, change: Change | None) -> Tables:
+    """The tables of the store's revision: ``previous`` with ``change`` applied (only when
+    ``previous`` is of the revision before it), or from the whole graph."""
     with gc_paused():
         tables = None
-        if previous is not None and change is not None and previous.meta["revision"] == change[0]:
-            tables = apply_changes(tables_of(previous), store, store.schema, change[1])
+        if previous is not None and change is not None and previous.meta["revision"] == change.revision:
+            tables = apply_changes(tables_of(previous), store, store.schema, change.documents,
+                                   change.before)
         return tables if tables is not None else snapshot_tables(store.knowledge_graph(), store)
 
 
-def refresh_snapshot(store, change: tuple[str, set[str]] | None = None, starting=None) -> bool:
+def refresh_snapshot(store, change: Change | None = None, starting=None) -> bool:
     """After a change to a saved store: make its snapshot current (``starting()`` is called
-    first, when there is anything to do), applying ``change`` (the revision before it and
-    the IRIs the changed documents used before: :func:`~kgbuild.validate.incremental.
-    touched_terms`) to the saved snapshot where that is exact. Returns whether there was
-    anything to do."""
+    first, when there is anything to do), applying ``change`` to the saved snapshot where
+    that is exact. Returns whether there was anything to do."""
     if store.path is None:
         return False
     root = Path(store.path) / "snapshot"

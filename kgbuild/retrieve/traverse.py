@@ -703,11 +703,6 @@ class SnapshotTraverser(Traverser):
         self.view.passages = {}
         return super().run(spec)
 
-    def _node(self, node_id: str) -> dict:
-        pos = self.index.position(node_id)
-        kind = "" if pos is None else self.index.type_names[self.index.node_type[pos]]
-        return {"id": node_id, "label": self.snapshot.labels[pos] if kind else node_id, "type": kind}
-
     def _assertions(self, eid: int, edge: tuple[str, str, str]) -> list[dict]:
         rec = self.snapshot.record(eid)
         for pid, (text, doc, start, end) in rec["p"].items():
@@ -717,7 +712,7 @@ class SnapshotTraverser(Traverser):
 
 @dataclass
 class _SnapshotNode:
-    """What the context pack reads of a seed node."""
+    """What :meth:`Traverser._node` and the context pack read of a node."""
 
     label: str
     type: str

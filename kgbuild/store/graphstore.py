@@ -502,8 +502,7 @@ class GraphStore:
     def rows_about(self, iri: str) -> Iterator[tuple[str, str, str, str]]:
         """Every quad with subject ``iri`` in any graph, as plain values (subject, predicate,
         object, graph: the form :func:`~kgbuild.graph.rdf.from_quads` reads)."""
-        for q in self._db.quads_for_pattern(ox.NamedNode(iri), None, None, None):
-            yield q.subject.value, q.predicate.value, q.object.value, q.graph_name.value
+        return map(_row, self._db.quads_for_pattern(ox.NamedNode(iri), None, None, None))
 
     def has_triple(self, s: str, p: str, o: str) -> bool:
         """Whether some graph holds the triple of three IRIs."""
@@ -585,10 +584,8 @@ class GraphStore:
             return self._from_quads()
 
     def _from_quads(self) -> KnowledgeGraph:
-        return from_quads(((q.subject.value, q.predicate.value, q.object.value,
-                                 q.graph_name.value)
-                                for q in self._db.quads_for_pattern(None, None, None, None)),
-                               self.schema)
+        return from_quads(map(_row, self._db.quads_for_pattern(None, None, None, None)),
+                          self.schema)
 
     def sparql(self, query: str, union: bool = False, prefixes: dict[str, str] | None = None):
         """pyoxigraph's own result of a SPARQL query (booleans, solutions or triples, read
@@ -869,6 +866,11 @@ class GraphStore:
         lines.append(f"{_counts_triple(counts)[:-2]} <{MANIFEST_GRAPH}> .")
         target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
         return problems
+
+
+def _row(q: ox.Quad) -> tuple[str, str, str, str]:
+    """A quad as the plain values :func:`~kgbuild.graph.rdf.from_quads` reads."""
+    return q.subject.value, q.predicate.value, q.object.value, q.graph_name.value
 
 
 def _edge_terms(schema: Schema) -> dict[str, str]:

@@ -187,7 +187,8 @@ def test_what_the_merge_cannot_reproduce_is_refused(tmp_path):
         old = tables_of(open_snapshot(st))
         for meta in ({"schema": "other"}, {"untyped": 1}, {"settings": {}},
                      {"revision": "another-database:1"}):
-            assert apply_changes(replace(old, meta={**old.meta, **meta}), st, SCHEMA, set()) is None
+            assert apply_changes(replace(old, meta={**old.meta, **meta}), st, SCHEMA, [],
+                                 set()) is None
 
 
 def test_a_snapshot_older_than_the_change_is_not_patched_with_it(tmp_path):
