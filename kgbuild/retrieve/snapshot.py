@@ -368,7 +368,7 @@ def apply_changes(old: Tables, store, schema, documents: Iterable[str],
             continue
         found.sort(key=lambda x: x[0])
         cited = {x[1].get("passage") for x in found}
-        records[e] = _record_of([x for x in found], {k: v for k, v in pas.items() if k in cited})
+        records[e] = _record_of(found, {k: v for k, v in pas.items() if k in cited})
     if any(e not in records for e in direct):
         return None  # a direct triple no assertion covers: an untyped edge
     endpoints = {x for s, _, o in records for x in (s, o)}

@@ -106,10 +106,9 @@ def _values(name: str, terms: Iterable) -> str:
 
 
 class Target(str):
-    """A group pattern binding ``?this`` to each focus node once. A full run evaluates a
-    constraint that reads values first, unrestricted (``first`` is empty), and keeps the few
-    violating rows whose focus is a target (:meth:`keep`): joining every value with the
-    targets cost 10x more. (A run for a few focus nodes is the same run, its results kept
+    """A group pattern binding ``?this`` to each focus node once. A constraint that reads
+    values is evaluated first, unrestricted, and keeps the few violating rows whose focus is
+    a target (:meth:`keep`): joining every value with the targets cost 10x more. (A run for a few focus nodes is the same run, its results kept
     for those nodes: joining the focus nodes first made pyoxigraph slower, not faster.)"""
 
     groups: str

@@ -263,13 +263,18 @@ def _fast(plan, data: Data, schema: Schema, focus: Sequence[str] | None = None) 
 
 def _fast_report(plan, data: Data, schema: Schema, focus: Sequence[str] | None = None
                  ) -> ValidationReport:
-    results = run(plan, data)
-    if focus is not None:
-        keep = {URIRef(f) for f in focus}
-        results = [r for r in results if r.focus in keep]
+    results = _in_focus(run(plan, data), focus)
     select = lambda q: ((tuple(from_oxigraph(t) if t is not None else None for t in row))
                         for row in data.rows(q))
     return _report(results, schema, select, "fast", None)
+
+
+def _in_focus(results: Iterable[Result], focus: Sequence[str] | None) -> list[Result]:
+    """The results whose focus node is one of ``focus`` (IRIs; None: all), in order."""
+    if focus is None:
+        return list(results)
+    keep = {URIRef(f) for f in focus}
+    return [r for r in results if r.focus in keep]
 
 
 def _pyshacl(data: Graph, shapes: Graph, schema: Schema, note: str | None,
@@ -278,16 +283,12 @@ def _pyshacl(data: Graph, shapes: Graph, schema: Schema, note: str | None,
         _, graph, _ = shacl_validate(data, shacl_graph=shapes, ont_graph=vocabulary(schema),
                                      inference="none", abort_on_first=False, allow_warnings=True,
                                      advanced=True)
-    results = set()
-    keep = {URIRef(f) for f in focus} if focus is not None else None
-    for r in graph.subjects(RDF.type, SH.ValidationResult):
-        res = Result(*(graph.value(r, p) for p in (SH.focusNode, SH.resultPath,
-                                                   SH.sourceConstraintComponent, SH.value,
-                                                   SH.resultSeverity, SH.resultMessage,
-                                                   SH.sourceShape)))
-        if keep is None or res.focus in keep:
-            results.add(res)
-    results = sorted(results, key=lambda r: tuple(str(x) for x in r))
+    results = {Result(*(graph.value(r, p) for p in (SH.focusNode, SH.resultPath,
+                                                    SH.sourceConstraintComponent, SH.value,
+                                                    SH.resultSeverity, SH.resultMessage,
+                                                    SH.sourceShape)))
+               for r in graph.subjects(RDF.type, SH.ValidationResult)}
+    results = sorted(_in_focus(results, focus), key=lambda r: tuple(str(x) for x in r))
     select = lambda q: (tuple(row) for row in data.query(q))
     return _report(results, schema, select, "pyshacl", note)
 
