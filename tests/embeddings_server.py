@@ -1,5 +1,7 @@
-"""A minimal OpenAI-compatible ``POST /v1/embeddings`` on 127.0.0.1 for tests: each text's
-vector comes from the test's own ``vector`` function; every text sent is recorded."""
+"""Minimal JSON servers on 127.0.0.1 for tests: :class:`JsonServer` answers each ``POST`` from
+a function of its path and body; :class:`EmbeddingsServer` is an OpenAI-compatible
+``POST /v1/embeddings`` whose vectors come from the test's own ``vector`` function (every
+text sent is recorded)."""
 
 from __future__ import annotations
 
@@ -9,26 +11,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
 
 
-class EmbeddingsServer:
-    """Serves until :meth:`close` (or the end of a ``with`` block); ``url`` is the base URL
-    (``.../v1``) and ``inputs`` every text received, in order. Paths other than
-    ``/embeddings`` answer 404."""
+class JsonServer:
+    """Serves until :meth:`close` (or the end of a ``with`` block): each ``POST`` is answered
+    with the JSON of ``answer(path, body)`` -> ``(status, payload)``; ``url`` is the base URL
+    (``.../v1``)."""
 
-    def __init__(self, vector: Callable[[str], list[float]]):
-        self.inputs: list[str] = []
-        outer = self
-
+    def __init__(self, answer: Callable[[str, dict], tuple[int, object]]):
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                outer.inputs.extend(texts)
-                raw = json.dumps({"object": "list", "model": body["model"],
-                                  "usage": {"prompt_tokens": 0, "total_tokens": 0},
-                                  "data": [{"object": "embedding", "index": i,
-                                            "embedding": vector(t)}
-                                           for i, t in enumerate(texts)]}).encode()
-                self.send_response(200 if self.path.endswith("/embeddings") else 404)
+                status, payload = answer(self.path, body)
+                raw = json.dumps(payload).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
                 self.end_headers()
@@ -45,8 +39,26 @@ class EmbeddingsServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def __enter__(self) -> "EmbeddingsServer":
+    def __enter__(self):
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class EmbeddingsServer(JsonServer):
+    """``inputs``: every text received, in order. Paths other than ``/embeddings`` answer 404."""
+
+    def __init__(self, vector: Callable[[str], list[float]]):
+        self.inputs: list[str] = []
+
+        def answer(path: str, body: dict) -> tuple[int, object]:
+            texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+            self.inputs.extend(texts)
+            return (200 if path.endswith("/embeddings") else 404,
+                    {"object": "list", "model": body["model"],
+                     "usage": {"prompt_tokens": 0, "total_tokens": 0},
+                     "data": [{"object": "embedding", "index": i, "embedding": vector(t)}
+                              for i, t in enumerate(texts)]})
+
+        super().__init__(answer)

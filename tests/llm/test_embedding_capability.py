@@ -5,11 +5,8 @@ error, not a wrong ranking."""
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
 import pytest
+from embeddings_server import JsonServer
 
 from kgbuild.errors import KgbuildError
 from kgbuild.retrieve.embeddings import EmbeddingMatcher
@@ -18,36 +15,19 @@ LLAMA_500 = {"error": {"message": "Llama model must be created with embedding=Tr
                                   "this method", "type": "internal_server_error"}}
 
 
-class Endpoint:
+class Endpoint(JsonServer):
     """``POST /v1/embeddings`` on 127.0.0.1 answering from a list of (status, body) in turn
     (the last one repeats); records how many requests came."""
 
     def __init__(self, answers):
         self.answers, self.count = list(answers), 0
-        outer = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                self.rfile.read(int(self.headers["Content-Length"]))
-                status, body = outer.answers[min(outer.count, len(outer.answers) - 1)]
-                outer.count += 1
-                raw = json.dumps(body).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+        def answer(path: str, body: dict) -> tuple[int, object]:
+            status, payload = self.answers[min(self.count, len(self.answers) - 1)]
+            self.count += 1
+            return status, payload
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(answer)
 
 
 @pytest.fixture
