@@ -51,22 +51,26 @@ def inject(nt: Path, out: Path, rate: float, seed: int, schema) -> int:
     nodes = sorted(r["n"].value for r in db.query(
         "SELECT ?n WHERE { ?n <http://purl.org/dc/terms/identifier> ?i }"))
     docs = sorted(r["d"].value for r in db.query(f"SELECT ?d WHERE {{ ?d a <{kg}SourceDocument> }}"))
+    def drop(s: str, p: str) -> str:
+        return f"DELETE WHERE {{ <{s}> <{p}> ?x }}"
+
+    def swap(s: str, p: str, value: str, into: str | None = None) -> str:
+        """``s``'s value of ``p`` dropped, ``value`` given to ``into`` (by default ``s``)."""
+        return f"{drop(s, p)} ; INSERT DATA {{ <{into or s}> <{p}> {value} }}"
+
     ops = [
-        lambda a, n: f"DELETE WHERE {{ <{n}> a ?t }} ; INSERT DATA {{ <{n}> a <{sw}API> }}",
+        lambda a, n: swap(n, rdf + "type", f"<{sw}API>"),
         lambda a, n: f"INSERT DATA {{ <{n}> a <{sw}Group> }}",
-        lambda a, n: f"DELETE WHERE {{ <{n}> <http://www.w3.org/2000/01/rdf-schema#label> ?l }}",
+        lambda a, n: drop(n, "http://www.w3.org/2000/01/rdf-schema#label"),
         lambda a, n: f"INSERT DATA {{ <{n}> <{sw}dependsOn> <{rng.choice(nodes)}> }}",
-        lambda a, n: f"DELETE WHERE {{ <{a}> <{prov}wasDerivedFrom> ?d }}",
-        lambda a, n: f"DELETE WHERE {{ <{a}> <{kg}confidence> ?c }} ; "
-                     f"INSERT DATA {{ <{a}> <{kg}confidence> \"high\"^^<http://www.w3.org/2001/XMLSchema#double> }}",
-        lambda a, n: f"DELETE WHERE {{ <{a}> <{kg}confidence> ?c }} ; "
-                     f"INSERT DATA {{ <{a}> <{kg}confidence> 1.5e0 }}",
-        lambda a, n: f"DELETE WHERE {{ <{a}> <{kg}extractor> ?c }} ; INSERT DATA {{ <{a}> <{kg}extractor> \"\" }}",
-        lambda a, n: f"DELETE WHERE {{ <{a}> <{rdf}subject> ?c }} ; INSERT DATA {{ <{a}> <{rdf}subject> \"x\" }}",
-        lambda a, n: f"DELETE WHERE {{ <{a}> <{kg}line> ?c }}",
-        lambda a, n: f"DELETE WHERE {{ <{a}> <{rdf}object> ?c }} ; INSERT DATA {{ <{a}> <{rdf}object> <{rng.choice(nodes)}> }}",
-        lambda a, n: f"DELETE WHERE {{ <{rng.choice(docs)}> <{kg}assertionCount> ?c }}; "
-                     f"INSERT DATA {{ <{rng.choice(docs)}> <{kg}assertionCount> 999 }}",
+        lambda a, n: drop(a, prov + "wasDerivedFrom"),
+        lambda a, n: swap(a, kg + "confidence", '"high"^^<http://www.w3.org/2001/XMLSchema#double>'),
+        lambda a, n: swap(a, kg + "confidence", "1.5e0"),
+        lambda a, n: swap(a, kg + "extractor", '""'),
+        lambda a, n: swap(a, rdf + "subject", '"x"'),
+        lambda a, n: drop(a, kg + "line"),
+        lambda a, n: swap(a, rdf + "object", f"<{rng.choice(nodes)}>"),
+        lambda a, n: swap(rng.choice(docs), kg + "assertionCount", "999", rng.choice(docs)),
     ]
     count = max(len(ops), int(len(assertions) * rate))
     for i in range(count):
