@@ -515,7 +515,7 @@ class GraphStore:
         objects; only one graph's text is held at once)."""
         for graph in self._db.named_graphs():
             text = self._db.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=graph).decode("utf-8")
-            for line in text.splitlines():
+            for line in _nt_lines(text):
                 if line.split(" ", 2)[1] not in INTERNAL:
                     yield line
 
@@ -526,7 +526,7 @@ class GraphStore:
         for graph in sorted(str(g) for g in self._db.named_graphs()):
             text = self._db.dump(format=ox.RdfFormat.N_TRIPLES,
                                  from_graph=ox.NamedNode(graph[1:-1])).decode("utf-8")
-            lines = sorted(line for line in text.splitlines()
+            lines = sorted(line for line in _nt_lines(text)
                            if line.split(" ", 2)[1] not in INTERNAL)
             if lines:
                 yield "".join(f"{line[:-2]} {graph} .\n" for line in lines)
@@ -866,6 +866,12 @@ class GraphStore:
         lines.append(f"{_counts_triple(counts)[:-2]} <{MANIFEST_GRAPH}> .")
         target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
         return problems
+
+
+def _nt_lines(text: str) -> list[str]:
+    """The lines of pyoxigraph's N-Triples text: split at ``\n`` only (``str.splitlines``
+    also splits at U+2028, U+0085 and other separators a literal holds unescaped)."""
+    return [line for line in text.split("\n") if line]
 
 
 def _row(q: ox.Quad) -> tuple[str, str, str, str]:
