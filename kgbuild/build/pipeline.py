@@ -46,7 +46,7 @@ from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.export import write_export
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
-from ..validate.incremental import touched_terms, validate_changed
+from ..validate.incremental import Touched, touched_terms, validate_changed
 from ..validate.validator import ValidationReport, validate_store
 from .validation import record_change
 
@@ -69,7 +69,7 @@ class BuildResult:
     changes: dict[str, list[str]] = field(default_factory=dict)
     validation: ValidationReport | None = None
     validation_note: str | None = None
-    touched: set[str] | None = field(default=None, repr=False)  # IRIs the change removed or kept
+    touched: Touched | None = field(default=None, repr=False)  # IRIs the change used, their types before
     resolution: dict | None = None
     resolution_note: str | None = None
     output: str | None = None
@@ -333,7 +333,8 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     else:
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
-        touched = touched_terms(store, changed)  # for incremental validation: before the change
+        touched = touched_terms(store, changed, (t for u in updates.values() for t in u.triples))
+        # (for incremental validation: before the change)
         revision = store.revision()
         problems = store.apply(changed, all_states, settings)
     taken = {c.path for c in found.values()}
@@ -430,7 +431,7 @@ def check(result: BuildResult, validate: bool | None = None) -> None:
     changes = result.changes
     changed = [d for k in ("changed", "added", "deleted") for d in changes.get(k, ())]
     if changed:
-        record_change(result.store, changed, result.touched or set())
+        record_change(result.store, changed, result.touched or {})
     if validate is False:
         return
     total = len(changed) + len(changes.get("unchanged", ())) + len(changes.get("kept", ()))

@@ -14,19 +14,20 @@ from ..resolve.review import possible_duplicates
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
 from ..validate.hygiene import HygieneOptions
-from ..validate.incremental import validate_changed
+from ..validate.incremental import Touched, validate_changed
 from ..validate.report import Finding, ValidationReport
 from ..validate.validator import load_graph, shapes_for, validate_file, validate_store
 
 LAST_CHANGE = "last-change.json"  # in the store folder: what the last build changed
 
 
-def record_change(store: GraphStore, documents: Sequence[str], before: set[str]) -> None:
-    """Remember what a build changed, for ``kgbuild validate --changed`` (persistent stores)."""
+def record_change(store: GraphStore, documents: Sequence[str], before: Touched) -> None:
+    """Remember what a build changed, for ``kgbuild validate --changed`` (persistent stores):
+    the documents, and the IRIs they used with their types before the change."""
     if store.path is not None:
         atomic_write(store.path / LAST_CHANGE, json.dumps(
-            {"generation": store.generation(), "documents": sorted(documents), "before": sorted(before)}),
-            durable=False)
+            {"generation": store.generation(), "documents": sorted(documents),
+             "before": {t: list(types) for t, types in sorted(before.items())}}), durable=False)
 
 
 def validate_target(schema: Schema, graph: str | Path | None = None, *, store: str | Path | None = None,

@@ -307,11 +307,11 @@ def tables_of(snap: Snapshot) -> Tables:
 
 # -- keeping it current -----------------------------------------------------------------------
 def apply_changes(old: Tables, store, schema, documents: Iterable[str],
-                  before: set[str]) -> Tables | None:
+                  before: Iterable[str]) -> Tables | None:
     """``old`` (the revision before the change) brought to the store's current revision by
     re-reading only the changed ``documents`` and the nodes they touch; None when that
     cannot be exact (then rebuild). ``before``: the IRIs the changed documents' graphs used
-    before the change (:func:`~kgbuild.validate.incremental.touched_terms`)."""
+    before the change, and the new content's (:func:`~kgbuild.validate.incremental.touched_terms`)."""
     from ..graph.rdf import from_quads
     from ..schema.importer import CATCH_ALL
 
@@ -398,11 +398,11 @@ def _is_current(snap: Snapshot | None, store) -> bool:
 
 class Change(NamedTuple):
     """What a build changed: the store's revision before it, the documents it changed,
-    added or deleted, and the IRIs their graphs used before it."""
+    added or deleted, and the IRIs their graphs used before it (and the new content's)."""
 
     revision: str
     documents: list[str]
-    before: set[str]
+    before: Iterable[str]
 
 
 def _made(store, previous: Snapshot | None, change: Change | None) -> Tables:

@@ -56,8 +56,8 @@ class Data:
     """Where the engine reads: a pyoxigraph store (``union``: its named graphs merged, as a
     kgbuild store keeps one per document) plus the vocabulary pyshacl would mix in.
     ``focus``: the nodes the hygiene checks look at (incremental validation); validation
-    itself runs whole and keeps the results of the focus nodes (:func:`~kgbuild.validate.
-    validator.validate_store`)."""
+    itself runs on the focus nodes' neighbourhood (:mod:`~kgbuild.validate.neighbourhood`)
+    and keeps their results."""
 
     db: ox.Store
     vocabulary: Graph
@@ -108,8 +108,9 @@ def _values(name: str, terms: Iterable) -> str:
 class Target(str):
     """A group pattern binding ``?this`` to each focus node once. A constraint that reads
     values is evaluated first, unrestricted, and keeps the few violating rows whose focus is
-    a target (:meth:`keep`): joining every value with the targets cost 10x more. (A run for a few focus nodes is the same run, its results kept
-    for those nodes: joining the focus nodes first made pyoxigraph slower, not faster.)"""
+    a target (:meth:`keep`): joining every value with the targets cost 10x more. (A run for a
+    few focus nodes is a whole run on their neighbourhood: joining the focus nodes first made
+    pyoxigraph slower, not faster.)"""
 
     groups: str
     data: Data

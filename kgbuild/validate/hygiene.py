@@ -39,7 +39,7 @@ def hygiene(data: Data, options: HygieneOptions) -> list[Finding]:
     focus = f"VALUES ?s {{ {' '.join(data.focus)} }}" if data.focus is not None else ""
     props = " ".join(f"<{p}>" for p in data.object_properties)
     if "undefined" in options.checks:
-        out += _undefined(data, focus, props)
+        out += _undefined(data, props)
     if "hubs" in options.checks and props:
         query = (f"SELECT ?s (COUNT(*) AS ?n) WHERE {{ {focus} {{ SELECT DISTINCT ?s ?p ?o WHERE {{ "
                  f"{{ ?s ?p ?o }} UNION {{ ?o ?p ?s }} VALUES ?p {{ {props} }} }} }} }} GROUP BY ?s "
@@ -63,12 +63,19 @@ def _local(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
-def _undefined(data: Data, focus: str, props: str) -> list[Finding]:
+def _undefined(data: Data, props: str) -> list[Finding]:
     declared, mention = DECLARED_LABEL, MENTION_LABEL  # N-Triples IRIs
     if not bool(data.rows(f"ASK {{ ?x {declared} ?l }}")):
         return [Finding("undefined", "Info", "skipped: the graph does not record which documents "
                         "define a node (a store does; an exported file does not)")]
-    focus_o = focus.replace("?s", "?o")
+    focus_o = ""
+    if data.focus is not None:  # only the focus nodes mentioned and declared nowhere: joining
+        # every focus node first made pyoxigraph evaluate the MINUS over the whole store
+        found = [o for o in data.focus if bool(data.rows(f"ASK {{ {o} {mention} ?m }}"))
+                 and not bool(data.rows(f"ASK {{ {o} {declared} ?l }}"))]
+        if not found:
+            return []
+        focus_o = f"VALUES ?o {{ {' '.join(found)} }}"
     query = (f"SELECT ?o (SAMPLE(?src) AS ?doc) (MIN(?ln) AS ?line) WHERE {{ {focus_o} "
              f"?a <{RDF.object}> ?o ; <{RDF.predicate}> ?p ; <http://www.w3.org/ns/prov#wasDerivedFrom> ?d . "
              f"VALUES ?p {{ {props} }} ?o {mention} ?m . OPTIONAL {{ ?a <{KG.line}> ?ln }} "

@@ -1,69 +1,108 @@
 """Incremental validation: only the focus nodes a change to some documents can affect.
 
-A document's named graph holds every triple it contributes, so the IRIs it mentions (as
-subject or object, before and after the change) are the nodes whose own triples changed.
-Every kgbuild shape reads a focus node's own triples, except three that look one step away:
-an assertion's "describes an existing triple" check (the triple may be in a changed document),
-edge coverage (the assertion may be), and a value's type (``sh:class`` on an edge's object).
-So the focus set is the touched IRIs, the assertions whose subject or object is one of them,
-and the nodes with an edge into one of them. Validating that set gives exactly the full run's
-results for those nodes; every other node's results cannot have changed.
+What a focus node's results read is listed in :mod:`kgbuild.validate.neighbourhood`. A change
+rewrites some documents' named graphs (and the resolved types and labels of the nodes they
+claim), so a node's results can change only when it is
+
+- a subject or object in a changed graph, before or after (the *touched* IRIs);
+- the node an assertion among them is about, or the document it is derived from (edge
+  coverage and assertion counts read the assertion's own triples);
+- an assertion about a touched node (it checks that the triple it describes exists);
+- a node with an edge into a touched node whose types changed (``sh:class`` reads the
+  value's types). Only these: a team every component points at is not re-checked with all
+  its components when a changed file merely names it again.
+
+Validating that set on its neighbourhood gives exactly the full run's results for those
+nodes; every other node's results cannot have changed. (A document declaring
+``rdfs:subClassOf`` or ``owl:ObjectProperty`` would change every node's; kgbuild's
+extractors write neither.)
 """
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from rdflib import Graph
-from rdflib.namespace import RDF
+from rdflib.namespace import PROV, RDF
 
 from ..graph.model import source_iri
 from .hygiene import HygieneOptions
 from .report import ValidationReport
 from .validator import validate_store
 
+Touched = dict[str, tuple[str, ...]]  # IRI -> its rdf:types, sorted
+_A = f"<{RDF.type}>"
 
-def touched_terms(store, documents: Iterable[str]) -> set[str]:
-    """IRIs used as subject or object in the documents' named graphs, the schema's own
-    (classes, edge and attribute properties, as objects of ``rdf:type``, a declared type or
-    ``rdf:predicate``) left out: every node points at those, so they would make the focus
-    the whole graph (call before and after a change: a node a document stops mentioning is
-    touched too)."""
+
+def touched_terms(store, documents: Iterable[str], new: Iterable[tuple[str, str, str]] = ()
+                  ) -> Touched:
+    """IRIs used as subject or object in the documents' named graphs (and in ``new``: their
+    new content as N-Triples terms, before a change), each with its types in the store now.
+    Classes (objects of ``rdf:type``) and the schema's own IRIs (types, edge and attribute
+    properties, as objects of a declared type or ``rdf:predicate``) are left out: every node
+    points at those, so they would make the focus the whole graph. Call before and after a
+    change: a node a document stops mentioning is touched too, and a node whose types
+    differ is *retyped*."""
+    found = {x[1:-1] for s, p, o in new for x in ((s, o) if p != _A else (s,)) if x.startswith("<")}
     graphs = " ".join(f"<{source_iri(d)}>" for d in sorted(set(documents)))
-    if not graphs:
-        return set()
-    out: set[str] = set()
     for row in store.sparql(
             f"SELECT DISTINCT ?t WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ "
-            f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t FILTER(?p != <{RDF.type}>) }} }} FILTER(isIRI(?t)) }}"):
-        out.add(row["t"].value)
+            f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t FILTER(?p != <{RDF.type}>) }} }} FILTER(isIRI(?t)) }}"
+    ) if graphs else ():
+        found.add(row["t"].value)
     schema = store.schema
     own = {*schema.type_by_iri, *schema.edge_by_iri, *(a.iri for a in schema.attributes.values()),
            *(e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri)}
-    return out - own
+    return types_of(store, found - own)
 
 
-def focus_nodes(store, terms: set[str]) -> set[str]:
-    """``terms`` and every subject with a triple into one of them (assertions about them,
-    nodes with an edge to them)."""
-    out = set(terms)
-    todo = sorted(terms)
-    for i in range(0, len(todo), 500):
-        values = " ".join(f"<{t}>" for t in todo[i:i + 500])
+def types_of(store, iris: Iterable[str]) -> Touched:
+    """Each IRI with its ``rdf:type`` values in any graph of ``store``, sorted."""
+    types: dict[str, set[str]] = {t: set() for t in iris}
+    for chunk in _chunks(sorted(types)):
         for row in store.sparql(
-                f"SELECT DISTINCT ?x WHERE {{ VALUES ?n {{ {values} }} "
-                f"?x ?p ?n FILTER(isIRI(?x)) }}", union=True):
-            out.add(row["x"].value)
+                f"SELECT ?t ?c WHERE {{ VALUES ?t {{ {chunk} }} ?t <{RDF.type}> ?c }}", union=True):
+            types[row["t"].value].add(str(row["c"].value))
+    return {t: tuple(sorted(c)) for t, c in types.items()}
+
+
+def changed_focus(store, documents: Iterable[str],
+                  before: Mapping[str, Iterable[str] | None] | Iterable[str] = ()) -> set[str]:
+    """The focus nodes a change to ``documents`` can have affected (see the module's text).
+    ``before``: :func:`touched_terms` of the same documents taken before the change; a plain
+    collection of IRIs (types unknown) counts each as retyped."""
+    before = dict(before) if isinstance(before, Mapping) else dict.fromkeys(before)
+    after = touched_terms(store, documents)
+    now = {**types_of(store, set(before) - set(after)), **after}
+    retyped = sorted(t for t in now if before.get(t) is None or tuple(sorted(before[t])) != now[t])
+    out = set(now)
+    patterns = [f"?t <{RDF.subject}> ?x", f"?t <{PROV.wasDerivedFrom}> ?x", f"?x <{RDF.subject}> ?t"]
+    for chunk in _chunks(sorted(now)):
+        out |= _iris(store, f"VALUES ?t {{ {chunk} }} {{ {' } UNION { '.join(patterns)} }}")
+    for chunk in _chunks(retyped):
+        out |= _iris(store, f"VALUES ?t {{ {chunk} }} ?x ?p ?t")
     return out
 
 
-def validate_changed(store, documents: Iterable[str], *, before: Iterable[str] = (),
+def _iris(store, pattern: str) -> set[str]:
+    return {row["x"].value for row in store.sparql(
+        f"SELECT DISTINCT ?x WHERE {{ {pattern} FILTER(isIRI(?x)) }}", union=True)}
+
+
+def _chunks(iris: list[str], size: int = 500):
+    for i in range(0, len(iris), size):
+        yield " ".join(f"<{t}>" for t in iris[i:i + size])
+
+
+def validate_changed(store, documents: Iterable[str], *,
+                     before: Mapping[str, Iterable[str] | None] | Iterable[str] = (),
                      engine: str = "fast", shapes: Graph | None = None,
                      hygiene: HygieneOptions | None = None) -> ValidationReport:
     """Validate only what a change to ``documents`` (IDs) can have affected in ``store``.
 
-    ``before`` are :func:`touched_terms` of the same documents taken before the change (a
-    deleted document's or a dropped mention's nodes); the result equals a full validation's
-    results restricted to the focus nodes validated (``report.scope`` says how many)."""
-    focus = focus_nodes(store, touched_terms(store, documents) | set(before))
+    ``before`` is :func:`touched_terms` of the same documents taken before the change (a
+    deleted document's or a dropped mention's nodes, and their types then); the result
+    equals a full validation's results restricted to the focus nodes validated
+    (:func:`changed_focus`; ``report.scope`` says how many)."""
+    focus = changed_focus(store, documents, before)
     return validate_store(store, engine=engine, shapes=shapes, focus=focus, hygiene=hygiene)

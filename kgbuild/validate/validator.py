@@ -6,7 +6,6 @@ import logging
 import os
 import re
 import stat
-from dataclasses import replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -26,6 +25,7 @@ from .compiler import Unsupported, compile_shapes
 from .engine import Data, Result, run
 from .hygiene import HygieneOptions
 from .hygiene import hygiene as run_hygiene
+from .neighbourhood import neighbourhood
 from .report import ValidationReport, Violation
 
 FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".jsonld": "json-ld",
@@ -209,8 +209,8 @@ def validate_store(store, *, engine: str = "fast", shapes: Graph | None = None,
                 focus=[f"<{f}>" for f in focus] if focus is not None else None)
     if plan is None:
         report = _pyshacl(triples_to_rdflib(set(store.triples()), schema), shapes, schema, note, focus)
-    else:  # the whole run, its results kept for the focus (faster than focused queries)
-        report = _fast(plan, replace(data, focus=None), schema, focus)
+    else:
+        report = _fast(plan, data, schema, focus)
     if focus is not None:
         report.scope = f"validated {len(focus):,} focus node(s) touched by the change"
     if hygiene is not None:
@@ -257,16 +257,20 @@ class _quiet:
 
 
 def _fast(plan, data: Data, schema: Schema, focus: Sequence[str] | None = None) -> ValidationReport:
+    """The plan's results on ``data``; for ``focus`` (IRIs), run on their neighbourhood only
+    (:mod:`~kgbuild.validate.neighbourhood`), its results kept for the focus nodes. Reports
+    locate violations in ``data`` itself."""
     with _quiet():
-        return _fast_report(plan, data, schema, focus)
+        where = data if focus is None else Data(neighbourhood(data.db, focus), data.vocabulary,
+                                                union=data.union)
+        results = _in_focus(run(plan, where), focus)
+        return _report(results, schema, _rows(data), "fast", None)
 
 
-def _fast_report(plan, data: Data, schema: Schema, focus: Sequence[str] | None = None
-                 ) -> ValidationReport:
-    results = _in_focus(run(plan, data), focus)
-    select = lambda q: ((tuple(from_oxigraph(t) if t is not None else None for t in row))
-                        for row in data.rows(q))
-    return _report(results, schema, select, "fast", None)
+def _rows(data: Data):
+    """A query function giving rows of rdflib terms."""
+    return lambda q: ((tuple(from_oxigraph(t) if t is not None else None for t in row))
+                      for row in data.rows(q))
 
 
 def _in_focus(results: Iterable[Result], focus: Sequence[str] | None) -> list[Result]:

@@ -8,6 +8,7 @@ Shape sets are random subsets of the schema's and the provenance shapes (the oth
 their targets).
 """
 
+import pyoxigraph as ox
 import pytest
 from conftest import FIXTURE_CATALOG
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,10 @@ from kgbuild.build.pipeline import build_graph
 from kgbuild.graph.rdf import to_rdflib
 from kgbuild.schema.namespaces import KG
 from kgbuild.schema.shapes import all_shapes
-from kgbuild.validate.compiler import TARGETS
+from kgbuild.schema.vocabulary import vocabulary
+from kgbuild.validate.compiler import TARGETS, compile_shapes
+from kgbuild.validate.engine import Data, run
+from kgbuild.validate.neighbourhood import neighbourhood
 from kgbuild.validate.validator import validate_graph
 
 
@@ -150,3 +154,31 @@ def test_every_kind_of_damage_is_found_by_both(base, schema):
             SH.MinLengthConstraintComponent, SH.NodeKindConstraintComponent,
             SH.OrConstraintComponent, SH.ClassConstraintComponent} <= found
     assert not fast.conforms
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_neighbourhood_gives_the_focus_nodes_the_whole_runs_results(base, schema, data):
+    """Incremental validation runs the plan on the focus nodes' neighbourhood: for every focus
+    node it must give exactly the whole graph's results (damaged nodes and their neighbours
+    are drawn as focus often, so the one-step-away checks are exercised)."""
+    g0, nodes, assertions, docs = base
+    g = Graph()
+    for t in g0:
+        g.add(t)
+    damaged: set = set()
+    for _ in range(data.draw(st.integers(1, 4))):
+        before = set(g)
+        damage(g, nodes, assertions, docs, schema, data.draw)
+        damaged |= {x for t in before ^ set(g) for x in (t[0], t[2]) if isinstance(x, URIRef)}
+    pool = sorted(damaged | set(nodes[:5]) | set(assertions[:5]) | set(docs[:2]))
+    focus = sorted(map(str, data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=8,
+                                                unique=True))))
+    shapes = all_shapes(schema) if data.draw(st.booleans()) else shape_subset(schema, data.draw)
+    plan = compile_shapes(shapes)
+    db = ox.Store()
+    db.extend(ox.parse(g.serialize(format="nt", encoding="utf-8"), format=ox.RdfFormat.N_TRIPLES))
+    whole = [r for r in run(plan, Data(db, vocabulary(schema))) if str(r.focus) in focus]
+    part = [r for r in run(plan, Data(neighbourhood(db, focus), vocabulary(schema)))
+            if str(r.focus) in focus]
+    assert part == whole
