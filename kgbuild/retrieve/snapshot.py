@@ -22,12 +22,18 @@ when the store was changed by something other than a build.
 
 **Access.** The snapshot is the unrestricted graph. It serves a principal who may see
 everything, or anyone when nothing in the store carries an access label (then every view
-is the whole graph); otherwise traversal uses the principal's visible graph as before.
+is the whole graph). Any other principal gets a snapshot of their view
+(:func:`~kgbuild.graph.access.visible_graph`: hidden documents, nodes and assertions absent,
+evidence naming hidden entities withheld), saved per label set in
+``<store>/snapshot/views/<key>/``: made from the whole graph on the first call after each
+change (a build removes the stale ones), memory-mapped on the calls after it; at most
+:data:`MAX_VIEWS` label sets are kept.
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import json
 import os
 import shutil
@@ -40,6 +46,7 @@ from typing import Iterable, NamedTuple
 import numpy as np
 import pyoxigraph as ox
 
+from ..graph.access import visible_graph
 from ..graph.model import KnowledgeGraph, id_from_iri, node_iri, source_iri
 from ..io.collector import gc_paused
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
@@ -202,12 +209,23 @@ class Snapshot:
         return bool(self.meta["labelled"])
 
     def serves(self, principal) -> bool:
-        """Whether this (unrestricted) snapshot is what ``principal`` may see."""
-        return principal.everyone or not self.labelled
+        """Whether this snapshot is what ``principal`` may see: the unrestricted one, when
+        they may see everything or nothing is labelled; a view, when they hold its labels."""
+        view = self.meta.get("view")
+        if view is None:
+            return principal.everyone or not self.labelled
+        return not principal.everyone and view == view_key(principal)
+
 
     def record(self, eid: int) -> dict:
         """Edge ``eid``'s assertions (``a``: ``[key, assertion]``) and cited passages (``p``)."""
         return json.loads(self.records.raw(eid))
+
+
+def view_key(principal) -> str:
+    """The name of the view snapshot of a principal's label set."""
+    return hashlib.sha256("\n".join(sorted(principal.labels)).encode()).hexdigest()[:16]
+
 
 
 def _arrays(t: Tables, schema) -> dict[str, np.ndarray]:
@@ -356,7 +374,12 @@ def apply_changes(old: Tables, store, schema, documents: Iterable[str],
     documents = (set(old.meta["documents"]) - changed) | (kg.documents.keys() & changed)
     for a in sorted((a for a in kg.assertions.values() if a.source in changed),
                     key=lambda a: a.key):
-        found, pas = evidence.setdefault(a.edge, ([], {}))
+        if a.edge not in evidence:  # an edge only unchanged documents stated before, if any
+            i = bisect.bisect_left(old.edges, a.edge)
+            rec = json.loads(old.records[i]) if i < len(old.edges) and old.edges[i] == a.edge \
+                else {"a": [], "p": {}}
+            evidence[a.edge] = (rec["a"], rec["p"])
+        found, pas = evidence[a.edge]
         found.append([a.key, assertion_dict(a)])
         _cite(a, kg.passages, pas)
     records = {e: (r, c, t) for e, r, c, t in zip(old.edges, old.records, old.conf, old.stamps)}
@@ -428,6 +451,7 @@ def refresh_snapshot(store, change: Change | None = None, starting=None) -> bool
         return False
     if starting:
         starting()
+    shutil.rmtree(root / VIEWS, ignore_errors=True)  # every view is stale now
     tables = _made(store, previous, change)
     try:
         save(tables, root, store.schema)
@@ -436,21 +460,54 @@ def refresh_snapshot(store, change: Change | None = None, starting=None) -> bool
     return True
 
 
-def open_snapshot(store) -> Snapshot:
-    """The snapshot of ``store``'s current revision: the saved one, or (when something other
-    than a build changed the store) one made from the whole graph and saved in
+def open_snapshot(store, principal=None) -> Snapshot:
+    """The snapshot of ``store``'s current revision that serves ``principal`` (default: the
+    unrestricted one): the saved one, or (when something other than a build changed the
+    store, or for a view, after any change) one made from the whole graph and saved in
     ``<store>/snapshot`` (kept in memory only where that cannot be written)."""
     root = Path(store.path) / "snapshot" if store.path else None
+    snap = _opened(root, store, lambda: _made(store, None, None))
+    if principal is None or snap.serves(principal):
+        return snap
+    key = view_key(principal)
+
+    def view() -> Tables:
+        tables = snapshot_tables(visible_graph(store.knowledge_graph(), principal), store)
+        return replace(tables, meta={**tables.meta, "view": key})
+
+    opened = _opened(root / VIEWS / key if root else None, store, view)
+    if root is not None:
+        _prune(root / VIEWS)
+    return opened
+
+
+VIEWS = "views"
+MAX_VIEWS = 4  # label sets whose view snapshots are kept
+
+
+def _opened(root: Path | None, store, make) -> Snapshot:
+    """The current snapshot saved under ``root``, or ``make()``'s tables saved there."""
     previous = _current(root, store.schema) if root else None
     if _is_current(previous, store):
         return previous
-    tables = _made(store, None, None)
+    tables = make()
     if root is not None:
         try:
             return load(save(tables, root, store.schema), store.schema)
         except OSError:
             pass
     return _in_memory(tables, store.schema)
+
+
+def _prune(views: Path) -> None:
+    """Keep the :data:`MAX_VIEWS` most recently made views."""
+    try:
+        made = sorted(views.iterdir(), key=lambda p: (p / "current").stat().st_mtime
+                      if (p / "current").is_file() else 0, reverse=True)
+    except OSError:
+        return
+    for old in made[MAX_VIEWS:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _current(root: Path, schema) -> Snapshot | None:

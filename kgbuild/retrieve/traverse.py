@@ -742,9 +742,9 @@ class _SnapshotView:
 
 def store_traverser(store_path: str | Path, schema: Schema, principal: Principal | None = None,
                     matcher=None) -> Traverser:
-    """A traverser over the store at ``store_path`` as ``principal``: over the store's snapshot
-    (:func:`~kgbuild.retrieve.snapshot.open_snapshot`, kept current here) when that is what
-    the principal sees and no ``matcher`` is given, else over the principal's view of the
+    """A traverser over the store at ``store_path`` as ``principal``: over the snapshot that
+    serves the principal (:func:`~kgbuild.retrieve.snapshot.open_snapshot`: the store's, or
+    their view's) when no ``matcher`` is given, else over the principal's view of the
     store's graph (adjacency index cached in ``<store>/adjacency``)."""
     principal = principal or Principal()
 
@@ -756,5 +756,5 @@ def store_traverser(store_path: str | Path, schema: Schema, principal: Principal
     if matcher is not None:
         return full()
     with GraphStore(store_path, schema, write=False) as store:
-        snap = open_snapshot(store)
-    return SnapshotTraverser(snap, schema, principal, full) if snap.serves(principal) else full()
+        snap = open_snapshot(store, principal)
+    return SnapshotTraverser(snap, schema, principal, full)

@@ -17,11 +17,13 @@ from kgbuild.build.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.snapshot import (
+    MAX_VIEWS,
     Strings,
     apply_changes,
     open_snapshot,
     snapshot_tables,
     tables_of,
+    view_key,
 )
 from kgbuild.retrieve.traverse import SnapshotTraverser, TraversalSpec, Traverser, store_traverser
 from kgbuild.schema.loader import load_schema
@@ -132,16 +134,53 @@ def test_snapshot_follows_changes_to_real_catalogs(tmp_path, name):
     assert applied == 6  # every change applied to the saved snapshot, none rebuilt whole
 
 
-def test_a_labelled_store_serves_restricted_principals_from_their_view(tmp_path):
-    store = tmp_path / "store"
-    _build(FIXTURE, store)  # payments is labelled pci
-    public = store_traverser(store, SCHEMA, Principal())
-    assert not isinstance(public, SnapshotTraverser)
+def test_a_new_file_stating_edges_others_state_keeps_their_assertions(tmp_path):
+    """Regression: a new document stating edges unchanged documents already state (a copied
+    multi-entity file) replaced their records with its own assertions only."""
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    shutil.copy(folder / "org" / "systems.yaml", folder / "org" / "systems-copy.yaml")
+    _build(folder, store)
+    with GraphStore(store, SCHEMA, write=False) as st:
+        assert _current_revision(store) == st.revision()  # applied, not made whole
+    _assert_same(store, Principal.all_access())
+
+
+def test_restricted_principals_walk_a_snapshot_of_their_view(tmp_path, monkeypatch):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)  # payments is labelled pci
     spec = TraversalSpec(seeds=["group:default/payments-team"], hops=2)
     with GraphStore(store, SCHEMA, write=False) as st:
         kg = st.knowledge_graph()
-    assert public.run(replace(spec)).to_dict() == Traverser(kg, Principal()).run(spec).to_dict()
-    assert isinstance(store_traverser(store, SCHEMA, Principal.all_access()), SnapshotTraverser)
+    public, pci = Principal(), Principal.of("pci")
+    assert Traverser(kg, public).run(replace(spec)).to_dict() != \
+        Traverser(kg, Principal.all_access()).run(replace(spec)).to_dict()  # something is hidden
+    for principal in (public, pci):
+        walker = _assert_same(store, principal)  # == Traverser(whole graph, principal)
+        assert walker.snapshot.meta["view"] == view_key(principal)
+    views = store / "snapshot" / "views"
+    assert sorted(p.name for p in views.iterdir()) == sorted({view_key(public), view_key(pci)})
+    with GraphStore(store, SCHEMA, write=False) as st:
+        with pytest.raises(ValueError):  # the unrestricted snapshot shows a public caller too much
+            SnapshotTraverser(open_snapshot(st), SCHEMA, public, lambda: None)
+        for other in (Principal.all_access(), pci):
+            with pytest.raises(ValueError):  # a view serves its own label set only
+                SnapshotTraverser(open_snapshot(st, public), SCHEMA, other, lambda: None)
+    with monkeypatch.context() as m:  # a saved view is opened, not made again
+        m.setattr(GraphStore, "knowledge_graph", lambda self: pytest.fail("read whole"))
+        assert store_traverser(store, SCHEMA, public).run(replace(spec)).to_dict() == \
+            Traverser(kg, public).run(replace(spec)).to_dict()
+    rng = random.Random(5)
+    for _ in range(3):  # a build drops every view (stale); the next call makes it again
+        _edit(folder, rng)
+        _build(folder, store)
+        assert not views.exists()
+        _assert_same(store, public)
+    for i in range(MAX_VIEWS + 2):
+        store_traverser(store, SCHEMA, Principal.of(f"team-{i}"))
+    assert len(list(views.iterdir())) == MAX_VIEWS
 
 
 def test_names_questions_and_filters_walk_the_whole_graph(tmp_path):
