@@ -203,39 +203,9 @@ class AdjacencyIndex:
                     confidence: np.ndarray, recency: np.ndarray,
                     fingerprint: str = "") -> "AdjacencyIndex":
         """Build from edge arrays; ``recency`` is any integer code that grows with time."""
-        n, e = len(node_ids), len(src)
         src, dst = np.asarray(src, dtype=np.int32), np.asarray(dst, dtype=np.int32)
         etype = np.asarray(etype, dtype=np.int16)
-        degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
-        owner = np.concatenate([src, dst])
-        nbr = np.concatenate([dst, src])
-        eid = np.tile(np.arange(e, dtype=np.int32), 2)
-        dirs = np.repeat(np.array([0, 1], dtype=np.int8), e)
-        et = np.tile(etype, 2)
-        conf_code = np.unique(-np.asarray(confidence, dtype=np.float64), return_inverse=True)[1]
-        rec_code = np.unique(-np.asarray(recency, dtype=np.int64), return_inverse=True)[1]
-        n64 = np.int64(max(n, 1))
-        by_rank = np.lexsort(((et.astype(np.int64) * 2 + dirs) * n64 + owner,
-                              degree[nbr].astype(np.int64) * n64 + nbr,
-                              np.tile(conf_code.astype(np.int64) * (rec_code.max(initial=0) + 1)
-                                      + rec_code, 2)))
-        rank = np.empty(2 * e, dtype=np.int32)
-        rank[by_rank] = np.arange(2 * e, dtype=np.int32)
-        list_key = (et.astype(np.int64) * 2 + dirs) * n + owner
-        order = by_rank[np.argsort(list_key[by_rank], kind="stable")]
-        lists: dict[tuple[int, int], Csr] = {}
-        key_sorted = list_key[order]
-        for t in range(len(edge_types)):
-            for d in (0, 1):
-                lo, hi = np.searchsorted(key_sorted, [(t * 2 + d) * n, (t * 2 + d + 1) * n])
-                if lo == hi:
-                    continue
-                sel = order[lo:hi]
-                counts = np.bincount(owner[sel], minlength=n)
-                indptr = np.zeros(n + 1, dtype=np.int32)
-                np.cumsum(counts, out=indptr[1:])
-                lists[(t, d)] = Csr(indptr, nbr[sel], eid[sel], rank[sel],
-                                    np.full(len(sel), d, dtype=np.int8))
+        lists = csr_lists(len(node_ids), len(edge_types), src, dst, etype, confidence, recency)
         return cls(list(node_ids), np.asarray(node_type, dtype=np.int16), list(type_names),
                    list(edge_types), src, dst, etype, lists, fingerprint)
 
@@ -295,6 +265,44 @@ class AdjacencyIndex:
                     and bool(np.all(np.diff(c.indptr) >= 0)) and ok(c.nbr, m, max(n, 1))
                     and ok(c.eid, m, max(e, 1)) and ok(c.rank, m, max(2 * e, 1))):
                 raise ValueError(f"inconsistent adjacency list {t}")
+
+
+def csr_lists(n: int, edge_types: int, src: np.ndarray, dst: np.ndarray, etype: np.ndarray,
+              confidence: np.ndarray, recency: np.ndarray) -> dict[tuple[int, int], Csr]:
+    """The ranked lists (see the module's text) of ``n`` nodes' edges: ``src``/``dst`` int32,
+    ``etype`` int16 codes below ``edge_types``, ``recency`` any integer code growing with time."""
+    e = len(src)
+    degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
+    owner = np.concatenate([src, dst])
+    nbr = np.concatenate([dst, src])
+    eid = np.tile(np.arange(e, dtype=np.int32), 2)
+    dirs = np.repeat(np.array([0, 1], dtype=np.int8), e)
+    et = np.tile(etype, 2)
+    conf_code = np.unique(-np.asarray(confidence, dtype=np.float64), return_inverse=True)[1]
+    rec_code = np.unique(-np.asarray(recency, dtype=np.int64), return_inverse=True)[1]
+    n64 = np.int64(max(n, 1))
+    by_rank = np.lexsort(((et.astype(np.int64) * 2 + dirs) * n64 + owner,
+                          degree[nbr].astype(np.int64) * n64 + nbr,
+                          np.tile(conf_code.astype(np.int64) * (rec_code.max(initial=0) + 1)
+                                  + rec_code, 2)))
+    rank = np.empty(2 * e, dtype=np.int32)
+    rank[by_rank] = np.arange(2 * e, dtype=np.int32)
+    list_key = (et.astype(np.int64) * 2 + dirs) * n + owner
+    order = by_rank[np.argsort(list_key[by_rank], kind="stable")]
+    lists: dict[tuple[int, int], Csr] = {}
+    key_sorted = list_key[order]
+    for t in range(edge_types):
+        for d in (0, 1):
+            lo, hi = np.searchsorted(key_sorted, [(t * 2 + d) * n, (t * 2 + d + 1) * n])
+            if lo == hi:
+                continue
+            sel = order[lo:hi]
+            counts = np.bincount(owner[sel], minlength=n)
+            indptr = np.zeros(n + 1, dtype=np.int32)
+            np.cumsum(counts, out=indptr[1:])
+            lists[(t, d)] = Csr(indptr, nbr[sel], eid[sel], rank[sel],
+                                np.full(len(sel), d, dtype=np.int8))
+    return lists
 
 
 def _pack_strings(items: list[str]) -> dict[str, np.ndarray]:

@@ -5,14 +5,19 @@ assertions of the edges it returns; it does not need the graph as Python objects
 :class:`Snapshot` holds exactly that for one store revision, in ``<store>/snapshot/<name>/``:
 the index's arrays and the node table as ``.npy`` files opened with ``mmap_mode="r"``
 (a call reads the pages its walk touches), and one JSON record per edge (its assertions,
-as traversal outputs them, and the passages they cite), read only for the edges returned.
+as traversal outputs them, and the passages they cite), read only for the edges returned,
+with the documents those assertions come from (8-byte name digests) and the code of their
+latest time among the distinct times.
 
 **Freshness.** ``meta.json`` names the revision (database identity and generation), the
 schema digest and the build settings it was made from. Each build that changes the store
 calls :func:`refresh_snapshot` with its :class:`Change`, which it applies to the saved snapshot
-(:func:`apply_changes`): the changed documents' graphs and every quad about the nodes they
-touch (before or after) are read from the store and merged in, so a one-file rebuild costs
-that file plus array work linear in the graph (no Python object per quad). Where there is
+(:func:`apply_changes`): the edges citing the changed documents are found in the digest array,
+the changed documents' graphs and every quad about the nodes they touch (before or after) are
+read from the store and merged into those edges' records, and the new files are the old ones
+spliced, renumbered and re-ranked with numpy. A one-file rebuild costs that file, the nodes and
+edges it touches, and C-speed array work linear in the graph (copying the files, sorting the
+adjacency lists); no Python object per node, edge or record of the whole graph. Where there is
 no snapshot, or the merge cannot be exact (a new database, another schema or settings,
 edges without assertions, a catch-all node type, many changed documents), one is made from
 the whole graph. The result equals :func:`snapshot_tables` of the store's
@@ -33,6 +38,7 @@ change (a build removes the stale ones), memory-mapped on the calls after it; at
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import os
@@ -50,9 +56,9 @@ from ..graph.access import visible_graph
 from ..graph.model import KnowledgeGraph, id_from_iri, node_iri, source_iri
 from ..io.collector import gc_paused
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
-from .adjacency import AdjacencyIndex, Csr, code_names, node_ids
+from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists, node_ids
 
-FORMAT = 1
+FORMAT = 2
 MAX_CHANGED = 200  # more changed documents than this (or a twentieth of all): rebuild whole
 _ACCESS = str(KG.accessLabel)
 _RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
@@ -71,7 +77,8 @@ def assertion_dict(a) -> dict:
 
 
 class Strings(Sequence):
-    """Strings stored as one UTF-8 blob and end offsets; ``find`` needs them sorted."""
+    """Strings stored as one UTF-8 blob and end offsets (or byte strings, read with ``raw``);
+    ``find`` needs them sorted."""
 
     def __init__(self, blob: np.ndarray, ends: np.ndarray):
         self.blob, self.ends = blob, ends
@@ -104,6 +111,26 @@ class Strings(Sequence):
     def __iter__(self):
         return (x.decode() for x in self.raws())
 
+    def splice(self, take: np.ndarray, fresh: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+        """Packed items: ``take[i]`` is the old item to copy, or -1 for the next of ``fresh``
+        (each run of consecutive old items is copied as one slice of the blob)."""
+        take = np.asarray(take, dtype=np.int64)
+        ends = np.asarray(self.ends, dtype=np.int64)
+        starts = ends - np.diff(ends, prepend=0)
+        old = take >= 0
+        size = np.zeros(len(take), dtype=np.int64)
+        size[old] = ends[take[old]] - starts[take[old]]
+        size[~old] = [len(x) for x in fresh]
+        first = np.ones(len(take), dtype=bool)
+        first[1:] = ~old[1:] | ~old[:-1] | (take[1:] != take[:-1] + 1)
+        bounds = np.append(np.flatnonzero(first), len(take)).tolist()
+        pieces, new = [np.zeros(0, dtype=np.uint8)], iter(fresh)
+        for a, b in zip(bounds, bounds[1:]):
+            i, j = int(take[a]), int(take[b - 1])
+            pieces.append(np.frombuffer(next(new), dtype=np.uint8) if i < 0
+                          else self.blob[int(starts[i]):int(ends[j])])
+        return np.concatenate(pieces), np.cumsum(size)
+
     def find(self, text: str) -> int | None:
         """Position of ``text`` in these sorted strings, or None."""
         i = bisect.bisect_left(self, text)
@@ -112,7 +139,8 @@ class Strings(Sequence):
 
 @dataclass
 class Tables:
-    """Everything a snapshot holds, as plain Python values (what :func:`save` writes)."""
+    """Everything a snapshot holds, as plain Python values (:func:`snapshot_tables`,
+    :func:`tables_of`)."""
 
     meta: dict  # revision, schema, settings, labelled graphs, documents, untyped count
     ids: list[str]  # sorted: nodes and edge endpoints
@@ -123,14 +151,22 @@ class Tables:
     records: list[bytes]  # JSON {"a": [[key, assertion]], "p": {passage: [text, doc, start, end]}}
     conf: list[float]  # per edge: its best assertion's confidence (-1: none)
     stamps: list[str]  # per edge: its latest assertion's time ("": none)
+    sources: list[bytes]  # per edge: its assertions' documents (sorted 8-byte name digests)
 
 
-def _record_of(found: list, passages: dict) -> tuple[bytes, float, str]:
-    """An edge's record (``found``: ``[key, assertion dict]`` sorted by key), best confidence
-    and latest time."""
+def _record_of(found: list, passages: dict) -> tuple[bytes, float, str, bytes]:
+    """An edge's record (``found``: ``[key, assertion dict]`` sorted by key), best confidence,
+    latest time and sources."""
     return (json.dumps({"a": found, "p": passages}, sort_keys=True).encode(),
             max((a["confidence"] for _, a in found), default=-1.0),
-            max((a["generated_at"] for _, a in found), default=""))
+            max((a["generated_at"] for _, a in found), default=""),
+            b"".join(sorted({_digest(a["source"]) for _, a in found})))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _digest(document: str) -> bytes:
+    """A document's name as an edge's sources hold it."""
+    return hashlib.blake2b(document.encode(), digest_size=8).digest()
 
 
 def _cite(a, passages: dict, cited: dict) -> None:
@@ -140,7 +176,7 @@ def _cite(a, passages: dict, cited: dict) -> None:
         cited[p.id] = [p.text, p.document, p.start, p.end]
 
 
-def _graph_record(assertions, passages) -> tuple[bytes, float, str]:
+def _graph_record(assertions, passages) -> tuple[bytes, float, str, bytes]:
     cited: dict = {}
     for a in assertions:
         _cite(a, passages, cited)
@@ -185,7 +221,7 @@ def snapshot_tables(kg: KnowledgeGraph, store) -> Tables:
                   [nodes[i].label if i in nodes else i for i in ids],
                   [nodes[i].type if i in nodes else "" for i in ids],
                   [_info(_known_docs(nodes.get(i), docs)) for i in ids], list(edges),
-                  *([list(x) for x in zip(*per_edge)] if per_edge else ([], [], [])))
+                  *([list(x) for x in zip(*per_edge)] if per_edge else ([], [], [], [])))
 
 
 # -- the files --------------------------------------------------------------------------------
@@ -199,7 +235,9 @@ class Snapshot:
     labels: Strings
     info: Strings
     records: Strings
-    stamps: Strings
+    times: Strings  # the edges' distinct latest times, sorted
+    recency: np.ndarray  # per edge: its latest time's position in ``times``
+    sources: Strings
     conf: np.ndarray
     documents: frozenset[str]
 
@@ -229,25 +267,31 @@ def view_key(principal) -> str:
 
 
 def _arrays(t: Tables, schema) -> dict[str, np.ndarray]:
+    """The files of tables ``t``."""
     type_names, edge_types = code_names(schema)
     tcode = {n: i for i, n in enumerate(type_names)}
     ecode = {n: i for i, n in enumerate(edge_types)}
     pos = {n: i for i, n in enumerate(t.ids)}
     m = len(t.edges)
-    src = np.fromiter((pos[s] for s, _, _ in t.edges), dtype=np.int32, count=m)
-    dst = np.fromiter((pos[o] for _, _, o in t.edges), dtype=np.int32, count=m)
-    etype = np.fromiter((ecode[p] for _, p, _ in t.edges), dtype=np.int16, count=m)
-    conf = np.asarray(t.conf, dtype=np.float64)
-    recency = np.unique(np.array(t.stamps, dtype=str), return_inverse=True)[1] if m else np.zeros(0)
-    node_type = np.array([tcode[x] for x in t.types], dtype=np.int16)
-    index = AdjacencyIndex.from_arrays(t.ids, node_type, type_names, edge_types, src, dst, etype,
-                                       conf, np.asarray(recency, dtype=np.int64))
-    out = {"node_type": index.node_type, "src": index.src, "dst": index.dst, "etype": index.etype,
-           "conf": conf}
+    out = {"node_type": np.array([tcode[x] for x in t.types], dtype=np.int16),
+           "src": np.fromiter((pos[s] for s, _, _ in t.edges), dtype=np.int32, count=m),
+           "dst": np.fromiter((pos[o] for _, _, o in t.edges), dtype=np.int32, count=m),
+           "etype": np.fromiter((ecode[p] for _, p, _ in t.edges), dtype=np.int16, count=m),
+           "conf": np.asarray(t.conf, dtype=np.float64)}
+    times, recency = np.unique(np.array(t.stamps, dtype=str), return_inverse=True)
+    out["recency"] = recency.astype(np.int32)
     for name, items in (("ids", t.ids), ("labels", t.labels), ("info", t.info),
-                        ("records", t.records), ("stamps", t.stamps)):
+                        ("records", t.records), ("times", times.tolist()),
+                        ("sources", t.sources)):
         out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
-    for (ty, d), c in index.lists.items():
+    return _with_lists(out, len(edge_types))
+
+
+def _with_lists(out: dict[str, np.ndarray], edge_types: int) -> dict[str, np.ndarray]:
+    """``out`` (the node and edge files) with the adjacency lists ranked from them."""
+    lists = csr_lists(len(out["node_type"]), edge_types, out["src"], out["dst"], out["etype"],
+                      out["conf"], out["recency"])
+    for (ty, d), c in lists.items():
         for name in _LISTS:
             out[f"l{ty}_{d}_{name}"] = getattr(c, name)
     return out
@@ -269,24 +313,27 @@ def _snapshot(arr: dict[str, np.ndarray], meta: dict, schema, folder: Path | Non
                            arr["dst"], arr["etype"], lists)
     index.check()
     snap = Snapshot(folder, meta, index, strings("labels"), strings("info"), strings("records"),
-                    strings("stamps"), arr["conf"], frozenset(meta["documents"]))
+                    strings("times"), arr["recency"], strings("sources"), arr["conf"],
+                    frozenset(meta["documents"]))
     if not (len(snap.labels) == len(snap.info) == index.size
-            and len(snap.records) == len(snap.stamps) == len(snap.conf) == len(index.src)):
+            and len(snap.records) == len(snap.recency) == len(snap.sources) == len(snap.conf)
+            == len(index.src) and len(snap.sources.blob) % 8 == 0
+            and int(snap.recency.max(initial=-1)) < len(snap.times)):
         raise ValueError("inconsistent snapshot tables")
     return snap
 
 
-def save(tables: Tables, root: Path, schema) -> Path:
-    """Write ``tables`` as a new snapshot folder under ``root`` and make it the current one;
-    earlier ones are removed. Returns the folder."""
+def save(arrays: dict[str, np.ndarray], meta: dict, root: Path) -> Path:
+    """Write the files ``arrays`` and ``meta`` as a new snapshot folder under ``root`` and make
+    it the current one; earlier ones are removed. Returns the folder."""
     root.mkdir(parents=True, exist_ok=True)
     folder = root / f"s-{uuid.uuid4().hex[:16]}"
     tmp = root / f".tmp-{folder.name}"
     tmp.mkdir()
     try:
-        for name, a in _arrays(tables, schema).items():
+        for name, a in arrays.items():
             np.save(tmp / f"{name}.npy", a, allow_pickle=False)
-        (tmp / "meta.json").write_text(json.dumps(tables.meta, sort_keys=True))
+        (tmp / "meta.json").write_text(json.dumps(meta, sort_keys=True))
         os.replace(tmp, folder)
         pointer = root / f".current-{folder.name}"
         pointer.write_text(folder.name)
@@ -312,24 +359,45 @@ def load(folder: Path, schema) -> Snapshot:
 
 
 def tables_of(snap: Snapshot) -> Tables:
-    """A saved snapshot back as tables (for :func:`apply_changes`)."""
+    """A saved snapshot back as tables (to compare it with :func:`snapshot_tables`)."""
     ix = snap.index
     ids = list(ix.node_ids)
     names = ix.type_names
     edges = [(ids[s], ix.edge_types[p], ids[o]) for s, p, o in
              zip(ix.src.tolist(), ix.etype.tolist(), ix.dst.tolist())]
+    times = list(snap.times)
     return Tables(dict(snap.meta), ids, list(snap.labels),
                   [names[t] for t in ix.node_type.tolist()], list(snap.info), edges,
-                  list(snap.records.raws()), snap.conf.tolist(), list(snap.stamps))
+                  list(snap.records.raws()), snap.conf.tolist(),
+                  [times[c] for c in snap.recency.tolist()], list(snap.sources.raws()))
 
 
 # -- keeping it current -----------------------------------------------------------------------
-def apply_changes(old: Tables, store, schema, documents: Iterable[str],
-                  before: Iterable[str]) -> Tables | None:
-    """``old`` (the revision before the change) brought to the store's current revision by
-    re-reading only the changed ``documents`` and the nodes they touch; None when that
-    cannot be exact (then rebuild). ``before``: the IRIs the changed documents' graphs used
-    before the change, and the new content's (:func:`~kgbuild.validate.incremental.touched_terms`)."""
+def _edge(ix: AdjacencyIndex, eid: int) -> tuple[str, str, str]:
+    """Edge ``eid`` as (subject, type, object)."""
+    return (ix.node_ids[int(ix.src[eid])], ix.edge_types[int(ix.etype[eid])],
+            ix.node_ids[int(ix.dst[eid])])
+
+
+def _edge_number(ix: AdjacencyIndex, edge: tuple[str, str, str]) -> int | None:
+    """The number of ``edge`` (subject, type, object) in the index (edges sorted), or None."""
+    s, o = ix.position(edge[0]), ix.position(edge[2])
+    if s is None or o is None or edge[1] not in ix.edge_types:
+        return None
+    p = ix.edge_types.index(edge[1])
+    lo, hi = (int(x) for x in np.searchsorted(ix.src, [s, s + 1]))
+    keys = ix.etype[lo:hi].astype(np.int64) * ix.size + ix.dst[lo:hi]
+    j = lo + int(np.searchsorted(keys, p * ix.size + o))
+    return j if j < hi and ix.etype[j] == p and ix.dst[j] == o else None
+
+
+def apply_changes(old: Snapshot, store, schema, documents: Iterable[str],
+                  before: Iterable[str]) -> tuple[dict[str, np.ndarray], dict] | None:
+    """The files and metadata of ``old`` (the saved snapshot of the revision before the change)
+    brought to the store's current revision by re-reading only the changed ``documents`` and
+    the nodes they touch; None when that cannot be exact (then rebuild). ``before``: the IRIs
+    the changed documents' graphs used before the change, and the new content's
+    (:func:`~kgbuild.validate.incremental.touched_terms`)."""
     from ..graph.rdf import from_quads
     from ..schema.importer import CATCH_ALL
 
@@ -345,15 +413,14 @@ def apply_changes(old: Tables, store, schema, documents: Iterable[str],
     graphs = {source_iri(d) for d in changed}
     inverse = {e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri}
     touched = set(before)
-    needles = [b'"source": ' + json.dumps(d).encode() for d in changed]
-    hit = [i for i, rec in enumerate(old.records) if any(n in rec for n in needles)]
+    ix = old.index
+    digests = np.frombuffer(b"".join(_digest(d) for d in changed), dtype=np.uint8).view("<u8")
+    cites = np.flatnonzero(np.isin(old.sources.blob.view("<u8"), digests)) * 8
     evidence: dict[tuple, tuple[list, dict]] = {}
-    for i in hit:
-        rec = json.loads(old.records[i])
-        s, _, o = old.edges[i]
-        touched.update((node_iri(s), node_iri(o)))
-        kept = [x for x in rec["a"] if x[1]["source"] not in changed]
-        evidence[old.edges[i]] = (kept, rec["p"])
+    for i in np.unique(np.searchsorted(old.sources.ends, cites, side="right")).tolist():
+        rec, edge = old.record(i), _edge(ix, i)
+        touched.update((node_iri(edge[0]), node_iri(edge[2])))
+        evidence[edge] = ([x for x in rec["a"] if x[1]["source"] not in changed], rec["p"])
     rows, direct = [], []
     for g in sorted(graphs):
         for q in store.graph_quads(g):
@@ -375,43 +442,117 @@ def apply_changes(old: Tables, store, schema, documents: Iterable[str],
     for a in sorted((a for a in kg.assertions.values() if a.source in changed),
                     key=lambda a: a.key):
         if a.edge not in evidence:  # an edge only unchanged documents stated before, if any
-            i = bisect.bisect_left(old.edges, a.edge)
-            rec = json.loads(old.records[i]) if i < len(old.edges) and old.edges[i] == a.edge \
-                else {"a": [], "p": {}}
+            i = _edge_number(ix, a.edge)
+            rec = old.record(i) if i is not None else {"a": [], "p": {}}
             evidence[a.edge] = (rec["a"], rec["p"])
         found, pas = evidence[a.edge]
         found.append([a.key, assertion_dict(a)])
         _cite(a, kg.passages, pas)
-    records = {e: (r, c, t) for e, r, c, t in zip(old.edges, old.records, old.conf, old.stamps)}
+    fresh: dict[tuple, tuple | None] = {}
     for e, (found, pas) in evidence.items():
         if not found:
             if store.has_triple(node_iri(e[0]), schema.edge_types[e[1]].iri, node_iri(e[2])):
                 return None  # now an edge without assertions: the whole-graph path reads those
-            records.pop(e, None)
+            fresh[e] = None
             continue
         found.sort(key=lambda x: x[0])
         cited = {x[1].get("passage") for x in found}
-        records[e] = _record_of(found, {k: v for k, v in pas.items() if k in cited})
-    if any(e not in records for e in direct):
+        fresh[e] = _record_of(found, {k: v for k, v in pas.items() if k in cited})
+    if any(fresh.get(e) is None and (e in fresh or _edge_number(ix, e) is None) for e in direct):
         return None  # a direct triple no assertion covers: an untyped edge
-    endpoints = {x for s, _, o in records for x in (s, o)}
-    nodes = {i: (lab, ty, inf) for i, lab, ty, inf in zip(old.ids, old.labels, old.types, old.info)}
+    nodes = {}
     for nid in {id_from_iri(t) for t in touched}:
         n = kg.nodes.get(nid)
-        if n is not None:
-            nodes[nid] = (n.label, n.type, _info(_known_docs(n, documents)))
-        else:
-            nodes.pop(nid, None)
-    for x in endpoints:
-        nodes.setdefault(x, (x, "", ""))
-    ids = sorted(i for i in nodes if i in endpoints or nodes[i][1])
-    edges = sorted(records)
+        nodes[nid] = (n.label, n.type, _info(_known_docs(n, documents))) if n else (nid, "", "")
     labelled = (set(old.meta["labelled"]) - graphs - {NODES_GRAPH}) | _labelled(
         store, sorted(graphs | {NODES_GRAPH}))
     meta = {**meta, "labelled": sorted(labelled), "documents": sorted(documents), "untyped": 0}
-    return Tables(meta, ids, [nodes[i][0] for i in ids],
-                  [nodes[i][1] for i in ids], [nodes[i][2] for i in ids], edges,
-                  *map(list, zip(*(records[e] for e in edges))) if edges else ([], [], []))
+    return _spliced(old, nodes, fresh), meta
+
+
+def _spliced(old: Snapshot, nodes: dict[str, tuple[str, str, str]],
+             edges: dict[tuple, tuple | None]) -> dict[str, np.ndarray]:
+    """The files of ``old`` with ``nodes`` (ID: label, type, info) and ``edges`` (edge: record,
+    confidence, time, sources; None: gone) replaced, added or removed; a node stays while it
+    has a type or an edge. The unchanged rows are copied and renumbered with numpy."""
+    ix = old.index
+    n, blank = ix.size, ix.type_names.index("")
+    number = {e: _edge_number(ix, e) for e in edges}
+    gone = [i for e, i in number.items() if i is not None and edges[e] is None]
+    redone = sorted((i, edges[e]) for e, i in number.items()
+                    if i is not None and edges[e] is not None)
+    added = sorted((e, v) for e, v in edges.items() if v is not None and number[e] is None)
+    ends = {x for (s, _, o), _ in added for x in (s, o)}
+    position = {x: ix.position(x) for x in nodes.keys() | ends}
+    new_ids = sorted(x for x, i in position.items() if i is None)
+    nodes = {**{x: (x, "", "") for x in new_ids}, **nodes}
+    # the union of the old nodes and the new ones, in ID order
+    at = np.array([bisect.bisect_left(ix.node_ids, x) for x in new_ids], dtype=np.int64)
+    moved = np.arange(n) + np.searchsorted(at, np.arange(n), side="right")
+    where = {x: int(moved[i]) for x, i in position.items() if i is not None}
+    where.update(zip(new_ids, (at + np.arange(len(at))).tolist()))
+    size = n + len(new_ids)
+    types = {name: i for i, name in enumerate(ix.type_names)}
+    node_type = np.full(size, blank, dtype=np.int16)
+    node_type[moved] = ix.node_type
+    take = np.full(size, -1, dtype=np.int64)
+    take[moved] = np.arange(n)
+    for x, (_, ty, _) in nodes.items():
+        node_type[where[x]], take[where[x]] = types[ty], -1
+    # the edges kept, in union numbers; the added ones; the nodes left without type or edge
+    keep = np.ones(len(ix.src), dtype=bool)
+    keep[gone] = False
+    kept = np.flatnonzero(keep)
+    src, dst, etype = moved[ix.src[kept]], moved[ix.dst[kept]], ix.etype[kept]
+    codes = {name: i for i, name in enumerate(ix.edge_types)}
+    add = np.array([(where[s], codes[p], where[o]) for (s, p, o), _ in added],
+                   dtype=np.int64).reshape(-1, 3)
+    linked = np.bincount(np.concatenate([src, dst, add[:, 0], add[:, 2]]), minlength=size) > 0
+    alive = linked | (node_type != blank)
+    final = np.cumsum(alive) - 1
+    count = int(alive.sum())
+    src, dst, add[:, 0], add[:, 2] = final[src], final[dst], final[add[:, 0]], final[add[:, 2]]
+    # the added edges' places among the kept ones (sorted by subject, type, object numbers)
+    t = len(ix.edge_types)
+    at_e = np.searchsorted((src * t + etype) * count + dst,
+                           (add[:, 0] * t + add[:, 1]) * count + add[:, 2])
+    slots = np.searchsorted(kept, [i for i, _ in redone]).astype(np.int64)
+    slots += np.searchsorted(at_e, slots, side="right")
+    places = np.concatenate([slots, at_e + np.arange(len(at_e))])
+    values = [v for _, v in redone] + [v for _, v in added]
+    by_place = np.argsort(places)
+    places, values = places[by_place], [values[k] for k in by_place]
+    conf = np.insert(np.asarray(old.conf[kept], dtype=np.float64), at_e, 0.0)
+    conf[places] = [v[1] for v in values]
+    etake = np.insert(kept, at_e, -1)
+    etake[places] = -1
+    # the times' codes: past the new times (inserted), then without those no edge has now
+    times = list(old.times)
+    new_times = sorted({v[2] for v in values}.difference(times))
+    shift = np.array([bisect.bisect_left(times, x) for x in new_times], dtype=np.int64)
+    times = sorted(times + new_times)
+    code = {x: i for i, x in enumerate(times)}
+    recency = np.asarray(old.recency[kept], dtype=np.int64)
+    recency = np.insert(recency + np.searchsorted(shift, recency, side="right"), at_e, 0)
+    recency[places] = [code[v[2]] for v in values]
+    used = np.bincount(recency, minlength=len(times)) > 0
+    order = [x for x in sorted(nodes, key=where.get) if alive[where[x]]]
+    ntake = take[alive]
+    out = {"node_type": node_type[alive],
+           "src": np.insert(src, at_e, add[:, 0]).astype(np.int32),
+           "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32),
+           "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16), "conf": conf,
+           "recency": (np.cumsum(used) - 1)[recency].astype(np.int32)}
+    for name, strings, rows, items in (
+            ("ids", ix.node_ids, ntake, order),
+            ("labels", old.labels, ntake, [nodes[x][0] for x in order]),
+            ("info", old.info, ntake, [nodes[x][2] for x in order]),
+            ("records", old.records, etake, [v[0] for v in values]),
+            ("sources", old.sources, etake, [v[3] for v in values])):
+        out[f"{name}_blob"], out[f"{name}_ends"] = strings.splice(
+            rows, [x if isinstance(x, bytes) else x.encode() for x in items])
+    out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
+    return _with_lists(out, t)
 
 
 def _is_current(snap: Snapshot | None, store) -> bool:
@@ -428,15 +569,19 @@ class Change(NamedTuple):
     before: Iterable[str]
 
 
-def _made(store, previous: Snapshot | None, change: Change | None) -> Tables:
-    """The tables of the store's revision: ``previous`` with ``change`` applied (only when
-    ``previous`` is of the revision before it), or from the whole graph."""
+def _whole(tables: Tables, schema) -> tuple[dict[str, np.ndarray], dict]:
+    return _arrays(tables, schema), tables.meta
+
+
+def _made(store, previous: Snapshot | None, change: Change | None
+          ) -> tuple[dict[str, np.ndarray], dict]:
+    """The files and metadata of the store's revision: ``previous`` with ``change`` applied
+    (only when ``previous`` is of the revision before it), or from the whole graph."""
     with gc_paused():
-        tables = None
+        made = None
         if previous is not None and change is not None and previous.meta["revision"] == change.revision:
-            tables = apply_changes(tables_of(previous), store, store.schema, change.documents,
-                                   change.before)
-        return tables if tables is not None else snapshot_tables(store.knowledge_graph(), store)
+            made = apply_changes(previous, store, store.schema, change.documents, change.before)
+        return made or _whole(snapshot_tables(store.knowledge_graph(), store), store.schema)
 
 
 def refresh_snapshot(store, change: Change | None = None, starting=None) -> bool:
@@ -452,9 +597,9 @@ def refresh_snapshot(store, change: Change | None = None, starting=None) -> bool
     if starting:
         starting()
     shutil.rmtree(root / VIEWS, ignore_errors=True)  # every view is stale now
-    tables = _made(store, previous, change)
+    arrays, meta = _made(store, previous, change)
     try:
-        save(tables, root, store.schema)
+        save(arrays, meta, root)
     except OSError:  # a read-only folder or a full disk: the next reader makes it again
         shutil.rmtree(root, ignore_errors=True)
     return True
@@ -471,9 +616,9 @@ def open_snapshot(store, principal=None) -> Snapshot:
         return snap
     key = view_key(principal)
 
-    def view() -> Tables:
+    def view() -> tuple[dict[str, np.ndarray], dict]:
         tables = snapshot_tables(visible_graph(store.knowledge_graph(), principal), store)
-        return replace(tables, meta={**tables.meta, "view": key})
+        return _whole(replace(tables, meta={**tables.meta, "view": key}), store.schema)
 
     opened = _opened(root / VIEWS / key if root else None, store, view)
     if root is not None:
@@ -486,17 +631,17 @@ MAX_VIEWS = 4  # label sets whose view snapshots are kept
 
 
 def _opened(root: Path | None, store, make) -> Snapshot:
-    """The current snapshot saved under ``root``, or ``make()``'s tables saved there."""
+    """The current snapshot saved under ``root``, or ``make()``'s files saved there."""
     previous = _current(root, store.schema) if root else None
     if _is_current(previous, store):
         return previous
-    tables = make()
+    arrays, meta = make()
     if root is not None:
         try:
-            return load(save(tables, root, store.schema), store.schema)
+            return load(save(arrays, meta, root), store.schema)
         except OSError:
             pass
-    return _in_memory(tables, store.schema)
+    return _snapshot(arrays, meta, store.schema, None)
 
 
 def _prune(views: Path) -> None:
@@ -521,7 +666,3 @@ def _current(root: Path, schema) -> Snapshot | None:
         return load(root / name, schema)
     except Exception:  # noqa: BLE001 - missing, partial or damaged: made again
         return None
-
-
-def _in_memory(tables: Tables, schema) -> Snapshot:
-    return _snapshot(_arrays(tables, schema), tables.meta, schema, None)

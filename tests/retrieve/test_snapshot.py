@@ -10,12 +10,14 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import CATALOGS, REPO
 
 from kgbuild.build.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
+from kgbuild.retrieve import snapshot as snapshot_module
 from kgbuild.retrieve.snapshot import (
     MAX_VIEWS,
     Strings,
@@ -132,6 +134,38 @@ def test_snapshot_follows_changes_to_real_catalogs(tmp_path, name):
             applied += _current_revision(store) == st.revision()
         _assert_same(store, Principal(), sample=20)
     assert applied == 6  # every change applied to the saved snapshot, none rebuilt whole
+
+
+def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
+    """Thirty builds of one to three random edits each (copies and deletions of files among
+    them), at random times (new latest times, earlier and later ones): every change is applied
+    to the saved snapshot (never made from the whole graph), whose tables and files equal
+    those made from the whole graph after each build."""
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    whole = []
+    made = snapshot_module.snapshot_tables
+    monkeypatch.setattr(snapshot_module, "snapshot_tables",
+                        lambda kg, st: whole.append(1) or made(kg, st))
+    rng, widest = random.Random(7), 0
+    for step in range(30):
+        did = [_edit(folder, rng) for _ in range(rng.randint(1, 3))]
+        build_graph([folder], SCHEMA, store=store, timestamp=rng.randrange(5) * 86400,
+                    validate=False, resolve=False, root=folder.parent).store.close()
+        assert not whole, (step, did)
+        with GraphStore(store, SCHEMA, write=False) as st:
+            assert _current_revision(store) == st.revision()
+            fresh, snap = snapshot_tables(st.knowledge_graph(), st), open_snapshot(st)
+            assert tables_of(snap) == fresh, did
+            files = snapshot_module._arrays(fresh, SCHEMA)
+            saved = {p.stem: np.load(p) for p in snap.folder.glob("*.npy")}
+            assert saved.keys() == files.keys(), did
+            for name, a in files.items():
+                assert a.dtype == saved[name].dtype and np.array_equal(a, saved[name]), (name, did)
+            widest = max(widest, len(snap.times))
+    assert widest > 2  # (edges of several latest times, new ones among them)
+    _assert_same(store, Principal.all_access())
 
 
 def test_a_new_file_stating_edges_others_state_keeps_their_assertions(tmp_path):
@@ -254,6 +288,13 @@ def test_strings_find_and_index():
     assert list(strings) == items and strings[1] == items[1] and strings[-1] == items[-1]
     assert [strings.find(x) for x in items] == list(range(len(items)))
     assert strings.find("aa") is None and strings.find("zzz") is None
+
+
+def test_strings_splice():
+    strings = Strings(*Strings.pack([b"a", b"bc", b"", b"def", b"g"]))
+    spliced = strings.splice(np.array([3, -1, 0, 1, -1, -1, 4]), [b"x", b"", "ü".encode()])
+    assert list(Strings(*spliced).raws()) == [b"def", b"x", b"a", b"bc", b"", "ü".encode(), b"g"]
+    assert len(Strings(*strings.splice(np.zeros(0, dtype=np.int64), []))) == 0
 
 
 def test_traverse_cli_answers_from_the_snapshot(tmp_path, monkeypatch):
