@@ -181,6 +181,9 @@ def run(components: int, requests: int, seconds: float, levels: list[int], cli_r
                                     str(store), *cli_args(body), "--format", "json"],
                                    capture_output=True, text=True)
                 cli_times.append(time.perf_counter() - t)
+                if r.returncode != 0:
+                    raise RuntimeError(f"kgbuild traverse exited {r.returncode}: "
+                                       f"{r.stderr.strip()[-500:]}")
                 served = httpx.post(f"{base}/traverse", json=body, timeout=60).json()
                 cli_wrong += json.loads(r.stdout) != served
             if cli_runs:
