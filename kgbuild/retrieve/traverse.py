@@ -339,15 +339,22 @@ class Traverser:
 
     def __init__(self, kg: KnowledgeGraph, principal: Principal | None = None,
                  cache_dir: str | Path | None = None, resolver=None, matcher=None):
+        principal = principal or Principal()
+        view = visible_graph(kg, principal)
+        evidence = view.edges()
+        self._over(view, evidence, cached_index(view, cache_dir, evidence), principal,
+                   matcher=matcher, resolver=resolver)
+
+    def _over(self, view, evidence: dict, index: AdjacencyIndex, principal: Principal, *,
+              matcher=None, resolver=None, parent: "Traverser | None" = None,
+              filter_key: tuple = ()) -> None:
+        """Set up a traverser over a ready ``view``, its edges' ``evidence`` and ``index``."""
         self.matcher = matcher  # an embeddings.EmbeddingMatcher for semantic seeds, or None
-        self.principal = principal or Principal()
-        self.view = visible_graph(kg, self.principal)
-        self.evidence = self.view.edges()
-        self.index = cached_index(self.view, cache_dir, self.evidence)
+        self.principal, self.view, self.evidence, self.index = principal, view, evidence, index
         self._resolver = resolver
         self._seed_index: SeedIndex | None = None
-        self._filter: tuple = ()  # the filter key this (filtered) traverser's view has applied
-        self._parent: Traverser | None = None  # the unfiltered one (names, seed IDs: its own)
+        self._filter = filter_key  # the filter key this (filtered) traverser's view has applied
+        self._parent = parent  # the unfiltered one (names, seed IDs: its own)
         self._filtered: OrderedDict[tuple, Traverser] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -365,14 +372,11 @@ class Traverser:
             return self
         with self._lock:
             child = self._filtered.pop(key, None)
-            if child is None:
+            if child is None:  # (resolver and seed index: the parent's, when first needed)
                 child = object.__new__(Traverser)
-                child.__dict__.update(self.__dict__)
-                child.view, child.evidence = filtered_graph(self.view, self.evidence, key)
-                child.index = cached_index(child.view, None, child.evidence)
-                child._resolver = child._seed_index = None  # the parent's, when first needed
-                child._parent, child._filter = self, key
-                child._filtered, child._lock = OrderedDict(), threading.Lock()
+                view, evidence = filtered_graph(self.view, self.evidence, key)
+                child._over(view, evidence, cached_index(view, None, evidence), self.principal,
+                            matcher=self.matcher, parent=self, filter_key=key)
             self._filtered[key] = child
             while len(self._filtered) > MAX_FILTERED_VIEWS:
                 self._filtered.popitem(last=False)
@@ -681,14 +685,10 @@ class SnapshotTraverser(Traverser):
                  full: Callable[[], Traverser]):
         if not snap.serves(principal):
             raise ValueError("this snapshot shows more than the principal may see")
-        self.matcher, self.principal, self.snapshot = None, principal, snap
-        self.index = snap.index
-        self.view = _SnapshotView(snap, schema)
-        self.evidence = {}
+        self._over(_SnapshotView(snap, schema), {}, snap.index, principal)
+        self.snapshot = snap
         self._full: Traverser | None = None
         self._make_full = full
-        self._resolver = self._seed_index = self._parent = None
-        self._filter, self._filtered, self._lock = (), OrderedDict(), threading.Lock()
 
     def full(self) -> Traverser:
         """The traverser over the store's whole graph (read on first use)."""
