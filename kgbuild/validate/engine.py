@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime
 import decimal
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 
 import pyoxigraph as ox
 from pyshacl.rdfutil.compare import compare_literal
@@ -105,6 +105,12 @@ def _values(name: str, terms: Iterable) -> str:
     return f"VALUES ?{name} {{ {' '.join(terms)} }}"
 
 
+def chunked(items: Sequence, size: int = 500) -> Iterable[Sequence]:
+    """``items`` in slices of ``size``: the VALUES blocks of one query stay small."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
 class Target(str):
     """A group pattern binding ``?this`` to each focus node once. A constraint that reads
     values is evaluated first, unrestricted, and keeps the few violating rows whose focus is
@@ -125,8 +131,8 @@ class Target(str):
             members = {r[0] for r in _select(self.data, f"SELECT ?this WHERE {{ {self} }}", "this")}
         else:
             members = set()
-            for i in range(0, len(cands), 500):
-                chunk = _values("this", map(rdflib_term, cands[i:i + 500]))
+            for part in chunked(cands):
+                chunk = _values("this", map(rdflib_term, part))
                 members |= {r[0] for r in _select(
                     self.data, f"SELECT DISTINCT ?this WHERE {{ {chunk} {self.groups} }}", "this")}
         return [r for r in rows if r[0] in members]

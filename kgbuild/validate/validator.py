@@ -22,7 +22,7 @@ from ..schema.namespaces import KG, SOURCE_BASE
 from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
 from .compiler import Unsupported, compile_shapes
-from .engine import Data, Result, run
+from .engine import Data, Result, chunked, run
 from .hygiene import HygieneOptions
 from .hygiene import hygiene as run_hygiene
 from .neighbourhood import neighbourhood
@@ -324,7 +324,7 @@ _LOCATE_LIMIT = 10_000  # violations located per report (each costs a lookup)
 
 def _types(focus: list, schema: Schema, select) -> dict:
     out: dict = {}
-    for chunk in _chunks(focus[:_LOCATE_LIMIT]):
+    for chunk in chunked(focus[:_LOCATE_LIMIT]):
         query = (f"SELECT ?f ?t WHERE {{ VALUES ?f {{ {' '.join(f'<{f}>' for f in chunk)} }} "
                  f"?f <{RDF.type}> ?t }}")
         for f, t in select(query):
@@ -332,11 +332,6 @@ def _types(focus: list, schema: Schema, select) -> dict:
             if name:
                 out.setdefault(f, set()).add(name)
     return {f: sorted(names) for f, names in out.items()}
-
-
-def _chunks(items: list, size: int = 500):
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
 
 
 def locate(results: list[Result], select) -> dict[Result, str]:
@@ -347,7 +342,7 @@ def locate(results: list[Result], select) -> dict[Result, str]:
     own: dict = {}
     about: dict = {}
     derived, path, line = PROV.wasDerivedFrom, KG.path, KG.line
-    for chunk in _chunks(focus):
+    for chunk in chunked(focus):
         values = " ".join(f"<{f}>" for f in chunk)
         for f, file, ln in select(
                 f"SELECT ?f ?file ?line WHERE {{ VALUES ?f {{ {values} }} ?f <{derived}> ?d . "
