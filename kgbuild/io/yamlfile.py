@@ -7,7 +7,8 @@ values aliases expand to, recursive aliases refused) and every error names the f
 Duplicate mapping keys are an error, as in Backstage and Compose (PyYAML would silently keep
 the last value); keys a ``<<`` merge brings in may be overridden, as YAML intends.
 
-Lines are YAML 1.2's (and editors'): only ``\\n`` ends one, where libyaml (YAML 1.1) also
+Numbers with an exponent are YAML 1.2's too (``1e-06`` is a float, not the text PyYAML's
+YAML 1.1 makes of it). Lines are YAML 1.2's (and editors'): only ``\\n`` ends one, where libyaml (YAML 1.1) also
 breaks at U+0085, U+2028, U+2029 and a lone ``\\r``. Every key and item keeps where its text
 is (``spans``), so :meth:`YamlSource.evidence` can quote the one entry that states something
 instead of a whole, possibly very long, line. A large stream is counted (parser events,
@@ -17,6 +18,7 @@ built in memory.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -378,21 +380,31 @@ def _convert(node: yaml.Node, memo: dict, name: str, src: YamlSource):
         # a plain scalar that looks like a number or date but is not one Python can hold
         # (over 4,300 digits, 2024-13-45): kept as the text it is, as YAML 1.2 parsers do;
         # (PyYAML's int constructor indexes an empty ``!!int`` value: IndexError)
-        if isinstance(node, yaml.ScalarNode) and node.style is None and not _explicit(node, src):
+        if isinstance(node, yaml.ScalarNode) and _plain(node, src):
             value = node.value
         else:
             raise YamlError(f"YAML value error: {one_line(str(exc), 120)}", name, line) from None
     finally:  # the constructor caches every node it built: keep nothing of one file for the next
         _scalars.constructed_objects.clear()
         _scalars.recursive_objects.clear()
+    if isinstance(value, str) and _EXPONENT_FLOAT.fullmatch(value) and _plain(node, src):
+        value = float(value)
     memo[key] = value
     return value
 
 
-def _explicit(node: yaml.ScalarNode, src: YamlSource) -> bool:
-    """Whether the scalar's text starts with a tag (``!!int 12``): its type was asked for."""
+# YAML 1.2's floats with an exponent that YAML 1.1 (PyYAML) reads as text: ``1e-06``, ``2E3``,
+# ``1.5e3`` (1.1 wants a dot and a signed exponent). Backstage, Compose and people read them
+# as numbers.
+_EXPONENT_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)[eE][-+]?[0-9]+")
+
+
+def _plain(node: yaml.ScalarNode, src: YamlSource) -> bool:
+    """Whether the scalar is written plain, neither quoted nor tagged (``!!int 12``): its type
+    is the resolver's guess, not asked for. (libyaml gives a plain scalar the style ``""``,
+    PyYAML ``None``.)"""
     start = node.start_mark.index
-    return src.text[start:start + 1] == "!" if isinstance(start, int) else True
+    return not node.style and isinstance(start, int) and src.text[start:start + 1] != "!"
 
 
 def _count_value(node: yaml.Node, src: YamlSource) -> None:

@@ -179,3 +179,28 @@ def test_an_empty_explicitly_typed_scalar_is_a_located_error(text):
     with pytest.raises(YamlError, match="YAML value error") as err:
         load_yaml(text, "catalog-info.yaml")
     assert err.value.line == 1
+
+
+@pytest.mark.parametrize("text, want", [
+    ("1e-06", 1e-06), ("2E3", 2000.0), ("1.5e3", 1500.0), ("-.5e1", -5.0), ("+3e+2", 300.0),
+    ("1.0e+5", 100000.0),  # YAML 1.1 reads this one too
+    ('"1e-06"', "1e-06"), ("'2E3'", "2E3"), ("!!str 1e3", "1e3"),  # quoted or tagged: text
+    ("e5", "e5"), ("1e", "1e"), ("1_0e3", "1_0e3"), ("0x1e3", 0x1e3),
+])
+def test_numbers_with_an_exponent_are_yaml_1_2_floats(text, want):
+    # PyYAML (YAML 1.1) reads 1e-06 as the text "1e-06": a serve config's limit then failed
+    # "must be a number"; Backstage and Compose (YAML 1.2) read a number
+    [doc] = load_yaml(f"a: {text}\nb: [{text}]\n", "f.yaml")
+    assert doc.data["a"] == want and type(doc.data["a"]) is type(want)
+    assert doc.data["b"] == [want]
+
+
+@pytest.mark.parametrize("text", ["2024-13-45", "9" * 5000])
+def test_a_plain_scalar_python_cannot_hold_is_kept_as_its_text(text):
+    # with libyaml a plain scalar's style is "" (PyYAML's own parser: None): the fallback
+    # tested `is None` and raised "YAML value error" for these under libyaml
+    [doc] = load_yaml(f"a: {text}\n", "f.yaml")
+    assert doc.data["a"] == text
+    with pytest.raises(YamlError, match="YAML value error") as err:
+        load_yaml(f"a: !!timestamp {text}\n" if "-" in text else f"a: !!int {text}\n", "f.yaml")
+    assert err.value.line == 1

@@ -203,6 +203,17 @@ def test_config_errors_name_file_and_line(tmp_path, text, message):
     assert message in str(info.value) and str(path) in str(info.value) and info.value.line
 
 
+def test_limits_read_numbers_with_an_exponent(tmp_path):
+    path = tmp_path / "serve.yaml"
+    path.write_text("limits:\n  query_timeout: 2.5e1\n  reload_interval: 5e-1\n  max_rows: 1e3\n")
+    with pytest.raises(InputError, match="max_rows must be an integer, got 1000.0") as info:
+        load_serve_config(path)
+    assert info.value.line == 4
+    path.write_text("limits:\n  query_timeout: 2.5e1\n  reload_interval: 5e-1\n")
+    limits = load_serve_config(path).limits
+    assert (limits.query_timeout, limits.reload_interval) == (25.0, 0.5)
+
+
 def test_a_token_maps_to_its_principal(tmp_path):
     config = load_serve_config(write_config(tmp_path))
     assert config.principal(None).labels == frozenset()
