@@ -442,7 +442,7 @@ class KnowledgeGraph:
         for n in self.nodes.values():
             nodes[n.type] = nodes.get(n.type, 0) + 1
         edges: dict[str, int] = {}
-        for (_, p, _) in self.edges():
+        for (_, p, _) in {a.edge for a in self.assertions.values()} | self.untyped_edges:
             edges[p] = edges.get(p, 0) + 1
         return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
                 "assertions": len(self.assertions), "documents": len(self.documents)}
