@@ -14,11 +14,15 @@ from ..schema.loader import load_schema
 from ..store.export import EXPORT_FORMATS, export_store, write_export
 from ..store.graphstore import GraphStore
 from .main import (
-    EPOCH,
+    ACCESS,
+    EXCLUDE,
     FORMAT,
     MAX_EPOCH,
+    NO_GITIGNORE,
     SCHEMA,
     STORE,
+    TIMESTAMP,
+    VALIDATE,
     FileArg,
     UsageError,
     check_output,
@@ -41,26 +45,17 @@ from .main import (
               help="Re-extract every document under SOURCES, not only changed ones.")
 @click.option("--prune", is_flag=True,
               help="Also remove the store's documents outside SOURCES (kept by default).")
-@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
-              help="Skip files and folders matching this gitignore-style pattern (matched "
-                   "against paths relative to the project root; repeatable; adds to the "
-                   "project's exclude list).")
-@click.option("--no-gitignore", is_flag=True, help="Read files that .gitignore files ignore.")
-@click.option("--access", "access_file", type=FileArg(),
-              help="access.yaml mapping source path globs to access labels (default: the "
-                   "project's access setting).")
-@click.option("--validate/--no-validate", default=None,
-              help="Validate the whole graph, or skip validation (default: only what the "
-                   "changed documents touched; the whole graph when the store was rebuilt).")
+@EXCLUDE
+@NO_GITIGNORE
+@ACCESS
+@VALIDATE
 @click.option("--aliases", "registry_path", type=FileArg(exists=False),
               help="Alias registry (default: the project's, else aliases.yaml in the project root, "
                    "else in the first source folder); its aliases and accepted decisions rename "
                    "mentioned entities.")
 @click.option("--resolve/--no-resolve", "resolve", default=None,
               help="Force or skip the resolution report (default: up to 5,000 entities).")
-@click.option("--timestamp", type=EPOCH, metavar="EPOCH",
-              help="Fix prov:generatedAtTime, in seconds since 1970 up to 9999-12-31 (default: "
-                   "$SOURCE_DATE_EPOCH, else file mtime).")
+@TIMESTAMP
 @click.option("--strict", is_flag=True, help="Exit 1 when any input was rejected or skipped.")
 @click.option("--max-file-size", type=click.IntRange(min=1, max=1 << 20),
               default=lambda: project().max_file_size, show_default="the project's, else 20",

@@ -13,10 +13,14 @@ from ..graph.turtle import to_turtle
 from ..io.atomic import atomic_write
 from ..llm.settings import MODES, LLMSettings
 from .main import (
-    EPOCH,
+    ACCESS,
+    EXCLUDE,
     FORMAT,
+    NO_GITIGNORE,
     SCHEMA,
     STORE,
+    TIMESTAMP,
+    VALIDATE,
     FileArg,
     UsageError,
     check_output,
@@ -73,16 +77,11 @@ def _llm(key: str, default):
               help="Write the rejected relations, one JSON object per line, with their reason.")
 @click.option("--aliases", "registry_path", type=FileArg(exists=False),
               help="Alias registry (default: the project's, else aliases.yaml in the project root).")
-@click.option("--access", "access_file", type=FileArg(),
-              help="access.yaml (default: the project's access setting).")
-@click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
-              help="Skip files matching this gitignore-style pattern (repeatable).")
-@click.option("--no-gitignore", is_flag=True, help="Read files that .gitignore files ignore.")
-@click.option("--validate/--no-validate", default=None,
-              help="Validate the whole graph, or skip validation (default: only what the "
-                   "changed documents touched; the whole graph when the store was rebuilt).")
-@click.option("--timestamp", type=EPOCH, metavar="EPOCH",
-              help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
+@ACCESS
+@EXCLUDE
+@NO_GITIGNORE
+@VALIDATE
+@TIMESTAMP
 @FORMAT
 def extract(sources, schema_name, store_path, model, base_url, mode, chunk_size, chunk_overlap,
             concurrency, gleanings, structured_output, timeout, max_retries, max_tokens, dry_run,

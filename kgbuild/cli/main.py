@@ -238,6 +238,23 @@ SCHEMA = click.option("--schema", "schema_name", default=lambda: project().schem
 STORE = click.option("--store", "store_path", default=lambda: str(project().store_path()),
                      show_default="the project's, else ./.kgbuild", type=FolderArg(),
                      help="Store folder (the project's graph).")
+# the options of the commands that read SOURCES into the store (build, extract)
+EXCLUDE = click.option("--exclude", "excludes", multiple=True, metavar="GLOB",
+                       help="Skip files and folders matching this gitignore-style pattern "
+                            "(matched against paths relative to the project root; repeatable; "
+                            "adds to the project's exclude list).")
+NO_GITIGNORE = click.option("--no-gitignore", is_flag=True,
+                            help="Read files that .gitignore files ignore.")
+ACCESS = click.option("--access", "access_file", type=FileArg(),
+                      help="access.yaml mapping source path globs to access labels (default: "
+                           "the project's access setting).")
+VALIDATE = click.option("--validate/--no-validate", default=None,
+                        help="Validate the whole graph, or skip validation (default: only what "
+                             "the changed documents touched; the whole graph when the store was "
+                             "rebuilt).")
+TIMESTAMP = click.option("--timestamp", type=EPOCH, metavar="EPOCH",
+                         help="Fix prov:generatedAtTime, in seconds since 1970 up to 9999-12-31 "
+                              "(default: $SOURCE_DATE_EPOCH, else file mtime).")
 
 
 @click.group(cls=KgbuildGroup,
