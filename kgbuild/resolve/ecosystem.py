@@ -1,4 +1,4 @@
-"""Package identity rules: which entities may be one package, per ecosystem.
+"""Identity rules: which entities may be one package, per ecosystem (and one service).
 
 An entity's *ecosystem* comes from its ID: a purl's type (``pkg:pypi/...`` -> ``pypi``,
 ``pkg:npm/...``, ``pkg:golang/...``, ``pkg:maven/...``), or the ID shapes the manifest
@@ -17,7 +17,10 @@ among its aliases (:meth:`~kgbuild.resolve.resolver.Resolver.package_of`). Two e
 * neither is known only by its folder's name (an unnamed ``<dir>#python`` or
   ``<dir>/package.json#<dir>`` labelled ``docs``, ``types``, ``django``: examples and docs
   builds, not the packages of that name), unless that name carries a version
-  (``requests-2.32.3``, an unpacked sdist).
+  (``requests-2.32.3``, an unpacked sdist);
+* they are not services of two Compose projects (``compose:<project>/<service>``): Compose
+  scopes a service's name to its project, so two projects' ``db`` are two databases
+  (unless a curated alias links them).
 
 A registry package's name is exact: it matches by ID, alias, equal normalised name or
 version suffix, never by a fuzzy look-alike (``type-is`` is not ``types``).
@@ -82,6 +85,12 @@ def _versionless(entity_id: str) -> str:
     return (canonical_ref(entity_id) or entity_id) if is_package_purl(entity_id) else entity_id
 
 
+def compose_project(entity_id: str) -> str | None:
+    """The Compose project of a service ID ``compose:<project>/<service>``, else None."""
+    project, slash, _ = entity_id.removeprefix("compose:").partition("/")
+    return project if slash and entity_id.startswith("compose:") else None
+
+
 def folder_named(entity_id: str, label: str) -> bool:
     """Whether an unpublished project is labelled just with its folder's name."""
     doc, sep, local = entity_id.rpartition("#")
@@ -102,6 +111,9 @@ def may_be_same(a: str, a_label: str, b: str, b_label: str, curated: bool = Fals
             _versionless(a) != _versionless(b)):
         return False
     if not curated and (folder_named(a, a_label) or folder_named(b, b_label)):
+        return False
+    pa, pb = compose_project(a), compose_project(b)
+    if not curated and pa and pb and pa != pb:
         return False
     sa, sb = npm_scope(a, a_label), npm_scope(b, b_label)
     return sa is None or sb is None or sa == sb

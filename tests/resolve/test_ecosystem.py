@@ -3,7 +3,7 @@
 import pytest
 
 from kgbuild.resolve.aliases import AliasRegistry
-from kgbuild.resolve.ecosystem import ecosystem, may_be_same, npm_scope, split_version
+from kgbuild.resolve.ecosystem import compose_project, ecosystem, may_be_same, npm_scope, split_version
 from kgbuild.resolve.resolver import Resolver
 from kgbuild.schema.loader import load_schema
 
@@ -149,3 +149,27 @@ def test_an_sbom_entry_is_the_package_of_its_purl_alias():
 def test_two_versions_of_one_purl_are_one_package():
     assert may_be_same("pkg:maven/org.x/y@1.0?type=jar", "y", "pkg:maven/org.x/y@2.0?type=jar", "y")
     assert not may_be_same("pkg:maven/org.x/y@1.0", "y", "pkg:maven/org.x/z@1.0", "y")
+
+
+def test_services_of_two_compose_projects_are_not_one():
+    assert compose_project("compose:shop/db") == "shop"
+    assert compose_project("component:default/db") is None and compose_project("compose:x") is None
+    assert not may_be_same("compose:shop/db", "db", "compose:blog/db", "db")
+    assert may_be_same("compose:shop/db", "db", "compose:blog/db", "db", curated=True)
+    assert may_be_same("compose:shop/db", "db", "compose:shop/db", "db")
+    assert may_be_same("compose:shop/payments", "payments", "component:default/payments", "payments")
+
+
+@pytest.mark.corpus
+def test_real_compose_projects_propose_no_duplicates_across_projects():
+    # the corpus's five Compose projects each have their own db/backend/frontend: the
+    # resolver proposed 14 such pairs as possible duplicates before
+    from conftest import CATALOGS
+
+    from kgbuild.build.pipeline import build_graph
+    from kgbuild.resolve.review import possible_duplicates
+    kg = build_graph([CATALOGS / "compose"], validate=False, timestamp=0).graph
+    services = [n for n in kg.nodes if n.startswith("compose:")]
+    projects = {compose_project(n) for n in services}
+    assert len(projects) >= 4 and len(services) > len({n.rsplit("/", 1)[1] for n in services})
+    assert [d for d in possible_duplicates(kg) if compose_project(d.a) and compose_project(d.b)] == []
