@@ -4,7 +4,9 @@ Every source document's named graph is visible to ``GRAPH ?g { ... }``; with ``u
 (the default) a pattern outside ``GRAPH`` matches any graph, as if the store were one graph
 (kgbuild writes nothing to the default graph itself). The prefixes of every serialisation
 (the schema's, ``kg:``, ``id:``, ``src:``, ``rdf:``, ``xsd:`` ...) are declared. pyoxigraph cannot interrupt a query, so
-:func:`query_store` runs it in a forked child that is killed at the deadline.
+:func:`query_store` runs it in a child process that is killed at the deadline: forked from
+a process that runs one thread (the CLI), else from the forkserver (a server's worker threads:
+a child forked beside other threads may inherit a lock one of them held).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import multiprocessing
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,11 +124,11 @@ def _one_line(exc: BaseException) -> str:
 
 def query_store(path: str | Path, schema: Schema, sparql: str, *, limit: int = 1000,
                 union: bool = True, timeout: float = 30.0) -> QueryResult:
-    """:func:`run_query` on the store folder ``path`` (opened read-only) in a forked child,
+    """:func:`run_query` on the store folder ``path`` (opened read-only) in a child process,
     killed after ``timeout`` seconds (a :class:`KgbuildError` ``[query-timeout]``)."""
     with GraphStore(path, schema, write=False):  # a missing or damaged store: its own error
         pass
-    ctx = multiprocessing.get_context("fork")
+    ctx = _context()
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(send, str(path), schema, sparql, limit, union),
                         daemon=True)
@@ -148,6 +151,16 @@ def query_store(path: str | Path, schema: Schema, sparql: str, *, limit: int = 1
     if not ok:
         raise KgbuildError(value[0], code=value[1])
     return value
+
+
+def _context():
+    """``fork`` in a process that runs one thread, else the ``forkserver`` (kgbuild preloaded:
+    started once, it forks each query's child from its own single thread)."""
+    if threading.active_count() == 1:
+        return multiprocessing.get_context("fork")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload([__name__])
+    return ctx
 
 
 def _child(send, path: str, schema: Schema, sparql: str, limit: int, union: bool) -> None:

@@ -86,3 +86,24 @@ def test_timeout_stops_a_runaway_query(store):
     assert err.value.code == "query-timeout"
     answer = query_store(store, load_schema("software"), "ASK { ?s ?p ?o }", timeout=30)
     assert answer.boolean is True
+
+
+def test_a_query_from_a_threaded_process_runs_in_a_forkserver_child(store):
+    # a server's worker thread: the child comes from the forkserver, not a fork of this
+    # multi-threaded process, and is still bounded by the timeout
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kgbuild.store import query
+    slow = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+    hold = threading.Event()
+    with ThreadPoolExecutor(2) as pool:
+        pool.submit(hold.wait, 60)  # another thread alive beside the query's
+        assert pool.submit(query._context).result().get_start_method() == "forkserver"
+        answer = pool.submit(query_store, store, load_schema("software"), OWNED, timeout=60).result()
+        with pytest.raises(KgbuildError) as err:
+            pool.submit(query_store, store, load_schema("software"), slow, timeout=0.5).result()
+        hold.set()
+    assert err.value.code == "query-timeout"
+    with GraphStore(store, load_schema("software"), write=False) as gs:
+        assert answer.rows == run_query(gs, OWNED).rows and answer.rows
