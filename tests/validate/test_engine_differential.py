@@ -156,6 +156,11 @@ def test_every_kind_of_damage_is_found_by_both(base, schema):
     assert not fast.conforms
 
 
+OWNER_SHAPE = """@prefix sh: <http://www.w3.org/ns/shacl#> .
+    <urn:test#Owner> sh:targetClass <{component}> ; sh:property [
+      sh:path <{owned_by}> ; sh:class <{group}> ; sh:message "owned by a group" ] ."""
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_neighbourhood_gives_the_focus_nodes_the_whole_runs_results(base, schema, data):
@@ -175,6 +180,10 @@ def test_neighbourhood_gives_the_focus_nodes_the_whole_runs_results(base, schema
     focus = sorted(map(str, data.draw(st.lists(st.sampled_from(pool), min_size=1, max_size=8,
                                                 unique=True))))
     shapes = all_shapes(schema) if data.draw(st.booleans()) else shape_subset(schema, data.draw)
+    if data.draw(st.booleans()):  # a user shape reading a value's type through a property
+        shapes.parse(data=OWNER_SHAPE.format(component=schema.node_types["Component"].iri,
+                                             owned_by=schema.edge_types["ownedBy"].iri,
+                                             group=schema.node_types["Group"].iri), format="turtle")
     plan = compile_shapes(shapes)
     db = ox.Store()
     db.extend(ox.parse(g.serialize(format="nt", encoding="utf-8"), format=ox.RdfFormat.N_TRIPLES))
