@@ -7,13 +7,13 @@ values aliases expand to, recursive aliases refused) and every error names the f
 Duplicate mapping keys are an error, as in Backstage and Compose (PyYAML would silently keep
 the last value); keys a ``<<`` merge brings in may be overridden, as YAML intends.
 
-Numbers with an exponent are YAML 1.2's too (``1e-06`` is a float, not the text PyYAML's
-YAML 1.1 makes of it). Lines are YAML 1.2's (and editors'): only ``\\n`` ends one, where libyaml (YAML 1.1) also
-breaks at U+0085, U+2028, U+2029 and a lone ``\\r``. Every key and item keeps where its text
-is (``spans``), so :meth:`YamlSource.evidence` can quote the one entry that states something
-instead of a whole, possibly very long, line. A large stream is counted (parser events,
-nothing built) before it is composed, so that no more than ``max_nodes`` values are ever
-built in memory.
+Numbers with an exponent are YAML 1.2's (``1e-06`` is a float, not the text PyYAML's YAML
+1.1 makes of it), and so are lines (and editors'): only ``\\n`` ends one, where libyaml (YAML
+1.1) also breaks at U+0085, U+2028, U+2029 and a lone ``\\r``. Every key and item keeps where
+its text is (``spans``), so :meth:`YamlSource.evidence` can quote the one entry that states
+something instead of a whole, possibly very long, line. A large stream is counted (parser
+events, nothing built) before it is composed, so that no more than ``max_nodes`` values are
+ever built in memory.
 """
 
 from __future__ import annotations

@@ -87,8 +87,10 @@ def _versionless(entity_id: str) -> str:
 
 def compose_project(entity_id: str) -> str | None:
     """The Compose project of a service ID ``compose:<project>/<service>``, else None."""
-    project, slash, _ = entity_id.removeprefix("compose:").partition("/")
-    return project if slash and entity_id.startswith("compose:") else None
+    if not entity_id.startswith("compose:"):
+        return None
+    project, slash, _ = entity_id[len("compose:"):].partition("/")
+    return project if slash else None
 
 
 def folder_named(entity_id: str, label: str) -> bool:
