@@ -254,7 +254,6 @@ class Snapshot:
             return principal.everyone or not self.labelled
         return not principal.everyone and view == view_key(principal)
 
-
     def record(self, eid: int) -> dict:
         """Edge ``eid``'s assertions (``a``: ``[key, assertion]``) and cited passages (``p``)."""
         return json.loads(self.records.raw(eid))
@@ -263,7 +262,6 @@ class Snapshot:
 def view_key(principal) -> str:
     """The name of the view snapshot of a principal's label set."""
     return hashlib.sha256("\n".join(sorted(principal.labels)).encode()).hexdigest()[:16]
-
 
 
 def _arrays(t: Tables, schema) -> dict[str, np.ndarray]:

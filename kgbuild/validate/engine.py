@@ -105,10 +105,15 @@ def _values(name: str, terms: Iterable) -> str:
     return f"VALUES ?{name} {{ {' '.join(terms)} }}"
 
 
-def chunked(items: Sequence, size: int = 500) -> Iterable[Sequence]:
+def _chunked(items: Sequence, size: int = 500) -> Iterable[Sequence]:
     """``items`` in slices of ``size``: the VALUES blocks of one query stay small."""
     for i in range(0, len(items), size):
         yield items[i:i + size]
+
+
+def iri_values(iris: Sequence) -> Iterable[str]:
+    """``<iri> <iri> ...`` texts for a VALUES block, a chunk of ``iris`` at a time."""
+    return (" ".join(f"<{i}>" for i in part) for part in _chunked(iris))
 
 
 class Target(str):
@@ -131,7 +136,7 @@ class Target(str):
             members = {r[0] for r in _select(self.data, f"SELECT ?this WHERE {{ {self} }}", "this")}
         else:
             members = set()
-            for part in chunked(cands):
+            for part in _chunked(cands):
                 chunk = _values("this", map(rdflib_term, part))
                 members |= {r[0] for r in _select(
                     self.data, f"SELECT DISTINCT ?this WHERE {{ {chunk} {self.groups} }}", "this")}

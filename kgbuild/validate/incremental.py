@@ -26,7 +26,7 @@ from rdflib import Graph
 from rdflib.namespace import PROV, RDF
 
 from ..graph.model import source_iri
-from .engine import chunked
+from .engine import iri_values
 from .hygiene import HygieneOptions
 from .report import ValidationReport
 from .validator import validate_store
@@ -60,7 +60,7 @@ def touched_terms(store, documents: Iterable[str], new: Iterable[tuple[str, str,
 def types_of(store, iris: Iterable[str]) -> Touched:
     """Each IRI with its ``rdf:type`` values in any graph of ``store``, sorted."""
     types: dict[str, set[str]] = {t: set() for t in iris}
-    for chunk in _iri_values(sorted(types)):
+    for chunk in iri_values(sorted(types)):
         for row in store.sparql(
                 f"SELECT ?t ?c WHERE {{ VALUES ?t {{ {chunk} }} ?t <{RDF.type}> ?c }}", union=True):
             types[row["t"].value].add(str(row["c"].value))
@@ -78,16 +78,11 @@ def changed_focus(store, documents: Iterable[str],
     retyped = sorted(t for t in now if before.get(t) is None or tuple(sorted(before[t])) != now[t])
     out = set(now)
     patterns = [f"?t <{RDF.subject}> ?x", f"?t <{PROV.wasDerivedFrom}> ?x", f"?x <{RDF.subject}> ?t"]
-    for chunk in _iri_values(sorted(now)):
+    for chunk in iri_values(sorted(now)):
         out |= _iris(store, f"VALUES ?t {{ {chunk} }} {{ {' } UNION { '.join(patterns)} }}")
-    for chunk in _iri_values(retyped):
+    for chunk in iri_values(retyped):
         out |= _iris(store, f"VALUES ?t {{ {chunk} }} ?x ?p ?t")
     return out
-
-
-def _iri_values(iris: list[str]) -> Iterable[str]:
-    """``<iri> <iri> ...`` texts for VALUES, a chunk at a time."""
-    return (" ".join(f"<{t}>" for t in part) for part in chunked(iris))
 
 
 def _iris(store, pattern: str) -> set[str]:

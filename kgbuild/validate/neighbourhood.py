@@ -41,7 +41,7 @@ def neighbourhood(db: ox.Store, focus: Iterable[str]) -> ox.Store:
         node = ox.NamedNode(iri)
         own = list(db.quads_for_pattern(node, None, None))
         out.extend(own)
-        into = [q for q in db.quads_for_pattern(None, None, node)]
+        into = list(db.quads_for_pattern(None, None, node))
         out.extend(into)
         pointing.update(q.subject for q in into if q.predicate in (_SUBJECT, _DERIVED))
         for value in {q.object for q in own if isinstance(q.object, _NODE)}:

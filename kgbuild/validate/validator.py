@@ -22,7 +22,7 @@ from ..schema.namespaces import KG, SOURCE_BASE
 from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
 from .compiler import Unsupported, compile_shapes
-from .engine import Data, Result, chunked, run
+from .engine import Data, Result, iri_values, run
 from .hygiene import HygieneOptions
 from .hygiene import hygiene as run_hygiene
 from .neighbourhood import neighbourhood
@@ -324,9 +324,8 @@ _LOCATE_LIMIT = 10_000  # violations located per report (each costs a lookup)
 
 def _types(focus: list, schema: Schema, select) -> dict:
     out: dict = {}
-    for chunk in chunked(focus[:_LOCATE_LIMIT]):
-        query = (f"SELECT ?f ?t WHERE {{ VALUES ?f {{ {' '.join(f'<{f}>' for f in chunk)} }} "
-                 f"?f <{RDF.type}> ?t }}")
+    for values in iri_values(focus[:_LOCATE_LIMIT]):
+        query = f"SELECT ?f ?t WHERE {{ VALUES ?f {{ {values} }} ?f <{RDF.type}> ?t }}"
         for f, t in select(query):
             name = schema.type_by_iri.get(str(t))
             if name:
@@ -342,8 +341,7 @@ def locate(results: list[Result], select) -> dict[Result, str]:
     own: dict = {}
     about: dict = {}
     derived, path, line = PROV.wasDerivedFrom, KG.path, KG.line
-    for chunk in chunked(focus):
-        values = " ".join(f"<{f}>" for f in chunk)
+    for values in iri_values(focus):
         for f, file, ln in select(
                 f"SELECT ?f ?file ?line WHERE {{ VALUES ?f {{ {values} }} ?f <{derived}> ?d . "
                 f"?d <{path}> ?file . OPTIONAL {{ ?f <{line}> ?line }} }}"):
