@@ -18,6 +18,7 @@ from .extract.text.verify import VerifyResult, verify_relations
 from .graph.access import AccessRules, Principal, load_access
 from .graph.model import Assertion, KnowledgeGraph, Node, SourceDocument
 from .graph.rdf import from_rdf, to_rdflib
+from .io.rdffile import load_graph
 from .llm.settings import LLMSettings
 from .remote.cypher import cypher_script, push_falkordb
 from .remote.push import PushReport, pull_store, push_store
@@ -49,7 +50,6 @@ from .validate.hygiene import HygieneOptions
 from .validate.incremental import validate_changed
 from .validate.validator import (
     ValidationReport,
-    load_graph,
     validate_file,
     validate_graph,
     validate_store,

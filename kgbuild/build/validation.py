@@ -10,13 +10,14 @@ from typing import Sequence
 from ..errors import InputError
 from ..graph.rdf import from_rdf
 from ..io.atomic import atomic_write
+from ..io.rdffile import load_graph
 from ..resolve.review import possible_duplicates
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
 from ..validate.hygiene import HygieneOptions
 from ..validate.incremental import Touched, validate_changed
 from ..validate.report import Finding, ValidationReport
-from ..validate.validator import load_graph, shapes_for, validate_file, validate_store
+from ..validate.validator import shapes_for, validate_file, validate_store
 
 LAST_CHANGE = "last-change.json"  # in the store folder: what the last build changed
 

@@ -24,7 +24,7 @@ def graph_and_cache(graph_file, store_path, schema_name):
     """The graph to walk (a file, read once per content into a cache, or the store) and where
     its adjacency index is cached."""
     from ..graph.rdf import from_rdf
-    from ..validate.validator import load_graph
+    from ..io.rdffile import load_graph
 
     schema = load_schema(schema_name)
     if graph_file:

@@ -36,7 +36,7 @@ from ..graph.rdf import from_rdf
 from ..io.yamlfile import YamlError, load_yaml_file, plain
 from ..retrieve.traverse import TraversalSpec, Traverser
 from ..schema.loader import load_schema
-from ..validate.validator import load_graph
+from ..io.rdffile import load_graph
 
 _SPEC_KEYS = {"seeds", "names", "question", "follow", "hops", "path", "cap", "types",
               "max_nodes", "max_edges", "max_paths", "max_chars"}

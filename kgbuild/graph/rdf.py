@@ -20,6 +20,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
 from ..errors import Problem
+from ..io.rdffile import add_quads
 from ..schema.model import Schema
 from ..schema.namespaces import ASSERTION_BASE, KG, SOURCE_BASE, bind_prefixes
 from .model import (
@@ -59,38 +60,6 @@ def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
     data = "\n".join(f"{s} {p} {o} ." for s, p, o in triples).encode("utf-8")
     add_quads(g, ox.parse(data, format=ox.RdfFormat.N_TRIPLES, lenient=True))
     return g
-
-
-_XSD_STRING = str(XSD.string)
-
-
-def from_oxigraph(term):
-    """The rdflib term of a pyoxigraph term (a simple literal has no datatype, as in rdflib);
-    raises ValueError for an RDF 1.2 triple term, which rdflib cannot hold."""
-    if isinstance(term, ox.NamedNode):
-        return URIRef(term.value)
-    if isinstance(term, ox.BlankNode):
-        return BNode(term.value)
-    if isinstance(term, ox.Literal):
-        if term.language:
-            return Literal(term.value, lang=term.language)
-        dt = term.datatype.value
-        return Literal(term.value) if dt == _XSD_STRING else Literal(term.value, datatype=URIRef(dt))
-    raise ValueError(f"unsupported RDF term {type(term).__name__} (triple terms are not supported)")
-
-
-def add_quads(g: Graph, quads: Iterable) -> int:
-    """Add pyoxigraph quads or triples to ``g`` (named graphs merged); how many were read."""
-    n = 0
-
-    def rows():
-        nonlocal n
-        for q in quads:
-            n += 1
-            yield from_oxigraph(q.subject), from_oxigraph(q.predicate), from_oxigraph(q.object), g
-
-    g.addN(rows())
-    return n
 
 
 def from_rdf(g: Graph, schema: Schema, problems: list[Problem] | None = None,

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, XSD
 
 from ..errors import InputError
+from ..io.rdffile import FORMATS, load_graph
 from .loader import NAME, NAMESPACE, OWN_IRIS, RESERVED_PREDICATES, parse_schema
 from .model import Schema
 from .namespaces import ASSERTION_BASE, KG, SOURCE_BASE
@@ -81,33 +81,27 @@ class SchemaDraft:
 
 # -- reading and naming ---------------------------------------------------------------------------
 def read_rdf(source: str | Path | Graph) -> tuple[Graph, str]:
-    """An RDF file (any format rdflib reads; the suffix's format is tried first) or a graph."""
+    """An RDF file (any format :func:`~kgbuild.io.rdffile.load_graph` reads; the suffix's
+    format is tried first, then the others) or a graph."""
     if isinstance(source, Graph):
         return source, "graph"
     path = Path(source)
     if not path.is_file():
         raise InputError("file not found", str(path))
-    guessed = _guess(path)
+    guessed = FORMATS.get(path.suffix.lower())
     errors = []
     for fmt in ([guessed] if guessed else []) + [f for f in _FORMATS if f != guessed]:
-        g = Graph(bind_namespaces="none")
         try:
-            with warnings.catch_warnings():  # rdflib's own deprecations, nothing a user can act on
-                warnings.simplefilter("ignore", DeprecationWarning)
-                g.parse(path, format=fmt)
-        except Exception as exc:  # rdflib's parsers raise many types; report the first
-            errors.append(f"{fmt}: {' '.join(str(exc).split())[:160]}")
+            g = load_graph(path, fmt, Graph(bind_namespaces="none"))
+        except InputError as exc:
+            if exc.code != InputError.code:  # not a syntax error: refused whatever the format
+                raise
+            errors.append(f"{fmt}: {exc.message[:160]}")
             continue
         if not len(g):
             raise InputError(f"no RDF triples read (as {fmt})", str(path))
         return g, path.name
     raise InputError(f"not readable as RDF ({errors[0]})", str(path))
-
-
-def _guess(path: Path) -> str | None:
-    from rdflib.util import guess_format
-
-    return guess_format(str(path))
 
 
 def local_name(iri: str) -> str:

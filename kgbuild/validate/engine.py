@@ -21,7 +21,8 @@ from pyshacl.rdfutil.compare import compare_literal
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 
-from ..graph.rdf import from_oxigraph, rdflib_term
+from ..graph.rdf import rdflib_term
+from ..io.rdffile import from_oxigraph
 from ..schema.namespaces import KG
 from .compiler import Shape
 

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
-import re
-import stat
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -16,7 +13,9 @@ from rdflib.namespace import PROV, RDF, SH
 
 from ..errors import InputError
 from ..graph.model import doc_from_iri, id_from_iri
-from ..graph.rdf import add_quads, from_oxigraph, triples_to_rdflib
+from ..graph.rdf import triples_to_rdflib
+from ..io.rdffile import (FORMATS, OXIGRAPH, add_quads, file_format, from_oxigraph, load_graph,
+                          read_quads)
 from ..schema.model import Schema
 from ..schema.namespaces import KG, SOURCE_BASE
 from ..schema.shapes import all_shapes
@@ -27,114 +26,6 @@ from .hygiene import HygieneOptions
 from .hygiene import hygiene as run_hygiene
 from .neighbourhood import neighbourhood
 from .report import ValidationReport, Violation
-
-FORMATS = {".ttl": "turtle", ".nt": "nt", ".nq": "nquads", ".trig": "trig", ".jsonld": "json-ld",
-           ".json": "json-ld", ".rdf": "xml", ".owl": "xml", ".n3": "n3"}
-
-
-def load_graph(path: str | Path) -> Graph:
-    """Parse an RDF file (format from its extension) into one graph; raises
-    :class:`InputError` located at the file and line.
-
-    TriG and N-Quads give the union of their graphs (the default graph and every named one),
-    as ``kgbuild export`` writes one named graph per source document. Every format but N3 is
-    read by pyoxigraph: linear in the input (rdflib's N-Triples reader is quadratic in a
-    literal's length), strict, and it never fetches anything (a remote JSON-LD ``@context``
-    is an error). Only a regular file is opened: a FIFO or a device is refused, never read.
-    """
-    path = Path(path)
-    g = Graph()
-    if FORMATS.get(path.suffix.lower()) not in _OXIGRAPH:
-        with _open_regular(_checked(path)) as fh:
-            _parse_rdflib(g, fh, path, FORMATS[path.suffix.lower()])
-        return g
-    prefixes = _read(path, lambda quads: add_quads(g, quads))
-    for prefix, namespace in sorted(prefixes.items())[:_MAX_PREFIXES]:
-        g.bind(prefix, namespace, override=False)  # as rdflib's own parsers do
-    return g
-
-
-def _checked(path: Path) -> Path:
-    if FORMATS.get(path.suffix.lower()) is None:
-        raise InputError(f"unknown RDF file extension {path.suffix!r} "
-                         f"(one of {', '.join(sorted(FORMATS))})", str(path))
-    return path
-
-
-def _read(path: Path, sink) -> dict[str, str]:
-    """Parse a file pyoxigraph reads, handing its quads to ``sink``; its prefixes."""
-    fmt = FORMATS[_checked(path).suffix.lower()]
-    with _open_regular(path) as fh:
-        try:
-            parser = ox.parse(fh, format=_OXIGRAPH[fmt], base_iri=path.absolute().as_uri())
-            sink(parser)
-        except SyntaxError as exc:
-            raise InputError(f"cannot parse as {fmt}: {_syntax_message(exc)}", str(path),
-                             exc.lineno if isinstance(exc.lineno, int) else None) from None
-        except ValueError as exc:  # a term rdflib cannot hold (an RDF 1.2 triple term)
-            raise InputError(f"cannot read as {fmt}: {exc}", str(path)) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
-    return parser.prefixes
-
-
-_OXIGRAPH = {"turtle": ox.RdfFormat.TURTLE, "nt": ox.RdfFormat.N_TRIPLES,
-             "nquads": ox.RdfFormat.N_QUADS, "trig": ox.RdfFormat.TRIG,
-             "json-ld": ox.RdfFormat.JSON_LD, "xml": ox.RdfFormat.RDF_XML}
-_MAX_PREFIXES = 1000
-_POSITION = re.compile(r"^Parser error at line \d+ (?:between columns (\d+) and \d+|column (\d+))"
-                       r"(?: \(byte \d+\))?: ")
-
-
-def _syntax_message(exc: SyntaxError) -> str:
-    """pyoxigraph's message on one line, the line number left to the location."""
-    lines = str(exc.msg or exc).strip().splitlines() or [type(exc).__name__]
-    text = lines[0]
-    m = _POSITION.match(text)
-    if m:
-        text = f"{text[m.end():]} (column {m.group(1) or m.group(2)})"
-    return text[:300]
-
-
-class _open_regular:
-    """Open ``path`` for reading only when it is a regular file (a FIFO would block, a device
-    never end): ``O_NONBLOCK`` first, then ``fstat``."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.fh = None
-
-    def __enter__(self):
-        where = str(self.path)
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        except FileNotFoundError:
-            raise InputError("no such file", where) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", where) from None
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            os.close(fd)
-            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
-                    else "a socket" if stat.S_ISSOCK(mode) else "a device")
-            raise InputError(f"not a regular file ({kind}); not read", where, code="not-regular")
-        os.set_blocking(fd, True)
-        self.fh = os.fdopen(fd, "rb")
-        return self.fh
-
-    def __exit__(self, *exc) -> None:
-        self.fh.close()
-
-
-def _parse_rdflib(g: Graph, fh, path: Path, fmt: str) -> None:
-    try:
-        g.parse(fh, format=fmt, publicID=path.absolute().as_uri())
-    except Exception as exc:  # rdflib raises many parser-specific types
-        msg = str(exc).strip().splitlines()
-        line = getattr(exc, "lines", None)
-        raise InputError(f"cannot parse as {fmt}: {msg[0][:300] if msg else type(exc).__name__}",
-                         str(path), line if isinstance(line, int) else None) from None
-
 
 ENGINES = ("fast", "pyshacl")
 
@@ -176,8 +67,8 @@ def validate_file(path: str | Path, schema: Schema, *, engine: str = "fast",
     plan, note = _plan(shapes, engine)
     path = Path(path)
     db = ox.Store()
-    if FORMATS.get(_checked(path).suffix.lower()) in _OXIGRAPH:
-        _read(path, db.extend)
+    if file_format(path) in OXIGRAPH:
+        read_quads(path, db.extend)
     else:
         db.extend(ox.parse(load_graph(path).serialize(format="nt", encoding="utf-8"),
                            format=ox.RdfFormat.N_TRIPLES))

@@ -14,7 +14,7 @@ from kgbuild import parse_schema
 from kgbuild.build.pipeline import build
 from kgbuild.cli.main import main
 from kgbuild.graph.rdf import from_rdf, to_rdflib
-from kgbuild.validate.validator import load_graph
+from kgbuild.io.rdffile import load_graph
 
 PREFIXES = """
 @prefix sw: <https://kgbuild.dev/schema/software#> .

@@ -8,7 +8,7 @@ from conftest import CATALOGS
 
 from kgbuild.build.pipeline import build
 from kgbuild.graph.rdf import from_rdf
-from kgbuild.validate.validator import load_graph
+from kgbuild.io.rdffile import load_graph
 
 pytestmark = pytest.mark.corpus
 

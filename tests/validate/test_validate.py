@@ -9,8 +9,9 @@ from kgbuild.build.pipeline import build_graph
 from kgbuild.errors import InputError
 from kgbuild.graph.model import node_iri as _node_iri
 from kgbuild.graph.rdf import to_rdflib
+from kgbuild.io.rdffile import load_graph
 from kgbuild.schema.namespaces import KG
-from kgbuild.validate.validator import load_graph, validate_graph
+from kgbuild.validate.validator import validate_graph
 
 
 @pytest.fixture(scope="module")
