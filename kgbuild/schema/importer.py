@@ -165,6 +165,74 @@ def _describe(g: Graph, term, name: str = "") -> str:
     return f"{label}: {comment}" if label and comment else label or comment
 
 
+class _Reach:
+    """Reachability over ``succ`` (node -> direct successors) without ancestor sets per node.
+
+    Tarjan's algorithm numbers the strongly connected components so that a component's
+    successors come first; ``lo`` is the smallest number a component reaches. ``y`` is then
+    reachable from ``x`` only if ``lo[x] <= lo[y]`` and ``comp[y] <= comp[x]``: a search
+    from ``x`` skips every node failing that test (on a chain, it stops at once)."""
+
+    def __init__(self, succ: dict) -> None:
+        self.succ, self.comp, self.lo = succ, {}, {}
+        index: dict = {}
+        low: dict = {}
+        stack: list = []
+        for start in succ:
+            if start in index:
+                continue
+            index[start] = low[start] = len(index)
+            stack.append(start)
+            work = [(start, iter(succ[start]))]
+            while work:
+                v, it = work[-1]
+                for w in it:
+                    if w not in index:
+                        index[w] = low[w] = len(index)
+                        stack.append(w)
+                        work.append((w, iter(succ[w])))
+                        break
+                    if w not in self.comp:  # still on the stack
+                        low[v] = min(low[v], index[w])
+                else:
+                    work.pop()
+                    if work:
+                        low[work[-1][0]] = min(low[work[-1][0]], low[v])
+                    if low[v] == index[v]:  # v roots a component: pop it off the stack
+                        members = [stack.pop()]
+                        while members[-1] != v:
+                            members.append(stack.pop())
+                        self._emit(members)
+
+    def _emit(self, members: list) -> None:
+        k = len(self.lo)
+        for m in members:
+            self.comp[m] = k
+        self.lo[k] = min([k] + [self.lo[self.comp[y]] for m in members for y in self.succ[m]
+                                if self.comp[y] != k])
+
+    def cyclic(self, x, y) -> bool:
+        """Whether ``x`` and ``y`` reach each other."""
+        return self.comp[x] == self.comp[y]
+
+    def reaches(self, x, y) -> bool:
+        """Whether ``y`` is reachable from ``x`` in one step or more (``x != y``)."""
+        ky = self.comp[y]
+
+        def may(z) -> bool:
+            return self.lo[self.comp[z]] <= self.lo[ky] and ky <= self.comp[z]
+
+        seen, todo = {x}, [x] if may(x) else []
+        while todo:
+            for z in self.succ[todo.pop()]:
+                if self.comp[z] == ky:
+                    return True
+                if z not in seen and may(z):
+                    seen.add(z)
+                    todo.append(z)
+        return False
+
+
 class _Builder:
     """Names, namespace, parents and notes shared by import and inference."""
 
@@ -217,35 +285,28 @@ class _Builder:
         dropped, then the first by name that makes no cycle."""
         supers = {c: {s for s in self.g.objects(c, RDFS.subClassOf) if s in classes and s != c}
                   for c in classes}
+        above = _Reach(supers)
+        rep = {c: c for c in classes}  # union-find over the chosen parents' trees
 
-        def above(c: URIRef) -> set[URIRef]:
-            seen, todo = set(), list(supers[c])
-            while todo:
-                x = todo.pop()
-                if x not in seen:
-                    seen.add(x)
-                    todo += supers[x]
-            return seen
+        def tree(x: URIRef) -> URIRef:
+            while rep[x] != x:
+                rep[x] = x = rep[rep[x]]
+            return x
 
         chosen: dict[URIRef, URIRef] = {}
         for c in sorted(classes, key=self.name_of.__getitem__):
             direct = supers[c]
-            cands = sorted((s for s in direct if not any(s in above(o) and c not in above(s)
+            cands = sorted((s for s in direct if not any(not above.cyclic(c, s) and above.reaches(o, s)
                                                          for o in direct if o != s)),
                            key=self.name_of.__getitem__)
             where = f"node_types.{self.name_of[c]}"
             for s in cands:
-                cur, cycle = s, False
-                while cur is not None:
-                    if cur == c:
-                        cycle = True
-                        break
-                    cur = chosen.get(cur)
-                if cycle:
+                if tree(s) == tree(c):  # c has no parent yet: it is the top of s's tree
                     self.note(where, f"rdfs:subClassOf {self.name_of[s]} dropped: it would make a "
                               f"parent cycle")
                     continue
                 chosen[c] = s
+                rep[tree(c)] = tree(s)
                 break
             if len(cands) > 1 and c in chosen:
                 others = ", ".join(self.name_of[s] for s in cands if s != chosen[c])

@@ -200,15 +200,17 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
             text_field(spec, "description", "node type", name))
     if not node_types:
         raise fail("node_types is empty", "node_types")
+    acyclic: set[str] = set()  # types whose parent chain is walked already: each is walked once
     for t in node_types.values():
         if t.parent is not None and t.parent not in node_types:
             raise fail(f"node type {t.name!r} has unknown parent {t.parent!r}", t.name)
-        seen_chain, cur = {t.name}, t.parent
-        while cur is not None:
-            if cur in seen_chain:
+        chain, cur = set(), t.name
+        while cur in node_types and cur not in acyclic:  # an unknown parent: reported at its turn
+            if cur in chain:
                 raise fail(f"node type {t.name!r} is part of a parent cycle", t.name)
-            seen_chain.add(cur)
+            chain.add(cur)
             cur = node_types[cur].parent
+        acyclic |= chain
 
     edge_types: dict[str, EdgeType] = {}
     inverse_of: dict[str, str] = {}
