@@ -29,6 +29,7 @@ import pickle
 import re
 import shutil
 import stat
+import time
 import uuid
 import zlib
 from dataclasses import dataclass, field
@@ -118,6 +119,29 @@ _CURRENT = re.compile(r"(db-[0-9]{1,9})(?: ([0-9a-f]{32}))?")  # an identity aft
 _ID = re.compile(r"[0-9a-f]{32}")
 _DB_ERRORS = (OSError, RuntimeError)  # pyoxigraph: OSError for I/O, RuntimeError("Corruption...")
 CACHE_MAGIC = b"kgbuild-cache-1"
+READ_ATTEMPTS = 30  # read-only opens of a database a build keeps changing, before giving up
+
+
+def _db_files(db: Path) -> frozenset[str]:
+    try:
+        return frozenset(os.listdir(db))
+    except OSError:
+        return frozenset()
+
+
+def _listing(store: Path) -> tuple:
+    """What a build's commit, compaction or switch changes: ``CURRENT`` and every database
+    folder's files (name, size, modification time); a fresh object when unreadable."""
+    try:
+        out: list = [(store / "CURRENT").read_bytes()[:200]]
+        for name in sorted(n for n in os.listdir(store) if n.startswith("db-")):
+            if (store / name).is_dir():
+                with os.scandir(store / name) as it:
+                    out.append((name, sorted((e.name, e.stat().st_size, e.stat().st_mtime_ns)
+                                             for e in it)))
+    except OSError:
+        return (object(),)
+    return tuple(out)
 
 
 class _Damaged(Exception):
@@ -206,7 +230,9 @@ class GraphStore:
     """A persistent (``path``) or in-memory (``path=None``) kgbuild graph store.
 
     ``write=False`` opens the database read-only (no lock, nothing written but caches, which
-    are skipped where the folder cannot be written). ``rebuild=True`` (``build --full``) opens
+    are skipped where the folder cannot be written); an open that meets a build's commit (the
+    files it lists replaced while it reads them) is tried again, so a reader sees the state
+    before or after the commit, never "damaged". ``rebuild=True`` (``build --full``) opens
     a damaged store too: the damage is reported as a warning of the rebuild, the store reads as
     empty, and :meth:`replace_all` loads a fresh database that replaces the damaged one only
     once complete. Otherwise damage found on opening or on any later read is a one-line
@@ -222,6 +248,7 @@ class GraphStore:
         self._rebuild = rebuild and write
         self._damage: str | None = None  # what was wrong with the database being rebuilt
         self._current_name: str | None = None
+        self._opened: frozenset[str] = frozenset()  # the database's files when opened
         self._db: _Guarded
         if self.path is None:
             self._db = _Guarded(ox.Store(), self)
@@ -245,13 +272,26 @@ class GraphStore:
         elif not self.path.is_dir():
             raise KgbuildError(f"no kgbuild store at {self.path} (run kgbuild build first)",
                                code="no-store")
-        try:
-            current, expected_id = self._current()
-        except _Damaged as exc:
-            if not self._rebuild:
-                raise self._damaged(str(exc)) from None
-            self._set_aside(str(exc))
-            return
+        for attempt in range(1 if write else READ_ATTEMPTS):
+            before = None if write else _listing(self.path)
+            try:
+                self._open_current(write)
+                return
+            except _Damaged as exc:
+                # a read-only open that met a build's commit, compaction or switch (a file
+                # listed one moment and removed the next) opens again: only damage that stays
+                # while nothing changes is reported
+                if write or attempt + 1 == READ_ATTEMPTS or _listing(self.path) == before:
+                    if not self._rebuild:
+                        raise self._damaged(str(exc)) from None
+                    self._set_aside(str(exc))
+                    return
+            time.sleep(0.002 * (attempt + 1))
+
+    def _open_current(self, write: bool) -> None:
+        """Open the database ``CURRENT`` names (a new one when there is none and ``write``);
+        raises _Damaged when it cannot be trusted."""
+        current, expected_id = self._current()
         if write:
             self._collect_garbage(current)
         if current is None:
@@ -265,25 +305,25 @@ class GraphStore:
             return
         db = self.path / current
         self._current_name = current
+        if not (db / "CURRENT").is_file():  # RocksDB's own; opening would create an empty db
+            raise _Damaged(f"the database folder {current} is empty or incomplete")
         try:
-            if not (db / "CURRENT").is_file():  # RocksDB's own; opening would create an empty db
-                raise _Damaged(f"the database folder {current} is empty or incomplete")
-            try:
-                raw = ox.Store(str(db)) if write else ox.Store.read_only(str(db))
-            except (OSError, RuntimeError) as exc:
-                if _is_permission(exc):
-                    raise self._translate(exc, writing=write) from None
-                raise _Damaged(_detail(exc)) from None
-            self._db = _Guarded(raw, self)
-            found = self._manifest_value(STORE_ID)
-            if expected_id and found != expected_id:
-                raise _Damaged(f"{current} does not hold the database CURRENT names (identity "
-                               f"{found or 'missing'}, expected {expected_id}): it was truncated "
-                               f"or replaced")
-        except _Damaged as exc:
-            if not self._rebuild:
-                raise self._damaged(str(exc)) from None
-            self._set_aside(str(exc))
+            raw = ox.Store(str(db)) if write else ox.Store.read_only(str(db))
+        except (OSError, RuntimeError) as exc:
+            if _is_permission(exc):
+                raise self._translate(exc, writing=write) from None
+            raise _Damaged(_detail(exc)) from None
+        self._db = _Guarded(raw, self)
+        self._opened = _db_files(db)
+        try:
+            found = next((q.object.value for q in raw.quads_for_pattern(
+                None, ox.NamedNode(STORE_ID[1:-1]), None, ox.NamedNode(MANIFEST_GRAPH))), None)
+        except _DB_ERRORS as exc:
+            raise _Damaged(_detail(exc)) from None
+        if expected_id and found != expected_id:
+            raise _Damaged(f"{current} does not hold the database CURRENT names (identity "
+                           f"{found or 'missing'}, expected {expected_id}): it was truncated "
+                           f"or replaced")
 
     # -- errors ----------------------------------------------------------------------------------
     def _error(self, message: str, code: str) -> KgbuildError:
@@ -309,14 +349,17 @@ class GraphStore:
         return self._damaged(_detail(exc))
 
     def _replaced(self) -> bool:
-        """Whether ``CURRENT`` now names another database than the one this store opened."""
+        """Whether ``CURRENT`` now names another database than the one this store opened, or
+        (read-only) a build's compaction removed a file the database had when opened."""
         if self.path is None or self._current_name is None:
             return False
         try:
             named = (self.path / "CURRENT").read_bytes()[:200].decode("utf-8", "replace").split()
         except OSError:
             return False
-        return bool(named) and named[0] != self._current_name and (self.path / named[0]).is_dir()
+        if named and named[0] != self._current_name and (self.path / named[0]).is_dir():
+            return True
+        return not self._write and not self._opened <= _db_files(self.path / self._current_name)
 
     def _on_error(self, exc: BaseException, reading: bool) -> bool:
         """Called by the guarded database: raises the one-line error, or (a read during a full
