@@ -13,7 +13,6 @@ to the rejection report with a reason code.
 
 from __future__ import annotations
 
-import bisect
 import json
 import os
 from collections import Counter
@@ -29,7 +28,7 @@ from ..extract.text.verify import REASONS, TextChunk, VerifiedEdge, verify_relat
 from ..graph.model import SourceDocument, Triple, utc_timestamp
 from ..graph.turtle import to_turtle
 from ..io.atomic import atomic_write
-from ..io.text import read_text
+from ..io.text import LineIndex, read_text, split_lines
 from ..resolve.aliases import AliasRegistry
 from ..resolve.resolver import Resolver
 from ..schema.loader import load_schema
@@ -108,14 +107,6 @@ def _source_path(sources: Path, name: object) -> tuple[Path | None, str]:
     return path, ""
 
 
-class _Lines:
-    def __init__(self, text: str):
-        self.starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
-
-    def line(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
-
-
 def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | Path | None = None,
                 *, output: str | Path | None = None, report: str | Path | None = None,
                 store: str | Path | None = None, registry: str | Path | None = None,
@@ -143,7 +134,8 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
         resolver = Resolver(schema, reg)
     per_doc: dict[str, list[tuple[int, dict]]] = {}
     paths: dict[str, Path] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    # JSON Lines: only \n ends a line (U+2028, U+0085, ... may sit unescaped in a string)
+    for number, line in enumerate(split_lines(text), start=1):
         if not line.strip():
             continue
         result.lines += 1
@@ -212,7 +204,7 @@ def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], sch
                                        items[0][0]))
         return None
     chunk = TextChunk(text, doc_id, doc_id, 0)
-    lines = _Lines(text)
+    lines = LineIndex(text)
     extraction = Extraction()
     defined: set[str] = set()
     accepted: list[VerifiedEdge] = []
@@ -244,7 +236,7 @@ def _when(path: Path) -> str:
     return utc_timestamp(path.stat().st_mtime)
 
 
-def _records(edge: VerifiedEdge, lines: _Lines, out: Extraction, defined: set[str],
+def _records(edge: VerifiedEdge, lines: LineIndex, out: Extraction, defined: set[str],
              seen: set[tuple]) -> bool:
     """Add the records of one accepted edge; False for an attribute value of a known entity
     (a document carries attributes only of the entities it introduces)."""
