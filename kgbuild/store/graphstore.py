@@ -54,6 +54,7 @@ from ..graph.model import (
     source_iri,
 )
 from ..graph.rdf import from_quads
+from ..graph.sparqlcheck import refuse_service
 from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
 from ..schema.model import Schema
@@ -633,8 +634,10 @@ class GraphStore:
     def sparql(self, query: str, union: bool = False, prefixes: dict[str, str] | None = None):
         """pyoxigraph's own result of a SPARQL query (booleans, solutions or triples, read
         lazily); ``union``: patterns outside ``GRAPH`` match every graph; ``prefixes`` are
-        declared for the query. See store/query.py."""
-        return self._db.db.query(query, use_default_graph_as_union=union, prefixes=prefixes)
+        declared for the query. See store/query.py. A ``SERVICE`` clause is refused
+        (:func:`~kgbuild.graph.sparqlcheck.refuse_service`)."""
+        return self._db.db.query(refuse_service(query), use_default_graph_as_union=union,
+                                 prefixes=prefixes)
 
     def revision(self) -> str:
         """Names the committed content for caches: database identity and generation."""

@@ -112,7 +112,7 @@ def run_query(store: GraphStore, sparql: str, *, limit: int = 1000, union: bool 
                 rows.append([str(t.subject), str(t.predicate), str(t.object)])
     except SyntaxError as exc:
         raise KgbuildError(f"the query does not parse: {_one_line(exc)}", code="query") from None
-    except (OSError, RuntimeError) as exc:  # evaluation errors (e.g. SERVICE: no network here)
+    except (OSError, RuntimeError) as exc:  # evaluation errors
         raise KgbuildError(f"the query failed: {_one_line(exc)}", code="query") from None
     return QueryResult(kind, names, rows)
 

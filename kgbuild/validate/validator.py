@@ -14,8 +14,16 @@ from rdflib.namespace import PROV, RDF, SH
 from ..errors import InputError
 from ..graph.model import doc_from_iri, id_from_iri
 from ..graph.rdf import triples_to_rdflib
-from ..io.rdffile import (FORMATS, OXIGRAPH, add_quads, file_format, from_oxigraph, load_graph,
-                          read_quads)
+from ..graph.sparqlcheck import refuse_service
+from ..io.rdffile import (
+    FORMATS,
+    OXIGRAPH,
+    add_quads,
+    file_format,
+    from_oxigraph,
+    load_graph,
+    read_quads,
+)
 from ..schema.model import Schema
 from ..schema.namespaces import KG, SOURCE_BASE
 from ..schema.shapes import all_shapes
@@ -31,10 +39,15 @@ ENGINES = ("fast", "pyshacl")
 
 
 def shapes_for(schema: Schema, extra: Sequence[str | Path] = ()) -> Graph:
-    """The schema's shapes, the provenance shapes and any user shape files (Turtle)."""
+    """The schema's shapes, the provenance shapes and any user shape files (Turtle); a
+    SPARQL constraint or target with a ``SERVICE`` clause is refused, for both engines."""
     g = all_shapes(schema)
     for path in extra:
-        for t in load_graph(path):
+        shapes = load_graph(path)
+        for pred in (SH.select, SH.ask, SH.construct):
+            for query in shapes.objects(None, pred):
+                refuse_service(str(query), str(path))
+        for t in shapes:
             g.add(t)
     return g
 
