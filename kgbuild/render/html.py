@@ -3,8 +3,9 @@
 Nothing is fetched (no CDN, no fonts): the page works offline and from ``file://``. The layout
 is computed here (:mod:`kgbuild.render.layout`), so the drawing is complete without
 JavaScript; the script only adds details on click (every assertion's source, line and
-evidence; ``page.html#e1`` opens with edge ``e1`` or node ``n1`` selected) and highlights a
-node's edges on hover. Without it, each node and edge still has a
+evidence; ``page.html#e1`` opens with edge ``e1`` or node ``n1`` selected, any other fragment
+with nothing: nodes and edges sit in Maps, no key reaches ``Object.prototype``) and
+highlights a node's edges on hover. Without it, each node and edge still has a
 tooltip (``<title>``) with its provenance. Same input, same bytes.
 """
 
@@ -57,6 +58,8 @@ stroke-linejoin:round}
 _JS = """
 (function(){
 var data=JSON.parse(document.getElementById('kg-data').textContent);
+function table(o){var m=new Map();Object.keys(o).forEach(function(k){m.set(k,o[k]);});return m;}
+var nodes=table(data.nodes),edges=table(data.edges);
 var aside=document.getElementById('details');
 function el(tag,text){var e=document.createElement(tag);
 if(text!==undefined)e.textContent=text;return e;}
@@ -66,12 +69,12 @@ if(a.evidence){li.appendChild(el('div','\\u201c'+a.evidence+'\\u201d'));}
 var meta=[a.extractor,a.confidence!==undefined&&a.confidence!==null?'confidence '+a.confidence:'']
 .concat(a.qualifiers||[]).filter(Boolean).join(', ');if(meta)li.appendChild(el('div',meta));
 ul.appendChild(li);});if(!list.length)ul.appendChild(el('li','no recorded source'));return ul;}
-function show(key){aside.textContent='';var n=data.nodes[key],e=data.edges[key];
+function show(key){aside.textContent='';var n=nodes.get(key),e=edges.get(key);
 document.querySelectorAll('.on').forEach(function(x){x.classList.remove('on');});
 if(n){aside.appendChild(el('h2',n.label));aside.appendChild(el('div',n.type+' \\u00b7 '+n.id));
 var flags=[n.seed?'seed':'',n.answer?'answer':'',n.cut?n.cut+' edges cut by the hub cap':'']
 .filter(Boolean).join(' \\u00b7 ');if(flags)aside.appendChild(el('div',flags));
-var ul=el('ul');n.edges.forEach(function(k){var x=data.edges[k];
+var ul=el('ul');n.edges.forEach(function(k){var x=edges.get(k);
 var li=el('li',x.subject_label+' \\u2014'+x.predicate+'\\u2192 '+x.object_label);
 li.style.cursor='pointer';li.onclick=function(){show(k);};ul.appendChild(li);
 document.getElementById(k).classList.add('on');});
@@ -85,12 +88,12 @@ document.querySelectorAll('.node,.edge').forEach(function(g){
 g.addEventListener('click',function(){show(g.id);});
 g.addEventListener('keydown',function(ev){if(ev.key==='Enter'||ev.key===' ')show(g.id);});
 if(g.classList.contains('node')){g.addEventListener('mouseenter',function(){
-data.nodes[g.id].edges.forEach(function(k){document.getElementById(k).classList.add('on');});});
-g.addEventListener('mouseleave',function(){data.nodes[g.id].edges.forEach(function(k){
+nodes.get(g.id).edges.forEach(function(k){document.getElementById(k).classList.add('on');});});
+g.addEventListener('mouseleave',function(){nodes.get(g.id).edges.forEach(function(k){
 document.getElementById(k).classList.remove('on');});});}});
-var start=decodeURIComponent(location.hash.slice(1));
-if(data.nodes[start]||data.edges[start])show(start);
-document.body.setAttribute('data-rendered',String(Object.keys(data.nodes).length));
+var start='';try{start=decodeURIComponent(location.hash.slice(1));}catch(err){}
+if(nodes.has(start)||edges.has(start))show(start);
+document.body.setAttribute('data-rendered',String(nodes.size));
 })();
 """
 
