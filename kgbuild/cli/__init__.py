@@ -1,19 +1,6 @@
-"""The command-line interface: one module per command group, one error handler (``main``)."""
+"""The command-line interface: one module per command group, one error handler (``main``).
+Command modules are imported when their command runs (see ``COMMANDS`` in :mod:`.main`)."""
 
-from . import (  # noqa: F401
-    build,
-    extract,
-    paths,
-    push,
-    query,
-    resolve,
-    schema,
-    serve,
-    show,
-    traverse,
-    validate,
-    verify,
-)
 from .main import main
 
 __all__ = ["main"]

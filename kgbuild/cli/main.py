@@ -8,6 +8,7 @@ work ran and found violations (or abstained).
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import stat
@@ -18,8 +19,8 @@ import click
 
 from ..build.project import Project, find_project
 from ..errors import KgbuildError
-from ..graph.model import safe_text
 from ..io.atomic import atomic_write
+from ..io.text import safe_text
 
 MAX_MESSAGE = 2000  # characters of one error line; a longer message is cut with an ellipsis
 
@@ -44,6 +45,45 @@ class UsageError(click.ClickException):
         return f"{self.message} [{self.code}]"
 
 
+# Each command's module and short help: the group imports a command's module only when the
+# command runs (or its own help is asked for), so ``kgbuild --help`` loads no library code.
+# tests/test_cli_lazy.py checks this table against the commands themselves.
+COMMANDS = {
+    "build": ("build", "Extract a typed graph from SOURCES (files or folders) into the store; "
+                       "optionally Turtle."),
+    "eval": ("traverse", "Measure retrieval quality on curated cases."),
+    "export": ("build", "Write the store's graph as Turtle, N-Triples, JSON-LD, TriG, N-Quads "
+                        "or Cypher."),
+    "extract": ("extract", "Extract relations from prose (Markdown, text, reStructuredText) "
+                           "through an LLM."),
+    "ls": ("show", "List nodes (label, type, ID, degree), of one type or all, sorted by ID."),
+    "paths": ("paths", "List the typed paths from node type TYPE to node type TYPE the schema "
+                       "allows."),
+    "pull": ("push", "Read kgbuild's named graphs (IRIs under https://kgbuild.dev/) back from a "
+                     "SPARQL server."),
+    "push": ("push", "Send the store to a SPARQL 1.1 server (one named graph per document) or "
+                     "to FalkorDB."),
+    "query": ("query", "Run a SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the "
+                       "store."),
+    "resolve": ("resolve", "Entity resolution: explain a mention, review the queue, accept or "
+                           "reject a match."),
+    "schema": ("schema", "Inspect a schema and what kgbuild derives from it."),
+    "serve": ("serve", "Serve the store to retrievers over HTTP (JSON) until interrupted."),
+    "show": ("show", "Show one node: type, label, attributes, edges both ways (counts by type, "
+                     "each edge's source), the documents behind it; or draw its neighbourhood "
+                     "or a saved traversal."),
+    "stats": ("show", "Statistics: nodes and edges by type, assertions, the degree "
+                      "distribution, the top hubs, documents by assertions, extractors (the "
+                      "principal's visible graph only)."),
+    "traverse": ("traverse", "Walk the graph from seeds and print nodes, edges, paths, evidence "
+                             "and a context pack."),
+    "validate": ("validate", "Check GRAPH (Turtle, N-Triples, JSON-LD, ...), or else the store, "
+                             "against the SHACL shapes."),
+    "verify": ("verify", "Check relations another extractor produced against their source "
+                         "documents."),
+}
+
+
 class KgbuildGroup(click.Group):
     """The root group: every error below it becomes one line with exit code 2.
 
@@ -53,6 +93,23 @@ class KgbuildGroup(click.Group):
     ``internal error: ... (please report) [internal]``, never a traceback (the CLI fuzz test
     fails on that code, so this net is never the fix).
     """
+
+    def list_commands(self, ctx) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx, name: str):
+        if name not in self.commands and name in COMMANDS:
+            importlib.import_module(f"{__package__}.{COMMANDS[name][0]}")  # registers it
+        return self.commands.get(name)
+
+    def format_commands(self, ctx, formatter) -> None:
+        """The command list of ``--help``, from :data:`COMMANDS` (nothing imported)."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, self.commands[n].get_short_help_str(limit) if n in self.commands
+                 else click.utils.make_default_short_help(COMMANDS[n][1], limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:

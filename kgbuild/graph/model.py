@@ -38,6 +38,7 @@ from urllib.parse import quote, unquote
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
 from ..errors import KgbuildError
+from ..io.text import safe_text
 from ..schema.model import Schema
 from ..schema.namespaces import ASSERTION_BASE, BASE, ID_BASE, KG, SOURCE_BASE
 
@@ -71,18 +72,6 @@ PASSAGE_BASE = BASE + "passage/"
 _DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
 _LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$', re.S)
 _UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def safe_text(text: str) -> str:
-    """``text`` with every lone surrogate (``"\\ud800"`` in JSON, an undecodable byte of a file
-    name) written as the escape ``\\ud800``: what is left encodes as UTF-8, so IDs, hashes,
-    IRIs and literals never fail, and two different surrogates stay different."""
-    if text.isascii() or not _SURROGATE.search(text):
-        return text
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def node_iri(node_id: str) -> str:

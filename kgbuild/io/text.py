@@ -21,6 +21,7 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+import re
 import reprlib
 import stat
 from bisect import bisect_right
@@ -275,3 +276,15 @@ def decode_text(data: bytes, name: str) -> str:
         line = data.count(b"\n", 0, at) + 1
         raise InputError(f"not valid UTF-8 (byte 0x{data[at]:02x} at offset {at})",
                          name, line) from None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def safe_text(text: str) -> str:
+    """``text`` with every lone surrogate (``"\\ud800"`` in JSON, an undecodable byte of a file
+    name) written as the escape ``\\ud800``: what is left encodes as UTF-8, so IDs, hashes,
+    IRIs and literals never fail, and two different surrogates stay different."""
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

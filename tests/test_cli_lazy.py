@@ -1,0 +1,52 @@
+"""The CLI imports a command's module only when that command runs: ``kgbuild --help`` lists
+every command from ``COMMANDS`` (kgbuild/cli/main.py), which must match the commands."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kgbuild.cli.main import COMMANDS, main
+
+CLI = Path(__file__).resolve().parents[1] / "kgbuild" / "cli"
+
+
+def declared() -> dict[str, str]:
+    """Command name -> module, from every ``@main.command``/``@main.group`` in kgbuild/cli."""
+    out = {}
+    for path in sorted(CLI.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            for d in node.decorator_list:
+                if (isinstance(d, ast.Call) and isinstance(d.func, ast.Attribute)
+                        and isinstance(d.func.value, ast.Name) and d.func.value.id == "main"):
+                    name = d.args[0].value if d.args else node.name.replace("_", "-")
+                    out[name] = path.stem
+    return out
+
+
+def test_the_table_names_every_command_and_its_module():
+    assert {name: module for name, (module, _) in COMMANDS.items()} == declared()
+
+
+def test_the_table_holds_each_commands_own_short_help():
+    for module in {m for m, _ in COMMANDS.values()}:
+        importlib.import_module(f"kgbuild.cli.{module}")
+    for name, (_, short) in COMMANDS.items():
+        assert main.commands[name].get_short_help_str(limit=10**6) == short, name
+
+
+def test_help_imports_no_command_module():
+    code = ("import sys\nfrom kgbuild.cli import main\ntry:\n    main(['--help'])\n"
+            "except SystemExit:\n    pass\nimport json\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('kgbuild.cli.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    assert loaded == ["kgbuild.cli.main"]
+    for name in COMMANDS:
+        assert f"  {name} " in out.stdout
