@@ -39,10 +39,14 @@ def serve(store_path, schema_name, host, port, config_path):
 
     from ..serve.app import create_app
     from ..serve.config import load_serve_config
+    from ..serve.server import server_config
 
     config = load_serve_config(config_path)
     app = create_app(store_path, load_schema(schema_name), config)
     echo(f"serving {store_path} ({len(config.tokens)} token(s)) on http://{host}:{port} "
          f"(API description: /openapi.json); Ctrl-C stops", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False,
-                timeout_graceful_shutdown=5)
+    server = uvicorn.Server(server_config(app, config.limits, host, port))
+    try:
+        server.run()
+    except KeyboardInterrupt:  # (uvicorn raises the signal again once stopped)
+        pass

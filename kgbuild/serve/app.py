@@ -5,14 +5,21 @@ Every answer is JSON. ``POST /traverse`` takes the fields of
 --format json`` prints for the same spec and principal. Errors are ``{"error": one line,
 "code": ...}`` with a 4xx status (5xx: the server's own failure), never a traceback. A request's
 principal comes from its bearer token (:mod:`kgbuild.serve.config`); without one it sees public
-items only. Work runs in worker threads, at most ``limits.workers`` at once, each bounded by
-``limits.request_timeout``; a body is read up to ``limits.max_body_bytes``.
+items only. Work runs in a pool of ``limits.workers`` threads (SPARQL: ``limits.queries``); a
+request is answered 503 at ``limits.request_timeout`` (``query_timeout``), waiting included,
+and work that outlives its request keeps its thread until it ends (a traversal cannot be
+stopped part-way; a query's process is killed at the deadline), so timed-out work never piles
+up beyond the pool. A body is read up to ``limits.max_body_bytes`` within
+``limits.body_timeout``; a client gone mid-request is one log line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Callable
@@ -20,7 +27,7 @@ from typing import Callable
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
 
@@ -37,6 +44,8 @@ from .openapi import openapi
 from .spec import ApiError, parse_spec
 
 MAX_ERROR = 2000  # characters of one error message
+QUERY_GRACE = 5.0  # seconds past a query's deadline for its process to be killed and reaped
+log = logging.getLogger("uvicorn.error")  # (uvicorn's: printed where its own warnings are)
 
 
 class JSON(Response):
@@ -57,17 +66,21 @@ def error(status: int, message: str, code: str) -> JSON:
     return JSON({"error": _one_line(message), "code": code}, status)
 
 
-async def read_json(request: Request, limit: int) -> object:
-    """The request's body as JSON, read up to ``limit`` bytes (413 beyond)."""
+async def read_json(request: Request, limit: int, timeout: float) -> object:
+    """The request's body as JSON, read up to ``limit`` bytes (413 beyond) within ``timeout``
+    seconds (408 after)."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise ApiError(413, f"the body is larger than {limit} bytes", "too-large")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise ApiError(413, f"the body is larger than {limit} bytes", "too-large")
-        chunks.append(chunk)
+    with anyio.move_on_after(timeout) as waited:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, f"the body is larger than {limit} bytes", "too-large")
+            chunks.append(chunk)
+    if waited.cancelled_caught:
+        raise ApiError(408, f"the body was not received within {timeout:g} s", "body-timeout")
     try:
         return json.loads(b"".join(chunks).decode("utf-8"))
     except UnicodeDecodeError:
@@ -83,6 +96,32 @@ def _param(request: Request, name: str, required: bool = True) -> str | None:
     if value is not None and len(value) > MAX_NAME_CHARS:
         raise ApiError(400, f"{name} has at most {MAX_NAME_CHARS:,} characters", "usage")
     return value
+
+
+class Pool:
+    """At most ``size`` calls at once, each in a thread of its own; :meth:`run` answers 503 at
+    the caller's deadline, but a call already running keeps its thread until it returns."""
+
+    def __init__(self, size: int, name: str):
+        self.size, self.name = size, name
+        self._threads: ThreadPoolExecutor | None = None
+
+    async def run(self, call: Callable, timeout: float, what: str):
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(self.size, thread_name_prefix=self.name)
+        future = self._threads.submit(call)
+        try:
+            with anyio.fail_after(timeout):
+                return await asyncio.wrap_future(future)
+        except TimeoutError:
+            future.cancel()  # (one still waiting for a thread never runs)
+            raise ApiError(503, f"the {what} took longer than {timeout:g} s", "timeout") from None
+
+    def close(self) -> None:
+        """Let the threads end (work running goes on to its end; waiting work is dropped)."""
+        if self._threads is not None:
+            self._threads.shutdown(wait=False, cancel_futures=True)
+            self._threads = None
 
 
 # -- the application ---------------------------------------------------------------------------
@@ -116,8 +155,8 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
     limits = config.limits
     live = LiveIndex(store, schema, config.principals(), config.aliases, limits.reload_interval,
                      config.embeddings)
-    workers = anyio.CapacityLimiter(limits.workers)
-    queries = anyio.CapacityLimiter(limits.queries)
+    workers = Pool(limits.workers, "kgbuild-serve")
+    queries = Pool(limits.queries, "kgbuild-query")
 
     def principal(request: Request) -> Principal:
         found = config.principal(request.headers.get("authorization"))
@@ -125,8 +164,9 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
             raise ApiError(401, "unknown bearer token", "unauthorized")
         return found
 
-    async def work(call: Callable, limiter, timeout: float):
-        """``call()`` in a worker thread; a dict result is rendered there too, as a response
+    async def work(call: Callable, pool: Pool = workers, timeout: float = limits.request_timeout,
+                   what: str = "request"):
+        """``call()`` in a thread of ``pool``; a dict result is rendered there too, as a response
         whose ``Server-Timing`` header says how long the work and the rendering took."""
         def timed():
             start = time.perf_counter()
@@ -136,12 +176,7 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
                 out.headers["server-timing"] = f"app;dur={1000 * (time.perf_counter() - start):.2f}"
             return out
 
-        try:
-            with anyio.fail_after(timeout):
-                return await anyio.to_thread.run_sync(timed, limiter=limiter,
-                                                      abandon_on_cancel=True)
-        except TimeoutError:
-            raise ApiError(503, f"the request took longer than {timeout:g} s", "timeout") from None
+        return await pool.run(timed, timeout, what)
 
     async def health(request: Request):
         principal(request)  # (a bad token is refused everywhere)
@@ -154,11 +189,10 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
 
     async def traverse(request: Request):
         who = principal(request)
-        spec = parse_spec(await read_json(request, limits.max_body_bytes), schema,
-                          semantic=live.matcher is not None)
+        spec = parse_spec(await read_json(request, limits.max_body_bytes, limits.body_timeout),
+                          schema, semantic=live.matcher is not None)
         snap = live.snapshot
-        response = await work(lambda: snap.view(who).traverser.run(spec).to_dict(), workers,
-                              limits.request_timeout)
+        response = await work(lambda: snap.view(who).traverser.run(spec).to_dict())
         response.headers["x-kgbuild-generation"] = snap.generation
         return response
 
@@ -168,8 +202,7 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         if type_name:
             schema.node_type(type_name)
         snap = live.snapshot
-        response = await work(lambda: snap.view(who).resolver.resolve(mention, type_name).explain(),
-                              workers, limits.request_timeout)
+        response = await work(lambda: snap.view(who).resolver.resolve(mention, type_name).explain())
         response.headers["x-kgbuild-generation"] = snap.generation
         return response
 
@@ -177,8 +210,7 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         who = principal(request)
         node_id = _param(request, "id")
         snap = live.snapshot
-        response = await work(lambda: node_record(snap.view(who), node_id), workers,
-                              limits.request_timeout)
+        response = await work(lambda: node_record(snap.view(who), node_id))
         if response is None:
             raise ApiError(404, f"no node {node_id!r} in the graph", "unknown-node")
         response.headers["x-kgbuild-generation"] = snap.generation
@@ -188,23 +220,33 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         if not principal(request).everyone:
             raise ApiError(403, "SPARQL reads every item of the store: only an all_access "
                                 "token may query", "forbidden")
-        body = await read_json(request, limits.max_body_bytes)
+        body = await read_json(request, limits.max_body_bytes, limits.body_timeout)
         if not isinstance(body, dict) or set(body) != {"query"} or not isinstance(
                 body["query"], str) or not body["query"].strip():
             raise ApiError(400, 'the body must be {"query": "SPARQL text"}', "usage")
         if len(body["query"]) > limits.max_query_chars:
             raise ApiError(400, f"a query has at most {limits.max_query_chars:,} characters",
                            "usage")
-        return await work(lambda: query_store(live.path, schema, body["query"],
-                                              limit=limits.max_rows,
-                                              timeout=limits.query_timeout).to_dict(),
-                          queries, limits.query_timeout + 10)
+        deadline = time.monotonic() + limits.query_timeout  # (waiting for a turn included)
+        return await work(lambda: query_store(
+            live.path, schema, body["query"], limit=limits.max_rows,
+            timeout=max(deadline - time.monotonic(), 0.01)).to_dict(),
+            queries, limits.query_timeout + QUERY_GRACE, "query")
 
     async def spec(request: Request):
         return JSON(openapi())
 
     async def on_api_error(request: Request, exc: ApiError):
-        return error(exc.status, str(exc), exc.code)
+        response = error(exc.status, str(exc), exc.code)
+        if exc.status == 408:  # the rest of the body is not awaited
+            response.headers["connection"] = "close"
+        return response
+
+    async def on_disconnect(request: Request, exc: ClientDisconnect):
+        client = f"{request.client.host}:{request.client.port}" if request.client else "a client"
+        log.warning("%s went away before its request was read: %s %s", client, request.method,
+                    request.url.path)
+        return Response(status_code=499)  # (nobody receives it)
 
     async def on_kgbuild_error(request: Request, exc: KgbuildError):
         status = 503 if exc.code in ("query-timeout", "store-changed", "store-damaged") else 400
@@ -227,13 +269,16 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
             yield
         finally:
             live.stop()
+            workers.close()
+            queries.close()
 
     app = Starlette(
         routes=[Route("/health", health), Route("/openapi.json", spec),
                 Route("/traverse", traverse, methods=["POST"]), Route("/resolve", resolve),
                 Route("/node", node), Route("/query", query, methods=["POST"])],
         exception_handlers={ApiError: on_api_error, KgbuildError: on_kgbuild_error,
-                            HTTPException: on_http_error, Exception: on_internal},
+                            ClientDisconnect: on_disconnect, HTTPException: on_http_error,
+                            Exception: on_internal},
         lifespan=lifespan)
     app.state.live = live
     return app

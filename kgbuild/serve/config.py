@@ -42,10 +42,14 @@ class Limits:
     max_query_chars: int = 10_000  # one SPARQL query
     max_rows: int = 10_000  # SPARQL solutions (or triples) returned
     query_timeout: float = 10.0  # seconds a SPARQL query may run (then its process is killed)
-    request_timeout: float = 30.0  # seconds a traverse or resolve request may take
-    workers: int = 4  # requests worked on at once (more wait for a turn)
+    request_timeout: float = 30.0  # seconds a traverse, resolve or node request may take
+    workers: int = 4  # threads working on requests (more wait for a turn; 503 past their time)
     queries: int = 2  # SPARQL queries run at once
     reload_interval: float = 1.0  # seconds between checks of the store's generation
+    header_timeout: float = 10.0  # seconds a client has to send a request's header (408)
+    body_timeout: float = 10.0  # seconds a client has to send a request's body (408)
+    keep_alive: float = 5.0  # seconds an idle connection is kept open between requests
+    max_connections: int = 100  # connections open at once (one more: 503, closed)
 
     def check(self, fail) -> None:
         for f in fields(self):

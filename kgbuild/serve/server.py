@@ -1,0 +1,96 @@
+"""The HTTP server around the app: uvicorn on its httptools protocol, with the bounds uvicorn
+lacks. uvicorn times out only an idle kept-alive connection; a client that opens a connection
+and sends its header (or body) a byte at a time holds it forever. Here each request's header
+must be complete within ``limits.header_timeout`` of the connection's opening (or of the
+request's first byte on a kept-alive connection), its body within ``limits.body_timeout`` of
+the header (the app answers 408 at that time; the connection is closed a second later if the
+body is still coming), and a connection beyond ``limits.max_connections`` open at once is
+answered 503 and closed as it is accepted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .config import Limits
+
+BODY_GRACE = 1.0  # seconds after the app's own 408 before a still-incoming body's connection closes
+
+
+def _answer(status: int, reason: str, message: str, code: str) -> bytes:
+    body = json.dumps({"code": code, "error": message}, sort_keys=True).encode()
+    return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
+
+
+def guarded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
+    """uvicorn's httptools protocol with header and body deadlines and a connection cap."""
+
+    class Guarded(HttpToolsProtocol):
+        _timer: asyncio.TimerHandle | None = None
+
+        def _arm(self, seconds: float, expired) -> None:
+            self._disarm()
+            self._timer = asyncio.get_running_loop().call_later(seconds, expired)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _idle(self) -> bool:  # no request being answered on this connection
+            return self.cycle is None or self.cycle.response_complete
+
+        def _refuse(self, answer: bytes) -> None:
+            if not self.transport.is_closing():
+                if self._idle():
+                    self.transport.write(answer)
+                self.transport.close()
+
+        def _header_expired(self) -> None:
+            self._timer = None
+            self._refuse(_answer(408, "Request Timeout", f"the request header was not received "
+                                 f"within {limits.header_timeout:g} s", "header-timeout"))
+
+        def _body_expired(self) -> None:
+            self._timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            if len(self.connections) > limits.max_connections:
+                self._refuse(_answer(503, "Service Unavailable", f"too many connections (at most "
+                                     f"{limits.max_connections}); try again", "busy"))
+            else:
+                self._arm(limits.header_timeout, self._header_expired)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self._timer is None:  # (a kept-alive connection's next request)
+                self._arm(limits.header_timeout, self._header_expired)
+
+        def on_headers_complete(self) -> None:
+            self._arm(limits.body_timeout + BODY_GRACE, self._body_expired)
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._disarm()
+            super().on_message_complete()
+
+        def connection_lost(self, exc) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    return Guarded
+
+
+def server_config(app, limits: Limits, host: str, port: int, **options) -> uvicorn.Config:
+    """uvicorn's settings for ``kgbuild serve``: the guarded protocol and ``limits``' keep-alive."""
+    return uvicorn.Config(app, host=host, port=port, http=guarded_protocol(limits),
+                          timeout_keep_alive=limits.keep_alive, log_level="warning",
+                          access_log=False, timeout_graceful_shutdown=5, **options)
