@@ -50,3 +50,10 @@ def test_help_imports_no_command_module():
     assert loaded == ["kgbuild.cli.main"]
     for name in COMMANDS:
         assert f"  {name} " in out.stdout
+
+
+def test_pyshacl_is_imported_only_when_its_engine_runs():
+    code = ("import sys, kgbuild\nfrom kgbuild.validate import validator, engine\n"
+            "print('pyshacl' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple, Sequence
 
 import pyoxigraph as ox
-from pyshacl.rdfutil.compare import compare_literal
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 
@@ -288,7 +287,10 @@ def _well_typed(v, datatype: URIRef) -> bool:
 
 
 def _in_range(v, key, bound: Literal) -> bool:
-    """pyshacl's sh:minInclusive / sh:maxInclusive test of one value."""
+    """pyshacl's sh:minInclusive / sh:maxInclusive test of one value (pyshacl's own
+    comparison, imported when a range is first checked)."""
+    from pyshacl.rdfutil.compare import compare_literal
+
     if not isinstance(v, Literal) or isinstance(v.value, str) != isinstance(bound.value, str):
         return False
     try:

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import pyoxigraph as ox
-from pyshacl import validate as shacl_validate
 from rdflib import Graph, URIRef
 from rdflib.namespace import PROV, RDF, SH
 
@@ -187,6 +186,8 @@ def _in_focus(results: Iterable[Result], focus: Sequence[str] | None) -> list[Re
 
 def _pyshacl(data: Graph, shapes: Graph, schema: Schema, note: str | None,
              focus: Sequence[str] | None = None) -> ValidationReport:
+    from pyshacl import validate as shacl_validate  # the reference engine: loaded when it runs
+
     with _quiet():
         _, graph, _ = shacl_validate(data, shacl_graph=shapes, ont_graph=vocabulary(schema),
                                      inference="none", abort_on_first=False, allow_warnings=True,
