@@ -27,6 +27,7 @@ from pathlib import Path
 
 import yaml
 
+from kgbuild.io.text import split_lines
 from kgbuild.resolve.aliases import AliasRegistry
 from kgbuild.resolve.normalize import fold
 from kgbuild.resolve.resolver import Resolver
@@ -51,7 +52,7 @@ def linguist(path: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
 def pipreqs(path: Path) -> tuple[dict[str, str], list[tuple[str, str]]]:
     """(entity ID -> label, [(import name, entity ID)]) for pipreqs' mapping."""
     entities, pairs = {}, []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in split_lines(path.read_text(encoding="utf-8")):
         if ":" not in line:
             continue
         module, dist = (x.strip() for x in line.split(":", 1))

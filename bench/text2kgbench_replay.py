@@ -75,7 +75,8 @@ class Ontology:
 
 
 def _jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    text = path.read_text(encoding="utf-8")  # JSON Lines: lines end at \n only
+    return [json.loads(line) for line in text.split("\n") if line.strip()]
 
 
 def load_corpus(corpus: Path = CORPUS, models=tuple(MODELS), ontologies: list[str] | None = None,
