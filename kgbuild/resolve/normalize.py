@@ -1,11 +1,9 @@
-"""Name normalisation for entity resolution: folding, word splitting and comparison keys.
+"""Name normalisation for entity resolution: folding and comparison keys.
 
 A *key* is what two names must share to count as the same name of one entity type:
 
-* Unicode NFKC, accents removed, case-folded; ``&`` read as ``and``;
-* split into words at camelCase humps (``getHTTPResponse``, ``APIsClient``, ``Adams70``,
-  ``33Atlas``; not ``k8s`` or ``log4j``) and at any separator (space, ``-``, ``_``, ``.``, ``/``, ...); ``+``,
-  ``#`` and ``*`` stay part of a word (``C++`` is not ``C``);
+* the name's words (:func:`kgbuild.graph.ids.split_words`, the words IDs are made of too):
+  NFKC, accents removed, case-folded, split at separators and camelCase humps;
 * abbreviations expanded and plurals singularised, word by word (both maps configurable);
 * a trailing *type suffix* dropped, but only the suffix of the type being compared:
   ``Payments API`` keys to ``payment`` as an API and to ``payment api`` as anything else.
@@ -24,15 +22,10 @@ from typing import Iterable, Mapping
 
 from rapidfuzz.distance import OSA
 
+from ..graph.ids import split_words
 from ..graph.refs import DEFAULT_NAMESPACE, RefError, split_ref
 from ..schema.model import Schema
 
-_WORD = re.compile(r"[^\W_]+[+#*]*|[+#*]+")
-_HUMP = re.compile(r"(?<=[A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])|(?<=[a-z])(?=[A-Z])"
-                   r"|(?<=\d)(?=[A-Z][a-z])|(?<=[a-z]{2})(?=\d+(?:[A-Z]|$|[^A-Za-z0-9]))"
-                   r"|(?<=[A-Z]{2})(?=\d+(?:$|[^A-Za-z0-9]))")
-_DIGIT = re.compile(r"\d")
-_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _PURL = re.compile(r"^pkg:([A-Za-z.+-]+)/([^@?#]+)")
 
 # Extra words that name a type without being its schema name ("Payments Team" is a Group).
@@ -60,23 +53,6 @@ def fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def strip_accents(text: str) -> str:
-    """``text`` in NFKC with combining marks removed (``Café`` -> ``Cafe``)."""
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return unicodedata.normalize(
-        "NFKC", "".join(c for c in decomposed if not unicodedata.combining(c)))
-
-
-def split_words(text: str) -> list[str]:
-    """Case-folded words of ``text``, split at separators and camelCase humps."""
-    text = strip_accents(text).replace("&", " and ")
-    if not text.islower() or _DIGIT.search(text):  # else there is no hump to split at
-        text = _HUMP.sub(" ", text)
-    return _WORD.findall(text.casefold())
-
-
 def singular(word: str) -> str:
     """A conservative English singular: ``policies`` -> ``policy``, ``apis`` -> ``api``."""
     if len(word) < 4 or not word.isalpha():
@@ -93,11 +69,6 @@ def singular(word: str) -> str:
 def acronym(words: list[str]) -> str:
     """Initials of a multi-word name (``customer identity service`` -> ``cis``)."""
     return "".join([w[0] for w in words]) if len(words) > 1 else ""
-
-
-def slug(text: str) -> str:
-    """Lowercase, ``-``-joined words of ``text``: a stable name part for a new ID."""
-    return "-".join(w for w in (_NOT_SLUG.sub("", x) for x in split_words(text)) if w)
 
 
 def canonical_ref(text: str) -> str | None:

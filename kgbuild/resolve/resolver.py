@@ -41,12 +41,13 @@ from rapidfuzz.distance import OSA
 _extract, _ratio, _osa = process.extract, fuzz.ratio, OSA.distance
 
 from ..errors import KgbuildError
+from ..graph.ids import entity_id
 from ..graph.model import KnowledgeGraph, Node
 from ..io.collector import gc_paused
 from ..schema.model import Schema
 from .aliases import AliasRegistry
 from .ecosystem import ecosystem, is_package_purl, may_be_same, split_version
-from .normalize import EXTRA_SUFFIXES, Normalizer, acronym, canonical_ref, fold, slug
+from .normalize import EXTRA_SUFFIXES, Normalizer, acronym, canonical_ref, fold
 
 STATUSES = ("resolved", "new", "review", "ambiguous")
 MAX_CANDIDATES = 10  # candidates kept on a resolution, best first
@@ -677,7 +678,7 @@ class Resolver:
         else:
             self._fuzzy(res, self._keys(words, gate, misspelt=True), banned)
         if res.status == "new" and type_name:
-            res.suggested_id = f"{type_name.lower()}:default/{slug(mention)}"
+            res.suggested_id = entity_id(type_name, mention)
         return res
 
     def _keys(self, words: list[str], gate: tuple[str, ...], misspelt: bool = False) -> dict[str, str]:

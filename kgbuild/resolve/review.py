@@ -22,13 +22,14 @@ from typing import Callable, Iterable
 
 from ..errors import InputError
 from ..graph.access import NameScreen, Principal, name_forms, visible_graph
+from ..graph.ids import split_words
 from ..graph.model import KnowledgeGraph
 from ..io.atomic import atomic_write
 from ..io.text import read_bytes
 from ..io.yamlfile import MAX_CONFIG_BYTES
 from .aliases import AliasRegistry
 from .ecosystem import ecosystem, split_version
-from .normalize import fold, split_words
+from .normalize import fold
 from .resolver import Duplicate, Resolution, Resolver
 
 

@@ -4,14 +4,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kgbuild.graph.ids import slug, split_words
 from kgbuild.resolve.normalize import (
     Normalizer,
     acronym,
     canonical_ref,
     fold,
     singular,
-    slug,
-    split_words,
 )
 from kgbuild.schema.loader import load_schema
 

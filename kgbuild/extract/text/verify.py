@@ -29,8 +29,8 @@ reason code (:data:`REASONS`). The checks, in order:
    the sentence wrong, and rejecting keeps precision (see bench/README.md).
 
 A name with no type and no known entity gets the predicate's domain (subject) or range
-(object) type; an unknown entity gets the resolver's suggested stable ID
-(``type:default/slug``), or the same form without a resolver.
+(object) type; an unknown entity gets the stable ID of :func:`kgbuild.graph.ids.entity_id`
+(``type:default/slug``), the one the resolver suggests.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Protocol
 
+from ...graph.ids import entity_id
 from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
 from .contract import Relation, relation_from_dict
@@ -560,13 +561,7 @@ def _resolve(end: _End, allowed: tuple[str, ...], schema: Schema, resolver, role
     typ = declared or _infer(allowed, schema, role, notes)
     end.type = typ
     end.status = "new"
-    suggested = None
-    if resolver is not None:
-        try:
-            suggested = resolver.resolve(end.name, typ).suggested_id
-        except Exception:
-            suggested = None
-    end.id = suggested or f"{typ.lower()}:default/{_slug(end.name)}"
+    end.id = entity_id(typ, end.name)
     return None
 
 
@@ -618,13 +613,6 @@ def _confidence(quote: Match, pred: Predicate, ends: list[_End], notes: list[str
     if any("not in the schema" in n for n in notes):
         c -= 0.05
     return round(min(1.0, max(0.05, c)), 3)
-
-
-def _slug(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
-    return "-".join(re.findall(r"[a-z0-9]+", text.lower())) or "entity"
 
 
 def _short(text: str, n: int = 80) -> str:
