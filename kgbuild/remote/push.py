@@ -10,19 +10,38 @@ recorded state (content hash, file stat, dependencies, labels) with the database
 and build settings, the nodes graph's the SHA-256 of its triples. Only changed graphs are
 sent, graphs of removed documents are dropped; a second push sends nothing.
 
-A graph is replaced atomically: its triples go to a fresh temporary graph (graph store
+Graphs are replaced atomically: their triples go to fresh temporary graphs (graph store
 ``POST`` of N-Quads, else ``INSERT DATA``; small graphs share a request of at most
-``batch_bytes``), then one update of ``MOVE GRAPH <tmp> TO <g>`` operations swaps up to 500
-graphs in, so readers see the old or the new graph, never part of one.
+``batch_bytes``), then one update of ``MOVE GRAPH <tmp> TO <g>`` (and ``DROP`` for removed
+documents) swaps up to 500 graphs in, so readers see the old or the new graph, never part of
+one, and a push (of up to 500 graphs) that fails before its swap leaves the server's graphs
+as they were. Only a push that replaces and drops nothing (the first) writes its graphs in
+place instead, each that fits in one request (one transaction) in one.
+
+Temporary graphs are named ``urn:kgbuild:upload:<key>:<uuid>``, the key naming the store and
+target (kept in the state file). A failed push drops its own (best effort). From before its
+first write until it ends cleanly, the state file says that uploads of the key may be left
+on the server (a failed cleanup, a killed push): the next push to the target then looks for
+them (one query, which reads every quad) and drops them before anything else; ``--full``
+always does, and also drops those named before uploads had keys
+(``urn:kgbuild:upload:<uuid>``). So a push that finds the store unchanged since a clean
+push sends nothing. A push holds ``push-<hash>.lock`` beside the state file: one push of a
+store to a target at a time, since each removes what an earlier one left. Nothing reads
+temporary graphs: ``pull`` and ``traverse --endpoint`` read only graphs under
+https://kgbuild.dev/.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+import re
 import uuid
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import pyoxigraph as ox
 
@@ -38,6 +57,8 @@ BOOKKEEPING = INTERNAL - CLAIMS  # predicates a push never sends
 BATCH_BYTES = 4 << 20  # bytes of quads per upload request
 MOVES = 500  # graphs swapped in by one update
 STATE_VERSION = 1
+UPLOAD = "urn:kgbuild:upload:"  # temporary graphs: UPLOAD + key + ":" + uuid
+_UNKEYED = re.compile(r"urn:kgbuild:upload:[0-9a-f]{32}")  # named before uploads had keys
 
 
 @dataclass
@@ -96,31 +117,64 @@ def _state_path(store_path: Path, endpoint: str, graph_iri: str | None) -> Path:
     return store_path / "remote" / f"push-{key}.json"
 
 
-def _read_state(path: Path, endpoint: str) -> tuple[dict[str, str], str]:
-    """Graph -> digest the server was last sent, and the store revision it was then complete
-    for ("" when it was not)."""
+class _State(NamedTuple):
+    """What a push remembers of a target."""
+
+    graphs: dict[str, str]  # graph -> digest of what the server holds ("": unknown content)
+    revision: str  # the store revision the server is complete for ("": not complete)
+    key: str  # names the target's temporary graphs ("": none chosen yet)
+    clean: bool  # no temporary graph of the key can be left on the server
+
+
+def _read_state(path: Path, endpoint: str) -> _State:
+    """The target's state; one that is missing or unreadable knows nothing (and is not clean)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}, ""
+        return _State({}, "", "", False)
     if not isinstance(data, dict) or data.get("version") != STATE_VERSION \
             or data.get("endpoint") != endpoint or not isinstance(data.get("graphs"), dict):
-        return {}, ""
-    return {str(k): str(v) for k, v in data["graphs"].items()}, str(data.get("revision", ""))
+        return _State({}, "", "", False)
+    key = data.get("upload", "")
+    key = key if isinstance(key, str) and re.fullmatch(r"[0-9a-f]{16}", key) else ""
+    # a state written before uploads had keys: no upload with a key can be left
+    clean = data.get("clean", not key) is True
+    return _State({str(k): str(v) for k, v in data["graphs"].items()},
+                  str(data.get("revision", "")), key, clean)
+
+
+@contextmanager
+def _locked(path: Path):
+    """Hold ``path`` locked (flock) for one push: one push of a store to a target at a time.
+    A store where the lock file cannot be made (read-only) is not locked."""
+    with ExitStack() as stack:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fh = stack.enter_context(path.open("a", encoding="utf-8"))
+        except OSError:
+            fh = None
+        try:
+            if fh is not None:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise KgbuildError("another kgbuild push of this store to the same endpoint is "
+                               "running; wait for it to finish", code="push-locked") from None
+        yield
 
 
 class Uploader:
     """Replaces graphs on a server, several per request (at most ``batch_bytes`` of N-Quads:
     graph store ``POST``, else ``INSERT DATA``).
 
-    A graph the server may hold (``fresh=False``) goes to a temporary graph, and one update of
-    up to ``moves`` ``MOVE GRAPH <tmp> TO <g>`` swaps the uploaded ones in: readers see the
-    old or the new graph. A graph the server does not hold is written in place when it fits
-    in one request (which is one transaction): it appears whole, and costs the server no
-    move. ``done`` lists the graphs complete on the server so far."""
+    A graph the server may hold (``fresh=False``) goes to a temporary graph (``prefix`` and a
+    UUID), and one update of up to ``moves`` ``MOVE GRAPH <tmp> TO <g>`` (or ``DROP``) swaps
+    the uploaded ones in: readers see the old or the new graph. A ``fresh`` graph is written
+    in place when it fits in one request (which is one transaction): it appears whole, and
+    costs the server no move. ``done`` lists the graphs complete on the server so far."""
 
-    def __init__(self, client: SparqlClient, batch_bytes: int = BATCH_BYTES, moves: int = MOVES):
-        self.client, self.batch_bytes, self.moves = client, batch_bytes, moves
+    def __init__(self, client: SparqlClient, batch_bytes: int = BATCH_BYTES, moves: int = MOVES,
+                 prefix: str = UPLOAD):
+        self.client, self.batch_bytes, self.moves, self.prefix = client, batch_bytes, moves, prefix
         self.data: list[tuple[str, list[bytes]]] = []  # (graph written, lines) not sent yet
         self.size = 0
         self.direct: list[str] = []  # graphs written in place by the pending request
@@ -138,7 +192,7 @@ class Uploader:
             self.size += total
             self.direct.append(graph)
             return
-        tmp = f"urn:kgbuild:upload:{uuid.uuid4().hex}" if lines else None
+        tmp = f"{self.prefix}{uuid.uuid4().hex}" if lines else None
         self.swaps.append((tmp, graph))
         extra = len(tmp or "") + 3
         for line in lines:
@@ -175,15 +229,17 @@ class Uploader:
             self.done += [g for _, g in self.swaps]
             self.swaps = []
 
-    def abandon(self) -> None:
-        """After a failure: drop the temporary graphs not swapped in (best effort)."""
+    def abandon(self) -> bool:
+        """After a failure: drop the temporary graphs not swapped in (best effort). False
+        when some may be left."""
         tmps = [t for t, _ in self.swaps if t]
         self.data, self.swaps, self.direct = [], [], []
         if tmps:
             try:
                 self.client.update(" ;\n".join(f"DROP SILENT GRAPH <{t}>" for t in tmps))
             except RemoteError:
-                pass
+                return False
+        return True
 
 
 def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
@@ -194,54 +250,74 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
     ``graph_iri``: send the whole exported graph as that one named graph instead (replaced
     as a whole when anything changed). ``full``: forget what the server was sent before,
     send every graph and drop the server's other kgbuild graphs (IRIs under
-    https://kgbuild.dev/), so that they equal the store's."""
+    https://kgbuild.dev/) and temporary graphs of pushes before keys, so that they equal the
+    store's."""
     store_path = Path(store_path)
     report = PushReport(client.query_url)
     state_file = _state_path(store_path, client.query_url, graph_iri)
-    before, pushed_revision = ({}, "") if full else _read_state(state_file, client.query_url)
-    with GraphStore(store_path, schema, write=False) as store:
+    with GraphStore(store_path, schema, write=False) as store, \
+            _locked(state_file.with_suffix(".lock")):
+        state = _read_state(state_file, client.query_url)
         revision = f"{store.store_id()}:{store.generation()}"
-        if before and pushed_revision == revision:  # nothing committed since: nothing to read
-            report.unchanged = len(before)
+        if not full and state.clean and state.graphs and state.revision == revision:
+            report.unchanged = len(state.graphs)  # nothing committed since, nothing left over
             return report
+        key = state.key or _digest(store.store_id(), state_file.name)[:16]
+        if state.clean or state.key != key:  # from here on, uploads may be left
+            report.state = _save_state(state_file, client.query_url,
+                                       state._replace(revision="", key=key, clean=False))
         digests = graph_digests(store)
         if graph_iri is not None:
             digests = {graph_iri: _digest(sorted(digests.items()))}
         sent_before, requests_before = client.sent, client.requests
-        done = {g: d for g, d in before.items() if digests.get(g) == d}
-        report.unchanged = len(done)
+        server = {} if full else dict(state.graphs)
+        uploader = Uploader(client, batch_bytes, prefix=f"{UPLOAD}{key}:")
+        swept = clean = False
         try:
-            known = set(kgbuild_graphs(client)) if full and graph_iri is None else set(before)
-            gone = sorted(known - set(digests))
-            if gone:
-                client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in gone))
-                report.deleted = gone
-            uploader = Uploader(client, batch_bytes)
-            todo = sorted(g for g in digests if before.get(g) != digests[g])
-            held = set(before) | existing_graphs(client, [g for g in todo if g not in before])
-            try:
-                for graph in todo:
-                    lines = _merged_lines(store) if graph_iri else _graph_lines(store, graph)
-                    uploader.add(graph, lines, fresh=graph not in held)
-                    report.triples += len(lines)
-                uploader.flush()
-            except RemoteError:
-                uploader.abandon()
-                raise
-            finally:
-                done.update((g, digests[g]) for g in uploader.done)
-                report.pushed = uploader.done
+            if full or not state.clean:
+                found = server_graphs(client, BASE, UPLOAD)
+                left = [g for g in found if g.startswith(uploader.prefix)
+                        or full and _UNKEYED.fullmatch(g)]
+                if left:
+                    client.update(" ;\n".join(f"DROP SILENT GRAPH <{g}>" for g in left))
+                if full and graph_iri is None:
+                    server = {g: "" for g in found if g.startswith(BASE)}
+            swept = True
+            gone = sorted(set(server) - set(digests))
+            todo = sorted(g for g in digests if server.get(g) != digests[g])
+            held = set(server) | existing_graphs(client, [g for g in todo if g not in server])
+            in_place = not gone and held.isdisjoint(todo)  # nothing to replace or drop
+            report.unchanged = len(digests) - len(todo)
+            for graph in gone:
+                uploader.add(graph, [])
+            for graph in todo:
+                lines = _merged_lines(store) if graph_iri else _graph_lines(store, graph)
+                uploader.add(graph, lines, fresh=in_place)
+                report.triples += len(lines)
+            uploader.flush()
+            clean = True
+        except RemoteError:
+            clean = swept and uploader.abandon()
+            raise
         finally:
+            for graph in uploader.done:
+                if graph in digests:
+                    server[graph] = digests[graph]
+                else:
+                    server.pop(graph, None)
+            report.pushed = [g for g in uploader.done if g in digests]
+            report.deleted = [g for g in uploader.done if g not in digests]
             report.bytes_sent = client.sent - sent_before
             report.requests = client.requests - requests_before
-            report.state = _save_state(state_file, client.query_url, done,
-                                       revision if done == digests else "")
+            complete = revision if clean and server == digests else ""
+            report.state = _save_state(state_file, client.query_url,
+                                       _State(server, complete, key, clean))
     return report
 
 
-def _save_state(path: Path, endpoint: str, graphs: dict[str, str], revision: str) -> str:
-    data = {"version": STATE_VERSION, "endpoint": endpoint, "revision": revision,
-            "graphs": dict(sorted(graphs.items()))}
+def _save_state(path: Path, endpoint: str, state: _State) -> str:
+    data = {"version": STATE_VERSION, "endpoint": endpoint, "revision": state.revision,
+            "upload": state.key, "clean": state.clean, "graphs": dict(sorted(state.graphs.items()))}
     try:
         atomic_write(path, json.dumps(data, indent=1) + "\n")
     except (OSError, KgbuildError) as exc:  # a read-only store: the push itself is done
@@ -261,11 +337,17 @@ def existing_graphs(client: SparqlClient, graphs: list[str], batch: int = 200) -
     return out
 
 
+def server_graphs(client: SparqlClient, *prefixes: str) -> list[str]:
+    """The server's named graphs (holding a triple) whose IRI starts with one of ``prefixes``
+    (one query, which reads every quad)."""
+    test = " || ".join(f'STRSTARTS(STR(?g), "{p}")' for p in prefixes)
+    rows = client.select(f"SELECT DISTINCT ?g WHERE {{ GRAPH ?g {{ ?s ?p ?o }} FILTER({test}) }}")
+    return sorted(r["g"]["value"] for r in rows if r.get("g", {}).get("type") == "uri")
+
+
 def kgbuild_graphs(client: SparqlClient) -> list[str]:
     """The server's named graphs that kgbuild writes (IRIs under https://kgbuild.dev/)."""
-    rows = client.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } "
-                         f"FILTER(STRSTARTS(STR(?g), \"{BASE}\")) }}")
-    return sorted(r["g"]["value"] for r in rows if r.get("g", {}).get("type") == "uri")
+    return server_graphs(client, BASE)
 
 
 _FORMATS = {"n-triples": ox.RdfFormat.N_TRIPLES, "text/plain": ox.RdfFormat.N_TRIPLES,

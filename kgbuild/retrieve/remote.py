@@ -2,8 +2,10 @@
 
 Per hop, a few SPARQL queries (``VALUES`` of the frontier's IRIs, in batches) fetch the
 frontier's quads: its own triples, the edges pointing at it and the assertions about its
-edges, in every named graph. The frontier grows along the edge types the spec walks, for as
-many hops as it walks, and one more ring of nodes is read for what decides the visibility
+edges, from kgbuild's named graphs only (IRIs under https://kgbuild.dev/, what ``pull``
+reads): never from a push's temporary upload graphs, which a failed push may leave, nor
+from the server's other graphs. The frontier grows along the edge types the spec walks, for
+as many hops as it walks, and one more ring of nodes is read for what decides the visibility
 of the last hop's edges (their types, access labels, defining documents and mentions).
 The source documents and passages those quads cite are fetched too. The result is the
 same model a store gives (:func:`~kgbuild.graph.rdf.from_quads`), and the local
@@ -22,7 +24,7 @@ from ..graph.model import KnowledgeGraph, node_iri
 from ..graph.rdf import from_quads
 from ..remote.sparql import RemoteError, SparqlClient
 from ..schema.model import Schema
-from ..schema.namespaces import KG
+from ..schema.namespaces import BASE, KG
 from .traverse import TraversalResult, TraversalSpec, Traverser, parse_path, parse_step
 
 BATCH = 200  # IRIs in one VALUES block
@@ -30,6 +32,11 @@ MAX_ROWS = 2_000_000  # quads fetched for one traversal
 _RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 _DERIVED = "http://www.w3.org/ns/prov#wasDerivedFrom"
 _CHUNK = str(KG.chunk)
+
+
+def _ours(var: str) -> str:
+    """Keeps ``var`` to kgbuild's graphs."""
+    return f'FILTER(STRSTARTS(STR(?{var}), "{BASE}"))'
 
 
 def _value(term: dict) -> str:
@@ -76,20 +83,21 @@ class RemoteGraph:
     def subjects(self, iris, nodes_only: bool = False) -> list[tuple[str, str, str, str]]:
         """Every quad whose subject is one of ``iris`` (``nodes_only``: but edge triples)."""
         return self._batched("SELECT ?s ?p ?o ?g WHERE { VALUES ?s { $IRIS } "
-                             "GRAPH ?g { ?s ?p ?o } }", iris, nodes_only)
+                             f"GRAPH ?g {{ ?s ?p ?o }} {_ours('g')} }}", iris, nodes_only)
 
     def incoming(self, iris) -> list[tuple[str, str, str, str]]:
         """Every edge triple (stored or inverse predicate) pointing at one of ``iris``."""
         preds = _iris(sorted(self._edge_iris))
         return self._batched(f"SELECT ?s ?p ?o ?g WHERE {{ VALUES ?o {{ $IRIS }} VALUES ?p "
-                             f"{{ {preds} }} GRAPH ?g {{ ?s ?p ?o }} }}", iris)
+                             f"{{ {preds} }} GRAPH ?g {{ ?s ?p ?o }} {_ours('g')} }}", iris)
 
     def assertions(self, iris) -> list[tuple[str, str, str, str]]:
         """Every quad of the assertions whose subject or object is one of ``iris``."""
         return self._batched(
             "SELECT ?s ?p ?o ?g WHERE { VALUES ?n { $IRIS } "
             f"{{ GRAPH ?h {{ ?s <{_RDF}subject> ?n }} }} UNION "
-            f"{{ GRAPH ?h {{ ?s <{_RDF}object> ?n }} }} GRAPH ?g {{ ?s ?p ?o }} }}", iris)
+            f"{{ GRAPH ?h {{ ?s <{_RDF}object> ?n }} }} {_ours('h')} "
+            f"GRAPH ?g {{ ?s ?p ?o }} {_ours('g')} }}", iris)
 
     def neighbourhood(self, seeds: list[str], edge_types: set[str], hops: int) -> KnowledgeGraph:
         """The model of everything a walk of ``hops`` hops along ``edge_types`` from the
