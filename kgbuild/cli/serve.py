@@ -15,7 +15,8 @@ from .main import SCHEMA, STORE, FileArg, count, echo, main
               help="Address to listen on (0.0.0.0: every interface; put TLS in front).")
 @click.option("--port", **count(8000, 1, 65535), help="TCP port.")
 @click.option("--config", "config_path", type=FileArg(), metavar="FILE",
-              help="YAML: bearer tokens (their SHA-256) mapped to access labels, and limits.")
+              help="YAML: bearer tokens (their SHA-256) mapped to access labels, the Host names "
+                   "answered, limits.")
 def serve(store_path, schema_name, host, port, config_path):
     """Serve the store to retrievers over HTTP (JSON) until interrupted.
 
@@ -42,9 +43,12 @@ def serve(store_path, schema_name, host, port, config_path):
     from ..serve.server import server_config
 
     config = load_serve_config(config_path)
-    app = create_app(store_path, load_schema(schema_name), config)
+    app = create_app(store_path, load_schema(schema_name), config, bind=host)
     echo(f"serving {store_path} ({len(config.tokens)} token(s)) on http://{host}:{port} "
          f"(API description: /openapi.json); Ctrl-C stops", err=True)
+    if not config.hosts and host in ("0.0.0.0", "::"):
+        echo("note: requests naming this server by anything but localhost, 127.0.0.1 or ::1 "
+             "get 421 until the config's 'hosts' lists its names", err=True)
     server = uvicorn.Server(server_config(app, config.limits, host, port))
     try:
         server.run()

@@ -34,6 +34,7 @@ every label (trusted, local use).
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
@@ -41,7 +42,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 from urllib.parse import unquote
 
-from ..errors import InputError
+from ..errors import InputError, InvalidValue
 from ..io.globs import PatternList
 from ..io.yamlfile import YamlError, load_yaml_file
 from .model import Assertion, KnowledgeGraph, Node, SourceDocument
@@ -50,7 +51,8 @@ LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$")
 
 
 def parse_labels(value: str | Iterable[str]) -> frozenset[str]:
-    """Labels from a comma-separated string or a list; raises ``ValueError`` on a bad one."""
+    """Labels from a comma-separated string or a list; raises :class:`InvalidValue` (a
+    ValueError) on a bad one."""
     items = value.split(",") if isinstance(value, str) else list(value)
     out = set()
     for item in items:
@@ -58,7 +60,8 @@ def parse_labels(value: str | Iterable[str]) -> frozenset[str]:
         if not label:
             continue
         if not LABEL.match(label):
-            raise ValueError(f"invalid access label {label!r} (letters, digits, _ . : / -)")
+            raise InvalidValue(f"invalid access label {label!r} (letters, digits, _ . : / -)",
+                               code="bad-label")
         out.add(label)
     return frozenset(out)
 
@@ -197,11 +200,14 @@ def _name_part(node_id: str) -> str:
     return node_id.rsplit("/", 1)[-1] if "/" in node_id else node_id.split(":", 1)[-1]
 
 
-def name_forms(node: Node) -> set[str]:
+def name_forms(node: Node, free_text: bool = True) -> set[str]:
     """Every way a source may name ``node``: its ID (also percent-decoded), the ID's name part
-    and ``kind:name`` / ``namespace/name`` short forms, its label, aliases and titles."""
+    and ``kind:name`` / ``namespace/name`` short forms, its aliases and (``free_text``) its
+    label and titles, which its sources may write as they like."""
     ids = {node.id, unquote(node.id)} if "%" in node.id else {node.id}
-    forms = ids | {node.label} | set(node.aliases) | set(node.attributes.get("title", ()))
+    forms = ids | set(node.aliases)
+    if free_text:
+        forms |= {node.label} | set(node.attributes.get("title", ()))
     for i in ids:
         forms.add(_name_part(i))
         kind, colon, rest = i.partition(":")
@@ -211,12 +217,12 @@ def name_forms(node: Node) -> set[str]:
     return {f for f in forms if f}
 
 
-def _node_words(node: Node) -> tuple[set[tuple[str, ...]], set[str]]:
+def _node_words(node: Node, free_text: bool = True) -> tuple[set[tuple[str, ...]], set[str]]:
     """:func:`name_forms` as word sequences (each also run together: ``zephyrvault``), and the
     forms without a letter or digit (NFKC, case-folded)."""
     out: set[tuple[str, ...]] = set()
     bare: set[str] = set()
-    for form in name_forms(node):
+    for form in name_forms(node, free_text):
         words = _words(form)[:MAX_FORM_TOKENS]
         if not words:
             if len(form.strip()) > 1:  # (one punctuation mark would match any text)
@@ -235,7 +241,9 @@ class NameScreen:
     as whole words, whatever separates them. An occurrence of a hidden entity's name is a hit
     unless it lies inside an occurrence of a *visible* entity's name (``Zephyr Vault Client``
     does not name a hidden ``Zephyr Vault``) or a visible entity has that name too (then it
-    reveals nothing). Time is linear in the text (times the number of distinct name lengths,
+    reveals nothing). A visible entity's names here are its ID forms and aliases: its label and
+    titles are free text, screened themselves (a label ``Payments DB Console`` names a hidden
+    ``Payments DB``). Time is linear in the text (times the number of distinct name lengths,
     at most :data:`MAX_FORM_TOKENS`); nothing is built when nothing is hidden.
     """
 
@@ -251,7 +259,7 @@ class NameScreen:
             return
         hidden_words = self._hidden_words
         for node in visible:  # only names sharing a word with a hidden one can matter
-            words, bare = _node_words(node)
+            words, bare = _node_words(node, free_text=False)
             self._bare -= bare
             for f in words:
                 if not hidden_words.isdisjoint(f):
@@ -309,7 +317,8 @@ def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
       and both its endpoints are visible; an edge when one of its assertions is (edges read
       without assertions only need visible endpoints).
     * The evidence of a visible assertion that names a hidden entity (:class:`NameScreen`)
-      becomes :data:`WITHHELD`; a description naming one is left out.
+      becomes :data:`WITHHELD`; an attribute value naming one (a description, title, tag, any
+      free text) is left out, and a label naming one becomes the name part of the node's ID.
     """
     if principal.everyone or _unlabelled(kg):
         return kg
@@ -350,14 +359,15 @@ def visible_graph(kg: KnowledgeGraph, principal: Principal) -> KnowledgeGraph:
             object.__setattr__(a, "evidence", WITHHELD)
         view.assertions[key] = a
     if screen:
+        names_hidden = functools.lru_cache(maxsize=None)(screen.names_hidden)  # values repeat
         for node_id, n in list(view.nodes.items()):
-            about = n.attributes.get("description")
-            kept = {d for d in about if not screen.names_hidden(d)} if about else about
-            if kept != about:
-                attributes = {k: v for k, v in n.attributes.items() if k != "description"}
-                if kept:
-                    attributes["description"] = kept
-                view.nodes[node_id] = replace(n, attributes=attributes)
+            named = {k: {v for v in values if isinstance(v, str) and names_hidden(v)}
+                     for k, values in n.attributes.items()}
+            label = _name_part(node_id) if names_hidden(n.label) else n.label
+            if label != n.label or any(named.values()):
+                attributes = {k: set(v) - named[k] for k, v in n.attributes.items()}
+                view.nodes[node_id] = replace(
+                    n, label=label, attributes={k: v for k, v in attributes.items() if v})
     view.untyped_edges = {e for e in kg.untyped_edges
                           if all(x in view.nodes or x not in kg.nodes for x in (e[0], e[2]))}
     view.passages = {k: p for k, p in kg.passages.items()  # text units: as their document, and

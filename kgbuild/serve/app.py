@@ -26,7 +26,9 @@ from typing import Callable
 
 import anyio
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -82,11 +84,15 @@ async def read_json(request: Request, limit: int, timeout: float) -> object:
     if waited.cancelled_caught:
         raise ApiError(408, f"the body was not received within {timeout:g} s", "body-timeout")
     try:
-        return json.loads(b"".join(chunks).decode("utf-8"))
+        return json.loads(b"".join(chunks).decode("utf-8"), parse_constant=_not_json)
     except UnicodeDecodeError:
         raise ApiError(400, "the body is not UTF-8", "bad-json") from None
     except (ValueError, RecursionError) as exc:
         raise ApiError(400, f"the body is not JSON: {exc}", "bad-json") from None
+
+
+def _not_json(name: str):
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _param(request: Request, name: str, required: bool = True) -> str | None:
@@ -96,6 +102,32 @@ def _param(request: Request, name: str, required: bool = True) -> str | None:
     if value is not None and len(value) > MAX_NAME_CHARS:
         raise ApiError(400, f"{name} has at most {MAX_NAME_CHARS:,} characters", "usage")
     return value
+
+
+def hostname(header: str) -> str:
+    """The host of a ``Host`` header: no port, no brackets, lower case, no final dot."""
+    header = header.strip().lower()
+    if header.startswith("["):
+        return header[1:].partition("]")[0]
+    name, colon, port = header.rpartition(":")
+    return (name if colon and port.isdigit() and ":" not in name else header).removesuffix(".")
+
+
+class HostCheck:
+    """ASGI: a request whose ``Host`` is not one of ``hosts`` is answered 421 (a web page's
+    script reaching a server on this machine through a name of its own: DNS rebinding)."""
+
+    def __init__(self, app, hosts: frozenset[str]):
+        self.app, self.hosts = app, hosts
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http":
+            host = hostname(Headers(scope=scope).get("host", ""))
+            if host not in self.hosts:
+                answer = error(421, f"this server does not answer for the host {host[:100]!r} "
+                               f"(the config's 'hosts' lists the names it answers)", "bad-host")
+                return await answer(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 class Pool:
@@ -147,11 +179,14 @@ def node_record(view, node_id: str) -> dict | None:
 
 
 def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = None, *,
-               watch: bool = True) -> Starlette:
+               watch: bool = True, bind: str | None = None) -> Starlette:
     """The API over the store at ``store`` (loaded now: a missing or damaged store raises
     :class:`~kgbuild.errors.KgbuildError`). With ``watch``, new generations of the store are
-    picked up while the app runs (see :mod:`kgbuild.serve.live`)."""
+    picked up while the app runs (see :mod:`kgbuild.serve.live`). ``bind``, the address the
+    server listens on, sets the default ``Host`` names answered (see
+    :meth:`ServeConfig.allowed_hosts`)."""
     config = config or ServeConfig()
+    hosts = config.allowed_hosts(bind)
     limits = config.limits
     live = LiveIndex(store, schema, config.principals(), config.aliases, limits.reload_interval,
                      config.embeddings)
@@ -179,8 +214,9 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         return await pool.run(timed, timeout, what)
 
     async def health(request: Request):
-        principal(request)  # (a bad token is refused everywhere)
         snap = live.snapshot
+        if not principal(request).everyone:  # (a bad token is refused everywhere)
+            return JSON({"status": "ok", "generation": snap.generation})  # up; what it serves
         return JSON({"status": "ok" if live.last_error is None else "stale",
                      "store": str(live.path), "store_id": snap.store_id,
                      "generation": snap.generation, "loaded_at": snap.loaded_at,
@@ -279,6 +315,7 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         exception_handlers={ApiError: on_api_error, KgbuildError: on_kgbuild_error,
                             ClientDisconnect: on_disconnect, HTTPException: on_http_error,
                             Exception: on_internal},
+        middleware=[Middleware(HostCheck, hosts=hosts)] if hosts is not None else [],
         lifespan=lifespan)
     app.state.live = live
     return app

@@ -10,6 +10,8 @@
         sha256: 2c26b4...
         all_access: true         # sees everything; the only principal that may run SPARQL
     aliases: aliases.yaml        # alias registry for /resolve (optional; relative to this file)
+    hosts: [kg.example.com]      # Host names answered (default: the bind address, localhost,
+                                 # 127.0.0.1, ::1; "*": any); others get 421 (DNS rebinding)
     embeddings:                  # for semantic seeds (optional; the key: $OPENAI_API_KEY)
       model: text-embedding-3-small
       url: http://localhost:11434/v1
@@ -32,6 +34,8 @@ from ..graph.access import Principal, parse_labels
 from ..io.yamlfile import YamlError, load_yaml_file
 
 _HEX = re.compile(r"[0-9a-f]{64}")
+_HOST = re.compile(r"\*|[a-z0-9.-]+|[0-9a-f.]*:[0-9a-f.]*:[0-9a-f:.]*")  # name, IPv4, IPv6
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 
 @dataclass(frozen=True)
@@ -80,6 +84,14 @@ class ServeConfig:
     aliases: Path | None = None
     limits: Limits = field(default_factory=Limits)
     embeddings: tuple[str, str] | None = None  # (model, OpenAI-compatible endpoint URL)
+    hosts: tuple[str, ...] = ()  # Host names answered (empty: the bind address and localhost)
+
+    def allowed_hosts(self, bind: str | None) -> frozenset[str] | None:
+        """The Host names a server bound to ``bind`` answers; None: any (``"*"``, or neither
+        ``hosts`` nor a bind address: an app served by other means)."""
+        if "*" in self.hosts or not (self.hosts or bind):
+            return None
+        return frozenset(self.hosts or (bind.lower(), *LOCAL_HOSTS))
 
     def principal(self, authorization: str | None) -> Principal | None:
         """The principal of a request: public without a header, None for a bad token.
@@ -119,10 +131,12 @@ def load_serve_config(path: str | Path | None) -> ServeConfig:
 
     raw = doc.data if doc.data is not None else {}
     if not isinstance(raw, dict):
-        raise fail("expected a mapping with 'tokens', 'aliases', 'embeddings' and 'limits'")
+        raise fail("expected a mapping with 'tokens', 'aliases', 'hosts', 'embeddings' and "
+                   "'limits'")
     for key in raw:
-        if key not in ("tokens", "aliases", "embeddings", "limits"):
-            raise fail(f"unknown key {key!r} (known: tokens, aliases, embeddings, limits)", key)
+        if key not in ("tokens", "aliases", "hosts", "embeddings", "limits"):
+            raise fail(f"unknown key {key!r} (known: tokens, aliases, hosts, embeddings, "
+                       f"limits)", key)
     entries = raw.get("tokens") or []
     if not isinstance(entries, list):
         raise fail("'tokens' must be a list", "tokens")
@@ -173,7 +187,19 @@ def load_serve_config(path: str | Path | None) -> ServeConfig:
                        "limits", key)
     made = Limits(**limits)
     made.check(fail)
-    return ServeConfig(tuple(tokens), aliases, made, _embeddings(raw.get("embeddings"), fail))
+    return ServeConfig(tuple(tokens), aliases, made, _embeddings(raw.get("embeddings"), fail),
+                       _hosts(raw.get("hosts"), fail))
+
+
+def _hosts(raw: object, fail) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    names = [raw] if isinstance(raw, str) else raw
+    if not isinstance(names, list) or not names or not all(
+            isinstance(n, str) and _HOST.fullmatch(n.lower().removesuffix(".")) for n in names):
+        raise fail("'hosts' must be a list of host names or addresses without a port (e.g. "
+                   "[kg.example.com, 10.0.0.5]), or \"*\" for any", "hosts")
+    return tuple(sorted({n.lower().removesuffix(".") for n in names}))
 
 
 def _embeddings(raw: object, fail) -> tuple[str, str] | None:

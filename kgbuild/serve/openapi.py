@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import MISSING, fields
 from importlib.metadata import version
 
-from ..retrieve.traverse import MAX_COUNT, MAX_HOPS, TraversalSpec
-from .spec import field_kind
+from ..retrieve.traverse import TraversalSpec
+from .spec import BOUNDS, field_kind
 
 _ERROR = {"description": "refused: a one-line message and a code",
           "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
@@ -19,9 +19,8 @@ def _field_schema(f) -> dict:
     kind, nullable = field_kind(f.name)
     out = {"type": "array", "items": {"type": "string"}} if kind == "texts" else {
         "type": "string" if kind == "text" else kind}
-    if kind == "integer":
-        out.update(minimum=1 if f.name == "hops" else 0,
-                   maximum=MAX_HOPS if f.name == "hops" else MAX_COUNT)
+    if f.name in BOUNDS:
+        out.update(minimum=BOUNDS[f.name][0], maximum=BOUNDS[f.name][1])
     if f.name == "semantic":
         out["description"] = "with a question: seeds by embeddings (0 unless the server's config " \
                              "names an embeddings endpoint)"
@@ -59,7 +58,9 @@ def openapi() -> dict:
                           "properties": {"error": {"type": "string"}, "code": {"type": "string"}}},
             }},
         "paths": {
-            "/health": {"get": {"summary": "The loaded generation, reloads, the last reload error",
+            "/health": {"get": {"summary": "Up, and the generation served; to an all_access "
+                                           "token also the store, reloads, the last reload "
+                                           "error and counts",
                                 "responses": {"200": {"description": "status",
                                                       "content": _OBJECT}}}},
             "/openapi.json": {"get": {"summary": "This document",

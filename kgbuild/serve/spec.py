@@ -4,9 +4,11 @@ fields' kinds read from the dataclass itself (so a new spec field is served and 
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 
-from ..retrieve.traverse import TraversalSpec
+from ..errors import KgbuildError
+from ..retrieve.traverse import MAX_COUNT, MAX_HOPS, TraversalSpec
 from ..schema.model import Schema
 
 
@@ -19,6 +21,12 @@ class ApiError(Exception):
 
 
 _SPEC = {f.name: f for f in fields(TraversalSpec)}
+# the range of every numeric field (the CLI's options have the same); checked here in one
+# place, for every field alike, before any work, and stated in /openapi.json
+BOUNDS: dict[str, tuple[float, float]] = {
+    "hops": (1, MAX_HOPS), "cap": (0, MAX_COUNT), "max_nodes": (0, MAX_COUNT),
+    "max_edges": (0, MAX_COUNT), "max_paths": (0, MAX_COUNT), "max_chars": (0, MAX_COUNT),
+    "semantic": (0, MAX_COUNT), "semantic_min": (-1.0, 1.0), "min_confidence": (0.0, 1.0)}
 
 
 def field_kind(name: str) -> tuple[str, bool]:
@@ -30,6 +38,13 @@ def field_kind(name: str) -> tuple[str, bool]:
     kind = {"Sequence[str]": "texts", "str": "text", "int": "integer", "float": "number",
             "bool": "boolean"}[base]
     return kind, name == "cap" or f.default is None
+
+
+def _in_range(name: str, value: float) -> None:
+    low, high = BOUNDS[name]
+    if (isinstance(value, float) and not math.isfinite(value)) or not low <= value <= high:
+        kind = "an integer" if isinstance(low, int) else "a number"
+        raise KgbuildError(f"{name} must be {kind} from {low} to {high}, got {value!r}")
 
 
 def _valid(kind: str, value: object) -> bool:
@@ -60,6 +75,8 @@ def parse_spec(body: object, schema: Schema, semantic: bool = False) -> Traversa
                     "number": "a number", "boolean": "true or false"}[kind]
             raise ApiError(400, f"{key} must be {name}" + (" or null" if nullable else ""),
                            "usage")
+        if kind in ("integer", "number") and value is not None:
+            _in_range(key, value)
     if body.get("semantic") and not semantic:
         raise ApiError(400, "semantic seeds need an embeddings endpoint: this server has none "
                             "(the config's 'embeddings'); leave semantic at 0", "usage")
@@ -74,3 +91,8 @@ def parse_spec(body: object, schema: Schema, semantic: bool = False) -> Traversa
         raise ApiError(400, "give at least one of seeds, names or question", "usage")
     spec.check(schema)
     return spec
+
+
+_UNBOUNDED = {n for n in _SPEC if field_kind(n)[0] in ("integer", "number")} - set(BOUNDS)
+if _UNBOUNDED:  # a new numeric spec field is never served without a range
+    raise RuntimeError(f"no range in kgbuild.serve.spec.BOUNDS for {sorted(_UNBOUNDED)}")

@@ -1,6 +1,7 @@
 """The server's bounds under hostile or careless clients: timed-out work that cannot pile up,
 header and body deadlines and a connection cap on a real server (raw sockets), a client gone
-mid-body as one log line."""
+mid-body as one log line; and what public answers may say: /health, free text naming hidden
+entities, the Host header, the spec's numbers."""
 
 from __future__ import annotations
 
@@ -14,14 +15,17 @@ import time
 import httpx
 import pytest
 from conftest import FIXTURE_CATALOG, free_port
-from helpers import write_config
+from helpers import ADMIN_TOKEN, PCI_TOKEN, bearer, cli_json, write_config
 from starlette.testclient import TestClient
 
 from kgbuild.build.pipeline import build_graph
+from kgbuild.errors import KgbuildError
 from kgbuild.schema.loader import load_schema
 from kgbuild.serve import app as app_module
 from kgbuild.serve.app import create_app
 from kgbuild.serve.config import load_serve_config
+from kgbuild.serve.openapi import openapi
+from kgbuild.serve.spec import BOUNDS, ApiError, parse_spec
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +72,8 @@ def test_timed_out_work_keeps_its_thread_and_waiting_work_never_starts(store, mo
 @pytest.fixture(scope="module")
 def server(store):
     port = free_port()
-    config = write_config(store, header_timeout=1, body_timeout=1, max_connections=6,
+    (store / "real").mkdir()
+    config = write_config(store / "real", header_timeout=1, body_timeout=1, max_connections=6,
                           keep_alive=1)
     log = open(store / "server.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "kgbuild.cli", "serve", "--store",
@@ -175,3 +180,102 @@ def test_a_client_gone_mid_body_is_one_log_line(server):
     time.sleep(0.3)
     added = log.read_text()[len(before):].strip().splitlines()
     assert len(added) == 1 and "went away" in added[0] and "POST /traverse" in added[0], added
+
+
+@pytest.mark.server
+def test_a_foreign_host_is_refused_by_the_real_server(server):
+    port, _ = server
+    for host, status in ((b"attacker.example", b"421"), (b"127.0.0.1:%d" % port, b"200"),
+                         (b"localhost", b"200"), (b"[::1]:80", b"200"), (b"", b"421")):
+        with connect(port) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: " + host + b"\r\nConnection: close\r\n\r\n")
+            answer = read_all(sock)
+        assert answer.startswith(b"HTTP/1.1 " + status), (host, answer)
+        if status == b"421":
+            assert b'"code": "bad-host"' in answer
+
+
+# -- what public answers say ------------------------------------------------------------------------
+def test_health_tells_the_public_only_that_it_is_up(store):
+    config = load_serve_config(write_config(store))
+    with TestClient(create_app(store / "store", load_schema(), config, watch=False)) as client:
+        for headers in ({}, bearer(PCI_TOKEN)):  # a labelled token: no whole-store counts either
+            short = client.get("/health", headers=headers).json()
+            assert short == {"status": "ok", "generation": short["generation"]}
+        full = client.get("/health", headers=bearer(ADMIN_TOKEN)).json()
+        assert full["generation"] == short["generation"] and full["store"] == str(store / "store")
+        assert full["nodes"] > 0 and full["edges"] > 0 and full["reloads"] == 0
+
+
+SCREENED = "component:default/web-shop"
+
+
+@pytest.fixture(scope="module")
+def titled(tmp_path_factory):
+    """The catalog with a public entity whose title and a tag name the hidden Payments DB."""
+    folder = tmp_path_factory.mktemp("titled")
+    shutil.copytree(FIXTURE_CATALOG, folder / "catalog")
+    f = folder / "catalog" / "components" / "web-shop.yaml"
+    f.write_text(f.read_text().replace("  title: Web Shop\n", "  title: Web Shop (Payments DB "
+                                       "console)\n  tags: [payments-db, shop]\n"))
+    build_graph([folder / "catalog"], load_schema(), store=folder / "store", timestamp=0).store.close()
+    return folder
+
+
+def test_titles_tags_and_labels_naming_a_hidden_entity_are_withheld(titled):
+    config = load_serve_config(write_config(titled))
+    with TestClient(create_app(titled / "store", load_schema(), config, watch=False)) as client:
+        public = client.get("/node", params={"id": SCREENED}).json()
+        assert public["label"] == "web-shop" and "title" not in public["attributes"]
+        assert public["attributes"]["tag"] == ["shop"]
+        assert public["attributes"]["description"] == ["The customer-facing shop website."]
+        spec = {"seeds": [SCREENED], "follow": ["dependsOn", "ownedBy"], "hops": 2}
+        walked = client.post("/traverse", json=spec)
+        assert "payments db" not in walked.text.lower() and "payments-db" not in walked.text
+        assert walked.json() == cli_json(titled / "store", spec)  # the CLI's view: the same
+        pci = client.get("/node", params={"id": SCREENED}, headers=bearer(PCI_TOKEN)).json()
+        assert pci["label"] == "Web Shop (Payments DB console)"
+        assert pci["attributes"]["tag"] == ["payments-db", "shop"]
+
+
+def test_the_host_header_is_checked_against_the_allowed_names(store, tmp_path):
+    app = create_app(store / "store", load_schema(), watch=False, bind="127.0.0.1")
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        assert client.get("/health").status_code == 200
+        for host in ("localhost", "LOCALHOST.:8000", "[::1]:8000"):
+            assert client.get("/health", headers={"host": host}).status_code == 200
+        for host in ("attacker.example", "127.0.0.1.attacker.example", "localhost.example:80"):
+            refused = client.get("/health", headers={"host": host})
+            assert refused.status_code == 421 and refused.json()["code"] == "bad-host"
+    (tmp_path / "serve.yaml").write_text("hosts: [KG.example.com]\n")
+    config = load_serve_config(tmp_path / "serve.yaml")
+    with TestClient(create_app(store / "store", load_schema(), config, watch=False,
+                               bind="0.0.0.0"), base_url="http://kg.example.com") as client:
+        assert client.get("/health").status_code == 200
+        assert client.get("/health", headers={"host": "localhost"}).status_code == 421
+    for bad in ("hosts: 3\n", "hosts: ['kg.example.com:8080']\n", "hosts: ['http://x']\n"):
+        (tmp_path / "serve.yaml").write_text(bad)
+        with pytest.raises(KgbuildError, match="'hosts' must be a list of host names"):
+            load_serve_config(tmp_path / "serve.yaml")
+
+
+@pytest.mark.parametrize("value", ["NaN", "Infinity", "-Infinity", "1e999", "-5", "1.5",
+                                   "1" + "0" * 400])
+def test_semantic_min_out_of_range_is_refused(store, value):
+    with TestClient(create_app(store / "store", load_schema(), watch=False)) as client:
+        r = client.post("/traverse", content=f'{{"seeds": ["api:default/payments-api"], '
+                        f'"semantic_min": {value}}}', headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["code"] in ("bad-json", "error"), r.text
+
+
+def test_every_numeric_spec_field_is_range_checked_in_one_place(schema):
+    assert {"hops", "cap", "semantic", "semantic_min", "min_confidence"} <= set(BOUNDS)
+    described = openapi()["components"]["schemas"]["TraversalSpec"]["properties"]
+    for name, (low, high) in BOUNDS.items():
+        assert (described[name]["minimum"], described[name]["maximum"]) == (low, high)
+        for bad in (low - 1, high + 1, 10**400, float("nan"), float("inf"), -float("inf")):
+            if isinstance(low, int) and isinstance(bad, float):
+                continue  # (an integer field refuses a float by its type)
+            with pytest.raises((KgbuildError, ApiError), match=name):
+                parse_spec({"seeds": ["x"], name: bad}, schema, semantic=True)
+        parse_spec({"seeds": ["x"], name: high}, schema, semantic=True)
