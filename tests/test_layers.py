@@ -18,6 +18,7 @@ LAYERS = [
     {"store", "extract", "resolve", "validate"},
     {"remote"},
     {"retrieve"},
+    {"passages"},
     {"build"},
     {"evaluate", "render"},
     {"serve"},

@@ -1,0 +1,134 @@
+"""``kgbuild ingest`` and ``kgbuild retrieve``: passage corpora in, ranked passages out."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..passages.retrieve import METHODS, MAX_K
+from .main import STORE, FileArg, UsageError, count, echo, main, project
+from .reading import ALL_ACCESS, PRINCIPAL, principal_of
+
+EMBEDDINGS_URL = click.option(
+    "--embeddings-url", metavar="URL",
+    help="OpenAI-compatible embeddings endpoint (else $KGBUILD_EMBEDDINGS_URL, the project's "
+         "[embeddings] base_url, $OPENAI_BASE_URL; none: no dense search).")
+EMBEDDINGS_MODEL = click.option(
+    "--embeddings-model", metavar="MODEL",
+    help="Model the passages are embedded with (else $KGBUILD_EMBEDDINGS_MODEL, [embeddings] "
+         "model, text-embedding-3-small).")
+QUERY_MODEL = click.option(
+    "--query-embeddings-model", metavar="MODEL",
+    help="Model the questions are embedded with (else $KGBUILD_QUERY_EMBEDDINGS_MODEL, "
+         "[embeddings] query_model, the passage model's 'query' twin: e5-passage -> e5-query).")
+
+
+def _settings(store, url, model, query_model):
+    from ..passages.dense import EmbeddingSettings, recorded_settings
+
+    return EmbeddingSettings.resolve(base_url=url, model=model, query_model=query_model,
+                                     config=getattr(project(), "embeddings", None),
+                                     recorded=recorded_settings(store))
+
+
+@main.command()
+@click.argument("files", nargs=-1, required=True, type=FileArg())
+@STORE
+@click.option("--full", is_flag=True, help="Re-read every file, even one whose size and mtime "
+                                           "are unchanged.")
+@click.option("--no-embed", is_flag=True, help="Index and link only; embed later.")
+@EMBEDDINGS_URL
+@EMBEDDINGS_MODEL
+@QUERY_MODEL
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
+           query_embeddings_model, fmt):
+    """Ingest passage corpora (JSONL: id, title, text; other keys kept as metadata) into the
+    store: indexed for BM25, linked to the names they mention, embedded.
+
+    Incremental: an unchanged file is not read, a changed line is re-indexed, a removed
+    line's passage disappears. Bad lines are reported (file:line) and skipped.
+
+    \b
+    Example:
+      kgbuild ingest corpus.jsonl --embeddings-url http://127.0.0.1:8000/v1 \\
+        --embeddings-model e5-passage
+    """
+    from ..passages.ingest import ingest as run
+
+    settings = None if no_embed else _settings(store_path, embeddings_url, embeddings_model,
+                                               query_embeddings_model)
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            click.echo(f"\rembedding {done}/{total}", err=True, nl=done == total)
+
+    result = run(store_path, files, embeddings=settings, full=full, progress=progress)
+    for problem in result.problems[:20]:
+        echo(str(problem), err=True)
+    if len(result.problems) > 20:
+        echo(f"... and {len(result.problems) - 20} more problem(s)", err=True)
+    if fmt == "json":
+        echo(json.dumps(result.to_dict(), indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        echo(result.summary())
+
+
+@main.command()
+@click.option("-q", "--question", help="One question.")
+@click.option("--questions", "questions_file", type=FileArg(), metavar="FILE.jsonl",
+              help="Questions, one JSON object a line with 'id' and 'question'.")
+@click.option("--k", "k", **count(10, 1, MAX_K), help="Passages per question.")
+@click.option("--method", type=click.Choice(METHODS), default="default", show_default=True,
+              help="One signal alone (bm25, dense, hybrid = RRF of both, graph) or the "
+                   "measured best combination.")
+@STORE
+@EMBEDDINGS_URL
+@EMBEDDINGS_MODEL
+@QUERY_MODEL
+@PRINCIPAL
+@ALL_ACCESS
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "jsonl", "context"]),
+              default="text", show_default=True,
+              help="text for people; json: one object; jsonl: one line per question (id, "
+                   "passages [{id, score}], abstain); context: prompt-ready passages.")
+def retrieve(question, questions_file, k, method, store_path, embeddings_url, embeddings_model,
+             query_embeddings_model, labels, all_access, fmt):
+    """Rank the store's passages for questions: lexical, dense and graph search, fused, with
+    abstention when the evidence is weak.
+
+    \b
+    Exit codes: 0 answered (some questions may abstain); 2 usage or input error.
+
+    \b
+    Examples:
+      kgbuild retrieve -q "Who directed the film that won ...?"
+      kgbuild retrieve --questions q.jsonl --k 10 --format jsonl
+    """
+    from ..passages.retrieve import Question, read_questions
+    from ..passages.retrieve import retrieve as run
+
+    if bool(question) == bool(questions_file):
+        raise UsageError("give one of -q QUESTION or --questions FILE.jsonl")
+    questions = read_questions(questions_file) if questions_file else [Question("q1", question)]
+    settings = _settings(store_path, embeddings_url, embeddings_model, query_embeddings_model)
+    results = run(store_path, questions, k=k, method=method,
+                  principal=principal_of(labels, all_access), embeddings=settings)
+    if fmt == "jsonl":
+        for r in results:
+            echo(json.dumps(r.to_line(), ensure_ascii=False))
+        notes = dict.fromkeys(n for r in results for n in r.notes)
+        for note in notes:
+            echo(f"note: {note}", err=True)
+    elif fmt == "json":
+        data = {"method": method, "k": k, "results": [r.to_dict() for r in results]}
+        if question:
+            data = results[0].to_dict()
+        echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
+    elif fmt == "context":
+        echo("\n".join(r.context() for r in results), nl=False)
+    else:
+        echo("\n\n".join(r.render() for r in results))

@@ -1,0 +1,85 @@
+"""Deterministic entity links: which known names a passage mentions, and where.
+
+Names come from the corpus itself (each passage's title names its subject: a wiki-like
+corpus is its own catalog) and from the store's catalog (entity labels and aliases). They are
+matched all at once by an Aho-Corasick automaton (``pyahocorasick``: one pass over a text,
+whatever the number of names), case-insensitively, on word boundaries. A mention of a name
+that is written with capitals must itself have one (``Her``, a film, is not linked from
+"her"); a name that is a lone stop word or shorter than 3 characters links nothing.
+A trailing parenthetical in a title qualifies it (``Lilu (mythology)``) and is not part of the
+name.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Iterable, Iterator
+
+import ahocorasick
+
+from .lexical import STOPWORDS
+
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+_NONWORD = re.compile(r"[\W_]", re.UNICODE)
+_SPACES = re.compile(r"\s+")
+MIN_NAME = 3
+
+
+def fold(text: str) -> str:
+    """``text`` lowercased with every non-word character a space, character for character
+    (spans in the folded text are spans in ``text``)."""
+    low = text.lower()
+    if len(low) != len(text):  # a few characters lowercase to two (U+0130)
+        low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    return _NONWORD.sub(" ", low)
+
+
+def name_key(name: str, qualifier: bool = True) -> str | None:
+    """The key a name is matched by (folded, single spaces), or None when it is too short
+    or a lone stop word to be worth a link. ``qualifier``: drop a trailing ``(...)``."""
+    if qualifier:
+        name = _QUALIFIER.sub("", name)
+    key = _SPACES.sub(" ", fold(unicodedata.normalize("NFKC", name))).strip()
+    if len(key) < MIN_NAME or key in STOPWORDS:
+        return None
+    return key
+
+
+def is_proper(name: str) -> bool:
+    """Whether a name is written with a capital letter or a digit (a proper name)."""
+    return any(c.isupper() or c.isdigit() for c in name)
+
+
+class Linker:
+    """Finds the mentions of many names in texts: ``names`` maps key -> (name ID, proper)."""
+
+    def __init__(self, names: dict[str, tuple[int, bool]]):
+        self.size = len(names)
+        self._auto = ahocorasick.Automaton()
+        for key, (nid, proper) in names.items():
+            self._auto.add_word(f" {key} ", (nid, proper, len(key)))
+        if self.size:
+            self._auto.make_automaton()
+
+    def find(self, text: str) -> Iterator[tuple[int, int, int]]:
+        """``(name ID, start, end)`` of every mention in ``text`` (spans in ``text``)."""
+        if not self.size or not text:
+            return
+        folded = f" {fold(text)} "
+        for end, (nid, proper, length) in self._auto.iter(folded):
+            start = end - length - 1  # ``end`` is the padded key's last space; minus the pad
+            if proper and not any(c.isupper() or c.isdigit() for c in text[start:start + length]):
+                continue
+            yield nid, start, start + length
+
+
+def link_all(linker: Linker, texts: Iterable[tuple[int, str]]) -> Iterator[tuple[int, int, int, int]]:
+    """``(row, name ID, start, end)`` for every mention in each ``(row, text)``, each
+    (row, name) once at its first mention."""
+    for row, text in texts:
+        seen: set[int] = set()
+        for nid, start, end in linker.find(text):
+            if nid not in seen:
+                seen.add(nid)
+                yield row, nid, start, end
