@@ -12,7 +12,8 @@ from .main import SCHEMA, STORE, FileArg, count, echo, main
 @STORE
 @SCHEMA
 @click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on (0.0.0.0: every interface; put TLS in front).")
+              help="Address to listen on (0.0.0.0: every interface; put TLS in front, and list "
+                   "the names clients use in the config's 'hosts').")
 @click.option("--port", **count(8000, 1, 65535), help="TCP port.")
 @click.option("--config", "config_path", type=FileArg(), metavar="FILE",
               help="YAML: bearer tokens (their SHA-256) mapped to access labels, the Host names "
