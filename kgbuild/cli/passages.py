@@ -25,6 +25,12 @@ QUERY_MODEL = click.option(
          "[embeddings] query_model, the passage model's 'query' twin: e5-passage -> e5-query).")
 
 
+def embeddings_settings(store, url=None, model=None, query_model=None):
+    """The embeddings settings a passage command uses (flags, environment, project, the
+    store's last ingest)."""
+    return _settings(store, url, model, query_model)
+
+
 def _settings(store, url, model, query_model):
     from ..passages.dense import EmbeddingSettings, recorded_settings
 

@@ -21,6 +21,7 @@ from .main import (
     count,
     emit,
     main,
+    project,
 )
 from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_and_cache, principal_of
 
@@ -175,12 +176,20 @@ def eval_group():
 @click.option("--store", "store_path", type=FolderArg(),
               help="Use this store's graph instead of the graph the cases file names.")
 @SCHEMA
+@click.option("--k", "k", **count(10, 1, 1000),
+              help="Passages ranked per question (QUESTIONS.jsonl).")
+@PRINCIPAL
+@ALL_ACCESS
 @FORMAT
-def eval_retrieval(cases, graph_file, store_path, schema_name, fmt):
+def eval_retrieval(cases, graph_file, store_path, schema_name, k, labels, all_access, fmt):
     """Run the traversal CASES (YAML) and report evidence recall, noise, hops and context size.
 
     The graph is the one the cases file names (a catalog folder, built in memory, or a graph
     file), unless --graph or --store is given. Format of the file: see the README.
+
+    A .jsonl file is passage questions instead (id, question, supporting_ids): every
+    passage method on the store's passages, side by side (recall@k, all@k, MRR, per type and
+    hop count, abstention); embeddings as `kgbuild retrieve` finds them.
 
     \b
     Exit codes: 0 every case passed; 1 some failed; 2 usage or input error.
@@ -189,6 +198,15 @@ def eval_retrieval(cases, graph_file, store_path, schema_name, fmt):
     Example:
       kgbuild eval retrieval fixtures/retrieval/cases.yaml
     """
+    if str(cases).endswith(".jsonl"):
+        from ..evaluate.passages import eval_passages, render_passages_report
+        from .passages import embeddings_settings
+
+        store = store_path or str(project().store_path())
+        report = eval_passages(store, cases, k=k, principal=principal_of(labels, all_access),
+                               embeddings=embeddings_settings(store))
+        emit(report, fmt, render_passages_report(report))
+        return
     from ..evaluate.retrieval import eval_retrieval as run_cases
     from ..evaluate.retrieval import render_report
 
