@@ -30,7 +30,7 @@ from typing import Iterable, Iterator
 
 from ..errors import KgbuildError, Problem
 from .corpus import Passage, read_corpus
-from .links import Linker, is_proper, link_all, name_key
+from .links import Linker, link_all, name_key
 
 FOLDER = "passages"
 DATABASE = "passages.sqlite"
@@ -128,6 +128,8 @@ class PassageIndex:
                 self._set_meta("schema", SCHEMA_VERSION, only_new=True)
                 if self.meta("revision") is None:
                     self._set_meta("revision", uuid.uuid4().hex)
+            if not write:  # the vocabulary (abstention's word checks), then no writes at all
+                self.db.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, 'fts', 'row')")
             self.db.execute("PRAGMA query_only=1" if not write else "PRAGMA synchronous=NORMAL")
             version = self.meta("schema")
         except sqlite3.DatabaseError as exc:
@@ -328,10 +330,11 @@ class PassageIndex:
         that are new (key -> (ID, proper)). Names nobody has any more go, with their links."""
         db = self.db
         wanted: dict[str, tuple[bool, str]] = {}
-        for key, title in db.execute("SELECT title_key, title FROM passages WHERE title_key IS NOT "
-                                     "NULL ORDER BY rowid"):
-            if key not in wanted:
-                wanted[key] = (is_proper(title), "title")
+        # a title names a thing: only a mention written with a capital or a digit links it
+        # (the same for every title with the key, so whoever sees which passages, a name
+        # links the same mentions)
+        for (key,) in db.execute("SELECT DISTINCT title_key FROM passages WHERE title_key IS NOT NULL"):
+            wanted[key] = (True, "title")
         for key, proper in catalog.items():
             wanted.setdefault(key, (proper, "catalog"))
         have = {key: (nid, bool(proper)) for nid, key, proper in

@@ -221,6 +221,7 @@ class PassageRetriever:
             self._fill_view(db)
         else:
             db = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+        db.execute("CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, 'fts', 'row')")
         self._lexical_db = db
         return db
 
@@ -242,6 +243,23 @@ class PassageRetriever:
                 f"SELECT rowid, header, text FROM passages WHERE rowid IN ({','.join('?' * len(chunk))}) "
                 f"ORDER BY rowid", chunk).fetchall())
         db.commit()
+
+    def knows_word(self, word: str) -> bool:
+        """Whether some visible passage contains ``word`` (as the index stems it) or a near
+        spelling of it (one edit up to 6 letters, two beyond)."""
+        db = self._lexical_connection()
+        if db.execute("SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1",
+                      ('"' + word.replace('"', '""') + '"',)).fetchone():
+            return True
+        from rapidfuzz.distance import Levenshtein
+
+        low = word.lower()
+        edits = 1 if len(low) <= 6 else 2
+        first = low[0]
+        terms = [t for (t,) in db.execute("SELECT term FROM temp.vocab WHERE term >= ? AND term < ?",
+                                          (first, chr(ord(first) + 1)))]
+        return any(Levenshtein.distance(low, t, score_cutoff=edits) <= edits
+                   for t in terms if abs(len(t) - len(low)) <= edits)
 
     def dense(self, qvec: np.ndarray | None) -> np.ndarray | None:
         """Cosine of every row to the question (-inf where hidden or without a vector)."""
@@ -306,8 +324,10 @@ class PassageRetriever:
                     keep[top(base, s.graph.seeds, self.model.idrank)] = True
                 scores = np.where(keep, scores, -np.inf)
         rows = top(scores, k, self.model.idrank)
-        abstain = decide(s.abstain, question.text, bm, cos, self.visible, names, graph, self)
-        passages = self._passages(rows, scores, bm, cos, graph) if not abstain else []
+        has_seed = bool(graph.question_seeds) if graph is not None else \
+            bool(question_seeds(self.model, names, self.visible))
+        abstain = decide(s.abstain, question.text, bm, cos, dense_z, has_seed, self)
+        passages = self._passages(rows, scores, bm, cos, graph)
         return Retrieved(question.id, question.text, method, passages, abstain, notes)
 
     def _passages(self, rows, scores, bm, cos, graph) -> list[dict]:
