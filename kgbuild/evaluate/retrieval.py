@@ -29,11 +29,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..build.pipeline import build_graph
-from ..errors import InputError, KgbuildError
+from ..errors import InputError, KgbuildError, YamlError
 from ..graph.access import Principal
 from ..graph.model import KnowledgeGraph
 from ..graph.rdf import from_rdf
-from ..io.yamlfile import YamlError, load_yaml_file, plain
+from ..io.yamlfile import load_yaml_file, plain
 from ..retrieve.traverse import TraversalSpec, Traverser
 from ..schema.loader import load_schema
 from ..io.rdffile import load_graph

@@ -10,7 +10,8 @@ _BY_NAME: dict[str, Extractor] = {}
 
 def register(extractor: Extractor) -> Extractor:
     """Add an extractor instance to the registry (module import time), checking that it
-    declares what :class:`~kgbuild.extract.records.Extractor` asks for."""
+    declares what :class:`~kgbuild.extract.records.Extractor` asks for. A failed check is a
+    bug in the extractor's code, met when it is imported: Python's TypeError or ValueError."""
     name = getattr(extractor, "name", None)
     if not isinstance(name, str) or not name:
         raise TypeError(f"{extractor!r}: an extractor needs a non-empty string name")

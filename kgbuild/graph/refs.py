@@ -12,15 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..errors import RefError
+
 DEFAULT_NAMESPACE = "default"
 
 _NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _KIND = re.compile(r"^[a-zA-Z][a-z0-9A-Z]*$")
-
-
-class RefError(ValueError):
-    """An entity reference that Backstage would refuse."""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import KgbuildError
+from ..errors import ServiceRefused
 
 _TOKEN = re.compile(r"""
     (?P<space>\s+)
@@ -34,12 +34,6 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE | re.DOTALL)
 _PIECE = re.compile(r"[^\W\d_]+")
 _ESCAPE = re.compile(r"\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
-
-
-class ServiceRefused(KgbuildError):
-    """A SPARQL text asks for ``SERVICE``: federation to other servers is never run."""
-
-    code = "sparql-service"
 
 
 def keywords(text: str) -> list[str]:

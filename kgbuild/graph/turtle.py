@@ -14,6 +14,7 @@ from typing import Iterable, Iterator
 
 from rdflib.namespace import XSD
 
+from ..errors import InvalidValue
 from ..schema.model import Schema
 from ..schema.namespaces import ASSERTION_BASE, ID_BASE, SOURCE_BASE, prefixes
 from .model import A, Triple
@@ -43,7 +44,7 @@ class _Terms:
         if t.startswith("<"):
             return self.iri(t[1:-1])
         if t.startswith("_:"):
-            raise ValueError("kgbuild graphs contain no blank nodes")
+            raise InvalidValue("kgbuild graphs contain no blank nodes", code="blank-node")
         if t.endswith(">") and '"^^<' in t:
             lexical, dt = t[:-1].rsplit('"^^<', 1)
             if dt == XSD_INTEGER and re.fullmatch(r'"-?[0-9]+', lexical):
@@ -178,7 +179,7 @@ def serialize(triples: Iterable[Triple], schema: Schema, fmt: str = "turtle") ->
     if fmt == "jsonld":
         return to_jsonld(triples, schema)
     if fmt not in RDF_FORMATS:
-        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(RDF_FORMATS)})")
+        raise InvalidValue(f"unknown format {fmt!r} (one of {', '.join(RDF_FORMATS)})", code="usage")
     g = triples_to_rdflib(triples, schema)
     return g.serialize(format={"jsonld": "json-ld"}.get(fmt, fmt))
 

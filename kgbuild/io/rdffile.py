@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
 
-from ..errors import InputError
+from ..errors import InputError, InvalidValue
 from .text import file_kind
 from .xmlguard import check_entities
 
@@ -87,7 +87,8 @@ def load_graph(path: str | Path, fmt: str | None = None, graph: Graph | None = N
 
 def from_oxigraph(term):
     """The rdflib term of a pyoxigraph term (a simple literal has no datatype, as in rdflib);
-    raises ValueError for an RDF 1.2 triple term, which rdflib cannot hold."""
+    raises :class:`InvalidValue` (a ValueError) for an RDF 1.2 triple term, which rdflib cannot
+    hold."""
     if isinstance(term, ox.NamedNode):
         return URIRef(term.value)
     if isinstance(term, ox.BlankNode):
@@ -97,7 +98,8 @@ def from_oxigraph(term):
             return Literal(term.value, lang=term.language)
         dt = term.datatype.value
         return Literal(term.value) if dt == _XSD_STRING else Literal(term.value, datatype=URIRef(dt))
-    raise ValueError(f"unsupported RDF term {type(term).__name__} (triple terms are not supported)")
+    raise InvalidValue(f"unsupported RDF term {type(term).__name__} (triple terms are not "
+                       f"supported)", code="triple-term")
 
 
 def add_quads(g: Graph, quads: Iterable) -> int:

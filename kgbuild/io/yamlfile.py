@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import InputError
+from ..errors import DuplicateKeyError, YamlError
 from .text import MAX_EVIDENCE_CHARS, LineIndex, brief, decode_text, one_line, read_bytes
 
 try:  # libyaml is much faster when present
@@ -64,15 +64,6 @@ class YList(list):
 
     def line_of(self, index: int) -> int:
         return self.lines[index] if 0 <= index < len(self.lines) else self.line
-
-
-class YamlError(InputError):
-    """The text is not acceptable YAML: syntax, alias bomb, duplicate or unhashable key, bad
-    value, several documents where one is expected (reading problems are plain InputErrors)."""
-
-
-class DuplicateKeyError(YamlError):
-    """A mapping names one key twice."""
 
 
 class YamlSource:

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import yaml
 
-from ..errors import InputError
+from ..errors import InputError, YamlError
 from ..graph.model import KnowledgeGraph
 from ..io.atomic import atomic_write
-from ..io.yamlfile import YamlError, load_yaml_file
+from ..io.yamlfile import load_yaml_file
 from ..schema.model import Schema
 from .normalize import fold
 

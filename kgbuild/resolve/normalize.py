@@ -22,8 +22,9 @@ from typing import Iterable, Mapping
 
 from rapidfuzz.distance import OSA
 
+from ..errors import RefError
 from ..graph.ids import split_words
-from ..graph.refs import DEFAULT_NAMESPACE, RefError, split_ref
+from ..graph.refs import DEFAULT_NAMESPACE, split_ref
 from ..schema.model import Schema
 
 _PURL = re.compile(r"^pkg:([A-Za-z.+-]+)/([^@?#]+)")

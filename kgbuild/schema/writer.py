@@ -41,7 +41,7 @@ def schema_yaml(data: dict, notes: dict[str, list[str]] | None = None,
             out += [_comment(n, "  ") for n in notes.get(f"{section}.{name}", ())]
             spec = spec or {}
             extra = sorted(set(spec) - set(_TERM_KEYS))
-            if extra:
+            if extra:  # a bug in the importer, which made ``data``: no user input gets here
                 raise ValueError(f"{section}.{name}: unknown key {extra[0]!r}")
             fields = [(k, spec[k]) for k in _TERM_KEYS if k in spec and spec[k] is not None]
             if not fields:

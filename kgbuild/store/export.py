@@ -13,7 +13,7 @@ from typing import Iterator
 
 import pyoxigraph as ox
 
-from ..errors import KgbuildError
+from ..errors import InvalidValue, KgbuildError
 from ..graph.turtle import jsonld_pieces, turtle_pieces
 from ..io.atomic import atomic_write
 from ..schema.namespaces import prefixes
@@ -45,7 +45,7 @@ def export_pieces(store: GraphStore, fmt: str = "turtle") -> Iterator[str]:
         triples = (line[:-2].split(" ", 2) for line in store.ntriples())
         yield from (turtle_pieces if fmt == "turtle" else jsonld_pieces)(triples, store.schema)
     else:
-        raise ValueError(f"unknown format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})")
+        raise InvalidValue(f"unknown format {fmt!r} (one of {', '.join(EXPORT_FORMATS)})", code="usage")
 
 
 EXPORT_FORMAT_VERSION = 1  # bump when a writer's output changes: recorded exports are rewritten

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 from pathlib import Path, PurePosixPath
 
-from ...errors import InputError, KgbuildError, Problem
-from ...graph.refs import RefError, is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
+from ...errors import DuplicateKeyError, InputError, KgbuildError, Problem, RefError
+from ...graph.refs import is_valid_kind, is_valid_name, is_valid_namespace, parse_ref
 from ...io.text import brief, clip, file_kind, is_regular, read_text, resolved
-from ...io.yamlfile import DuplicateKeyError, YamlSource, YList, YMap, load_yaml
+from ...io.yamlfile import YamlSource, YList, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .openapi import read_api_spec

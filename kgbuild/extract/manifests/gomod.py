@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...errors import InputError, Problem
+from ...errors import InputError, InvalidValue, Problem
 from ...io.text import brief, clip, read_text, split_lines
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from ..registry import register
@@ -52,7 +52,7 @@ class GoModExtractor:
                 break
             try:
                 if len(args) != 2:
-                    raise ValueError(f"expected 'path version', got {len(args)} fields")
+                    raise InvalidValue(f"expected 'path version', got {len(args)} fields", code="bad-require")
                 out.edges.append(depends_on(me, golang_purl(args[0]), args[0], clip(raw), line=line,
                                             qualifiers=("indirect",) if "// indirect" in raw else ()))
             except ValueError as exc:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from urllib.parse import quote
 
+from ...errors import InvalidValue
 from ...io.text import brief
 
 _PYPI = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
@@ -28,7 +29,7 @@ def pypi_name(name: str) -> str:
     """PEP 503 normal form: lowercase, runs of ``-``, ``_``, ``.`` become one ``-``."""
     name = name.strip()
     if not _PYPI.match(name):
-        raise ValueError(f"not a valid Python package name: {brief(name)}")
+        raise InvalidValue(f"not a valid Python package name: {brief(name)}", code="bad-name")
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
@@ -40,7 +41,7 @@ def npm_name(name: str) -> str:
         "/" not in norm if not scope else
         scope.startswith("@") and "/" not in scope and _NPM_PART.match(scope[1:]))
     if not ok:
-        raise ValueError(f"not a valid npm package name: {brief(name)}")
+        raise InvalidValue(f"not a valid npm package name: {brief(name)}", code="bad-name")
     return norm
 
 
@@ -49,7 +50,7 @@ def go_module(path: str) -> str:
     path = path.strip()
     elems = path.split("/")
     if not path or not all(_GO_ELEM.match(e) and e not in (".", "..") for e in elems):
-        raise ValueError(f"not a valid Go module path: {brief(path)}")
+        raise InvalidValue(f"not a valid Go module path: {brief(path)}", code="bad-name")
     return path
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...errors import InvalidValue
+
 DEFAULT_SIZE = 4000  # characters
 DEFAULT_OVERLAP = 400
 
@@ -180,7 +182,7 @@ def chunk_text(text: str, doc_id: str, *, size: int = DEFAULT_SIZE, overlap: int
                mode: str = "chunk", title: str | None = None) -> list[Chunk]:
     """The chunks of a document (``mode="document"``: the whole text as one chunk)."""
     if size < 1:
-        raise ValueError("chunk size must be at least 1 character")
+        raise InvalidValue("chunk size must be at least 1 character", code="usage")
     overlap = max(0, min(overlap, size // 2))
     title = title or document_title(text, doc_id.rsplit("/", 1)[-1])
     if mode == "document":
@@ -188,7 +190,7 @@ def chunk_text(text: str, doc_id: str, *, size: int = DEFAULT_SIZE, overlap: int
         end = len(text.rstrip())
         return [Chunk(doc_id, 1, start, end, text[start:end], title)] if end > start else []
     if mode != "chunk":
-        raise ValueError(f"mode must be chunk or document, not {mode!r}")
+        raise InvalidValue(f"mode must be chunk or document, not {mode!r}", code="usage")
     units = [p for b in blocks(text) for p in (_split_long(text, b, size) if b.end - b.start > size
                                                else [b])]
     chunks: list[Chunk] = []
