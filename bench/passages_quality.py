@@ -45,6 +45,7 @@ from kgbuild.passages.dense import EmbeddingSettings  # noqa: E402
 from kgbuild.passages.graph import GraphParams  # noqa: E402
 from kgbuild.passages.ingest import ingest  # noqa: E402
 from kgbuild.passages.retrieve import (  # noqa: E402
+    LEXICAL_WEIGHT,
     METHODS,
     PassageRetriever,
     RetrievalSettings,
@@ -120,10 +121,12 @@ def reference_bm25(corpus: list[dict], questions: list[str]) -> list[list[int]]:
 
 
 def run_methods(store: Path, settings: EmbeddingSettings, questions, qvecs, methods,
-                graph: GraphParams | None = None) -> dict[str, list[list[str]]]:
+                graph: GraphParams | None = None, lexical_weight: float = LEXICAL_WEIGHT
+                ) -> dict[str, list[list[str]]]:
     out = {}
     for method in methods:
-        rs = RetrievalSettings(k=10, method=method, graph=graph or GraphParams())
+        rs = RetrievalSettings(k=10, method=method, graph=graph or GraphParams(),
+                               lexical_weight=lexical_weight)
         with PassageRetriever(store, Principal.all_access(), settings, rs) as r:
             out[method] = [[p["id"] for p in r.run(q, qvecs[i]).passages]
                            for i, q in enumerate(questions)]
@@ -176,22 +179,24 @@ def split(store, settings, questions, qvecs, golds) -> None:
     """Choose the graph settings on the even questions, report them on the odd ones."""
     halves = {"tune (even)": list(range(0, len(questions), 2)),
               "held out (odd)": list(range(1, len(questions), 2))}
-    grid = [GraphParams(seeds=s, lam=lam, question_bonus=qb)
-            for s, lam, qb in itertools.product((3, 5, 10), (0.1, 0.25, 0.5), (0.5, 1.0, 2.0))]
+    grid = [(lw, GraphParams(seeds=s, lam=lam, question_bonus=qb, back=back))
+            for lw, s, lam, qb, back in itertools.product((0.0, 0.1, 0.2), (3, 5), (0.2, 0.5, 0.7),
+                                                         (1.0, 2.0), (0.0, 0.5, 1.0))]
 
-    def score(params, idx):
+    def score(choice, idx):
+        lw, params = choice
         sub = [questions[i] for i in idx]
-        ranks = run_methods(store, settings, sub, qvecs[idx], ["default"], params)["default"]
-        m = metrics(ranks, [golds[i] for i in idx])
-        return m
+        ranks = run_methods(store, settings, sub, qvecs[idx], ["default"], params, lw)["default"]
+        return metrics(ranks, [golds[i] for i in idx])
 
     tune = halves["tune (even)"]
-    best = max(grid, key=lambda p: (lambda m: m["R@5"] + m["all@5"])(score(p, tune)))
-    print(f"\nsplit: best on the even half: seeds={best.seeds} lam={best.lam} "
-          f"question_bonus={best.question_bonus}")
+    best = max(grid, key=lambda c: (lambda m: m["R@5"] + m["all@5"])(score(c, tune)))
+    lw, p = best
+    print(f"\nsplit: best of {len(grid)} settings on the even half: lexical_weight={lw} "
+          f"seeds={p.seeds} lam={p.lam} question_bonus={p.question_bonus} back={p.back}")
     for name, idx in halves.items():
-        for label, params in (("defaults", GraphParams()), ("tuned", best)):
-            m = score(params, idx)
+        for label, choice in (("defaults", (LEXICAL_WEIGHT, GraphParams())), ("tuned", best)):
+            m = score(choice, idx)
             d = run_methods(store, settings, [questions[i] for i in idx], qvecs[idx], ["dense"])["dense"]
             md = metrics(d, [golds[i] for i in idx])
             print(f"  {name:15s} {label:8s} R@5 {m['R@5']:5.1f} all@5 {m['all@5']:4.0f}  "

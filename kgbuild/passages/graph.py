@@ -6,11 +6,13 @@ seeds: the question names that passage's subject. The best passages by the base 
 (dense, else lexical) are seeds too: the semantic fallback, and the first hop of a question
 that names no entity.
 
-**Expansion.** From each seed, one hop both ways through names: to the passages whose title
-a seed mentions (the bridge of a two-hop question: the film's passage names its director,
-whose own passage holds the answer), and to the passages that mention the seed's title. A
-name more than ``hub_cap`` visible passages mention is a hub and is not expanded through
-(linking everything, it says nothing).
+**Expansion.** From each seed, one hop through the names it mentions to the passages they
+are the title of: the bridge of a two-hop question (the film's passage names its director,
+whose own passage holds the answer). The other direction, to the passages that mention the
+seed's title (``back``), is off by default: those are mostly other things that merely cite
+the seed (a director's films), and on the visible set every weight above 0 made all@5 worse
+(91 -> 87-90). A name more than ``hub_cap`` visible passages mention is a hub and is not
+expanded through (linking everything, it says nothing).
 
 **Scores** are path scores: a passage reached from a seed gets ``lam`` times the seed's
 score (its best path), added to its own base score, so a neighbour must still be about the
@@ -29,7 +31,7 @@ from .model import ReadModel
 
 HUB_CAP = 100  # visible passages mentioning a name before it is a hub
 SEEDS = 5  # best base-scored passages used as seeds
-LAM = 0.25  # weight of a seed's score passed along one link
+LAM = 0.5  # weight of a seed's score passed along one link
 QUESTION_BONUS = 1.0  # z-score units added to a passage whose title the question names
 
 
@@ -41,6 +43,7 @@ class GraphParams:
     lam: float = LAM
     question_bonus: float = QUESTION_BONUS
     hub_cap: int = HUB_CAP
+    back: float = 0.0  # weight of the mentioned-by direction relative to mentions
 
 
 @dataclass
@@ -92,18 +95,18 @@ def propagate(model: ReadModel, base: np.ndarray, names: list[int],
         s = scores[a]
         if not np.isfinite(s) or s <= 0:
             continue
-        steps = [(k, model.titled(k), "mentions") for k in model.mentions(a).tolist()]
-        if model.title[a] >= 0:
+        steps = [(k, model.titled(k), "mentions", s) for k in model.mentions(a).tolist()]
+        if model.title[a] >= 0 and params.back > 0:
             k = int(model.title[a])
-            steps.append((k, model.mentioned_by(k), "mentioned-by"))
-        for k, rows, way in steps:
+            steps.append((k, model.mentioned_by(k), "mentioned-by", s * params.back))
+        for k, rows, way, w in steps:
             if is_hub(k):
                 continue
             for b in rows.tolist():
                 if b == a or not finite[b] or (visible is not None and not visible[b]):
                     continue
-                if b not in gain or s > gain[b][0]:
-                    gain[b] = (float(s), a, k, way)
+                if b not in gain or w > gain[b][0]:
+                    gain[b] = (float(w), a, k, way)
     result = GraphResult(scores, qseeds)
     for b, (s, a, k, way) in gain.items():
         scores[b] += params.lam * s
