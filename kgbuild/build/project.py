@@ -35,7 +35,9 @@ from ..errors import InputError
 
 CONFIG_FILE = "kgbuild.toml"
 _TYPES = {"sources": list, "schema": str, "store": str, "exclude": list, "gitignore": bool,
-          "access": str, "aliases": str, "max_file_size": int, "llm": dict}
+          "access": str, "aliases": str, "max_file_size": int, "llm": dict, "embeddings": dict}
+# [embeddings]: passage retrieval's endpoint and models (kgbuild ingest, retrieve)
+EMBEDDINGS_KEYS = ("base_url", "model", "query_model", "passage_prefix", "query_prefix")
 # [llm]: key -> (type, low, high) for numbers, (str, allowed values or None) for text
 LLM_KEYS: dict[str, tuple] = {
     "model": (str, None), "base_url": (str, None), "mode": (str, ("chunk", "document")),
@@ -62,6 +64,7 @@ class Project:
     aliases: str | None = None
     max_file_size: int = 20
     llm: dict = field(default_factory=dict, hash=False, compare=False)  # the [llm] table, checked
+    embeddings: dict = field(default_factory=dict, hash=False, compare=False)  # [embeddings]
 
     def path(self, value: str) -> Path:
         """A path setting, relative to the project root."""
@@ -144,8 +147,23 @@ def load_project(path: str | Path) -> Project:
             raise InputError("max_file_size is in MiB, between 1 and 1048576", str(path), line)
         if key == "llm":
             value = _llm_table(value, text, str(path))
+        if key == "embeddings":
+            value = _embeddings_table(value, text, str(path))
         values[key] = value
     return Project(path.parent, path, **values)
+
+
+def _embeddings_table(table: dict, text: str, name: str) -> dict:
+    """The ``[embeddings]`` table (``kgbuild ingest``/``retrieve``): known keys, text values."""
+    for key, value in table.items():
+        match = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
+        line = text.count("\n", 0, match.start()) + 1 if match else None
+        if key not in EMBEDDINGS_KEYS:
+            raise InputError(f"unknown setting embeddings.{key} (known: "
+                             f"{', '.join(EMBEDDINGS_KEYS)})", name, line)
+        if not isinstance(value, str) or (not value.strip() and not key.endswith("prefix")):
+            raise InputError(f"embeddings.{key} must be a non-empty string", name, line)
+    return dict(table)
 
 
 def _llm_table(table: dict, text: str, name: str) -> dict:

@@ -24,6 +24,7 @@ from .main import (
     FileArg,
     UsageError,
     check_output,
+    echo,
     emit,
     main,
     project,
@@ -43,6 +44,10 @@ def _llm(key: str, default):
               help="OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (default: "
                    "$OPENAI_BASE_URL, else the project's llm.base_url, else OpenAI). The key "
                    "is read from $OPENAI_API_KEY only.")
+@click.option("--trust-project-url", is_flag=True, envvar="KGBUILD_TRUST_PROJECT_URL",
+              help="Send $OPENAI_API_KEY to the project file's llm.base_url too "
+                   "($KGBUILD_TRUST_PROJECT_URL=1); by default only to OpenAI, --base-url or "
+                   "$OPENAI_BASE_URL, so a checkout cannot point the key at its own host.")
 @click.option("--mode", type=click.Choice(["chunk", "document"]), default=_llm("mode", "chunk"),
               show_default="the project's, else chunk",
               help="Ask per chunk (recalls more) or per document (sees more context; for short "
@@ -62,7 +67,12 @@ def _llm(key: str, default):
               help="Response format to start with (default auto: json_schema, falling back to "
                    "json_object with the schema, then plain json_object, as the server accepts).")
 @click.option("--timeout", type=click.FloatRange(0.1, 3600), default=None, metavar="SECONDS",
-              help="Per request attempt (default: the project's llm.timeout, else 120).")
+              help="For a whole request attempt, answer included (default: the project's "
+                   "llm.timeout, else 120).")
+@click.option("--max-response-size", "max_response_mib", type=click.IntRange(1, 1024),
+              default=None, metavar="MIB",
+              help="Largest answer read, in MiB, received and decompressed each (default: the "
+                   "project's llm.max_response_size, else 32); a larger one stops the run.")
 @click.option("--max-retries", type=click.IntRange(0, 10), default=None,
               help="Retries of a request on 429, 5xx and timeouts (default: 2).")
 @click.option("--max-tokens", type=click.IntRange(1, 1_000_000), default=None, metavar="N",
@@ -83,10 +93,10 @@ def _llm(key: str, default):
 @VALIDATE
 @TIMESTAMP
 @FORMAT
-def extract(sources, schema_name, store_path, model, base_url, mode, chunk_size, chunk_overlap,
-            concurrency, gleanings, structured_output, timeout, max_retries, max_tokens, dry_run,
-            full, output, report_file, registry_path, access_file, excludes, no_gitignore,
-            validate, timestamp, fmt):
+def extract(sources, schema_name, store_path, model, base_url, trust_project_url, mode,
+            chunk_size, chunk_overlap, concurrency, gleanings, structured_output, timeout,
+            max_response_mib, max_retries, max_tokens, dry_run, full, output, report_file,
+            registry_path, access_file, excludes, no_gitignore, validate, timestamp, fmt):
     """Extract relations from prose (Markdown, text, reStructuredText) through an LLM.
 
     Folders are scanned for .md, .markdown, .txt and .rst files; a file named explicitly is
@@ -125,7 +135,10 @@ def extract(sources, schema_name, store_path, model, base_url, mode, chunk_size,
     settings = LLMSettings.resolve(model=model, base_url=base_url, concurrency=concurrency,
                                    timeout=timeout, max_retries=max_retries,
                                    structured_output=structured_output, max_tokens=max_tokens,
-                                   config=proj.llm)
+                                   max_response_mib=max_response_mib,
+                                   trust_project_url=trust_project_url, config=proj.llm)
+    if settings.warning:
+        echo(f"warning: {settings.warning}", err=True)
     progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() and not dry_run else None
     result = extract_text(
         sources, schema_name, llm=settings, text=text, store=store_path, dry_run=dry_run,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..io.urls import redact_url
 from ..schema.loader import load_schema
 from .main import FORMAT, SCHEMA, STORE, UsageError, check_output, count, emit, main
 
@@ -25,16 +26,21 @@ def remote_options(f):
         click.option("--token", envvar="KGBUILD_REMOTE_TOKEN", metavar="TOKEN",
                      help="Bearer token ($KGBUILD_REMOTE_TOKEN)."),
         click.option("--timeout", type=click.FloatRange(0.1, 86400), default=60.0,
-                     show_default=True, help="Seconds per request."),
+                     show_default=True, help="Seconds for a whole SPARQL request "
+                                             "(connection and answer; each retry has its own)."),
         click.option("--retries", **count(3, 0, 20),
-                     help="Retries of a request after a 5xx answer or a connection error."),
+                     help="Retries of a request after a 5xx answer, a timeout or a connection "
+                          "error."),
+        click.option("--max-response-size", "max_response_mib", **count(1024, 1, 1 << 20),
+                     metavar="MIB", help="Largest answer read, in MiB (received and "
+                                         "decompressed each)."),
     ]):
         f = option(f)
     return f
 
 
 def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
-                  retries):
+                  retries, max_response_mib):
     """The client the remote options describe."""
     from ..remote.sparql import Auth, SparqlClient
 
@@ -44,7 +50,7 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
         raise UsageError("--password needs --user")
     return SparqlClient(endpoint, update_url=update_url, store_url=gsp_url,
                         auth=Auth(user, password, token, digest), timeout=timeout,
-                        retries=retries)
+                        retries=retries, max_response_bytes=max_response_mib << 20)
 
 
 @main.command()
@@ -66,7 +72,8 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
 @remote_options
 @FORMAT
 def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, full, batch_bytes,
-         update_url, gsp_url, user, password, digest, token, timeout, retries, fmt):
+         update_url, gsp_url, user, password, digest, token, timeout, retries, max_response_mib,
+         fmt):
     """Send the store to a SPARQL 1.1 server (one named graph per document) or to FalkorDB.
 
     Only the graphs of documents changed since the last push to that endpoint are sent
@@ -89,14 +96,15 @@ def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, ful
         from ..remote.cypher import push_falkordb
 
         report = push_falkordb(store_path, schema, falkordb, graph_name, timeout=timeout)
-        emit(report, fmt, f"FalkorDB {falkordb} graph {graph_name}: {report['nodes']} nodes, "
+        report["url"] = redact_url(falkordb)
+        emit(report, fmt, f"FalkorDB {report['url']} graph {graph_name}: {report['nodes']} nodes, "
                           f"{report['edges']} edges; deleted {report['deleted_nodes']} nodes, "
                           f"{report['deleted_edges']} edges")
         return
     from ..remote.push import push_store
 
     with sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
-                       retries) as client:
+                       retries, max_response_mib) as client:
         report = push_store(store_path, schema, client, graph_iri=graph_iri, full=full,
                             batch_bytes=batch_bytes)
     emit(report.to_dict(), fmt, report.render())
@@ -110,7 +118,7 @@ def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, ful
 @remote_options
 @FORMAT
 def pull(endpoint, output, graph_iri, update_url, gsp_url, user, password, digest, token,
-         timeout, retries, fmt):
+         timeout, retries, max_response_mib, fmt):
     """Read kgbuild's named graphs (IRIs under https://kgbuild.dev/) back from a SPARQL server.
 
     \b
@@ -121,7 +129,7 @@ def pull(endpoint, output, graph_iri, update_url, gsp_url, user, password, diges
 
     check_output(output)
     with sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
-                       retries) as client:
+                       retries, max_response_mib) as client:
         report = pull_store(client, output, graph_iri=graph_iri)
     emit(report, fmt, f"wrote {report['output']}: {report['quads']} quads from "
                       f"{report['graphs']} graph(s) of {report['endpoint']}")

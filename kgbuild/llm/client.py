@@ -2,8 +2,11 @@
 
 * **Concurrency**: at most ``concurrency`` requests in flight (an asyncio semaphore over one
   ``AsyncOpenAI`` client per run); the client's own retries (``max_retries``, exponential
-  backoff, ``Retry-After`` honoured) cover 408/409/429/5xx and timeouts (``timeout`` seconds
-  per attempt).
+  backoff, ``Retry-After`` honoured) cover 408/409/429/5xx and timeouts.
+* **Bounds** (:mod:`kgbuild.io.http`): an attempt ends ``timeout`` seconds after it starts,
+  whatever the server sends; a request is tried at most ``1 + max_retries`` times (the first
+  request's mode probe included). An answer larger than ``max_response_bytes`` (received or
+  decompressed) stops the run with one error (code ``llm-too-large``).
 * **Structured output**, best first (:data:`~kgbuild.llm.settings.MODES`): ``json_schema``
   (strict), then ``json_object`` with the schema attached (llama.cpp's server turns it into a
   grammar), then plain ``json_object``. A server that rejects a mode (HTTP 400/422/500, or
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import KgbuildError
+from ..io.http import AsyncClient, Bounds, ResponseTooLarge, mib
 from .cache import ResponseCache, digest, request_key
 from .settings import MODES, LLMSettings
 
@@ -124,6 +128,7 @@ class LLMClient:
             self.usage.rejected_modes = list(remembered.get("rejected", []))
         self._fresh: set[str] = set()  # keys answered by the endpoint during this run
         self._fatal: str | None = None  # the endpoint refuses us (key, model, address): stop
+        self._fatal_code = "llm"
 
     # -- the public, synchronous API --------------------------------------------------------------
     def run(self, requests: Sequence[Request], check: Check | None = None,
@@ -142,7 +147,7 @@ class LLMClient:
                 results[i] = c
         if self._fatal:
             raise KgbuildError(f"LLM endpoint {self.settings.endpoint} (model "
-                               f"{self.settings.model!r}): {self._fatal}", code="llm")
+                               f"{self.settings.model!r}): {self._fatal}", code=self._fatal_code)
         return [c for c in results if c is not None]
 
     def cached(self, request: Request) -> bool:
@@ -187,7 +192,9 @@ class LLMClient:
         async def count(_request) -> None:
             self.usage.requests += 1
 
-        http = openai.DefaultAsyncHttpxClient(event_hooks={"request": [count]})
+        http = AsyncClient(Bounds(self.settings.timeout, self.settings.max_response_bytes),
+                           event_hooks={"request": [count]}, follow_redirects=True,
+                           limits=openai.DEFAULT_CONNECTION_LIMITS)
         client = openai.AsyncOpenAI(api_key=self.settings.api_key or "unused",
                                     base_url=self.settings.base_url, timeout=self.settings.timeout,
                                     max_retries=self.settings.max_retries, http_client=http)
@@ -262,10 +269,11 @@ class LLMClient:
                      ) -> tuple[str, dict, str]:
         """The first request to an endpoint whose mode is not known yet: each mode, best first,
         sent once without retries; a rejection moves on to the next mode, anything else is
-        retried as usual. The mode that answers is remembered."""
+        retried as usual, this first attempt counted. The mode that answers is remembered."""
         import openai
 
         modes = list(MODES[MODES.index(self.mode):])
+        rest = client.with_options(max_retries=max(self.settings.max_retries - 1, 0))
         for i, mode in enumerate(modes):
             self.mode = mode
             try:
@@ -276,12 +284,15 @@ class LLMClient:
                     self.usage.rejected_modes.append(
                         {"mode": mode, "status": exc.status_code, "message": _short(exc)})
                     continue
-                if exc.status_code in (408, 409, 429) or exc.status_code >= 500:
-                    text, usage = await self._send(client, request, messages, mode)
+                if self.settings.max_retries and (exc.status_code in (408, 409, 429)
+                                                  or exc.status_code >= 500):
+                    text, usage = await self._send(rest, request, messages, mode)
                 else:
                     raise
             except (openai.APITimeoutError, openai.APIConnectionError):
-                text, usage = await self._send(client, request, messages, mode)
+                if not self.settings.max_retries:
+                    raise
+                text, usage = await self._send(rest, request, messages, mode)
             self.confirmed = True
             self.cache.remember_mode(self.settings.endpoint, self.settings.model, mode,
                                      self.usage.rejected_modes)
@@ -307,6 +318,12 @@ class LLMClient:
         import openai
 
         self.usage.failures += 1
+        if isinstance(exc, ResponseTooLarge):  # a server that floods us once will again: stop
+            message = (f"an answer was larger than {mib(self.settings.max_response_bytes)} "
+                       f"(the limit; --max-response-size)")
+            if not self._fatal:
+                self._fatal, self._fatal_code = message, "llm-too-large"
+            return Completion(None, self.mode, error=message)
         message = f"{type(exc).__name__}: {_short(exc)}"
         refused = isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError,
                                    openai.NotFoundError))

@@ -11,6 +11,10 @@ An endpoint that does not serve embeddings for the model (HTTP 404, 405 or 501, 
 without them) costs one request, never retried: the answer is one :class:`KgbuildError`
 line, remembered beside the vectors so later calls fail at once without a request (delete
 the ``.unsupported.json`` file named in the message to ask again).
+
+Every request is bounded (:mod:`kgbuild.io.http`): ``timeout`` seconds per attempt in all,
+its answer at most ``max_response_bytes`` received and decompressed (else one error, code
+``embeddings-too-large``). The endpoint is shown and remembered with credentials redacted.
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ import numpy as np
 
 from ..errors import KgbuildError
 from ..io.atomic import atomic_write
+from ..io.http import Bounds, Client, ResponseTooLarge
+from ..io.urls import redact_url
 
 BATCH = 256
+MAX_RESPONSE_BYTES = 64 << 20  # 256 vectors of 3072 floats are about 16 MB of JSON
 _KEY = re.compile(r"[0-9a-f]{32}")
 _NOT_SERVED = re.compile(r"embedding", re.I)
 
@@ -46,7 +53,7 @@ class EmbeddingMatcher:
         self.model = model
         slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model)
         self.cache_file = Path(cache_dir) / f"embeddings-{slug}.npz" if cache_dir else None
-        self.endpoint = str(getattr(client, "base_url", "") or "").rstrip("/")
+        self.endpoint = redact_url(str(getattr(client, "base_url", "") or "").rstrip("/"))
         self._cache: dict[str, np.ndarray] = self._load()
         self._unsupported: str | None = self._load_unsupported()
         self._confirmed = False  # an answer came: later requests may be retried
@@ -54,14 +61,17 @@ class EmbeddingMatcher:
 
     @classmethod
     def from_env(cls, model: str, base_url: str | None = None, api_key: str | None = None,
-                 cache_dir: str | Path | None = None) -> "EmbeddingMatcher":
+                 cache_dir: str | Path | None = None, timeout: float = 60.0,
+                 max_response_bytes: int = MAX_RESPONSE_BYTES) -> "EmbeddingMatcher":
         """A matcher on an ``openai.OpenAI`` client (``OPENAI_BASE_URL``/``OPENAI_API_KEY``
         apply when ``base_url``/``api_key`` are not given; local servers need no real key)."""
         import openai  # imported here so the CLI starts fast when nothing is embedded
 
         key = api_key or os.environ.get("OPENAI_API_KEY") or "unused"
-        return cls(openai.OpenAI(base_url=base_url, api_key=key, max_retries=1, timeout=60),
-                   model, cache_dir)
+        http = Client(Bounds(timeout, max_response_bytes), follow_redirects=True,
+                      limits=openai.DEFAULT_CONNECTION_LIMITS)
+        return cls(openai.OpenAI(base_url=base_url, api_key=key, max_retries=1, timeout=timeout,
+                                 http_client=http), model, cache_dir)
 
     def _load(self) -> dict[str, np.ndarray]:
         """The cached vectors: keys are SHA-256 prefixes of the embedded texts, values unit
@@ -142,6 +152,8 @@ class EmbeddingMatcher:
                     raise
                 self.requests += 1
                 response = self.client.embeddings.create(model=self.model, input=texts)
+        except ResponseTooLarge as exc:
+            raise KgbuildError(f"embeddings: {exc.message}", code="embeddings-too-large") from None
         except KgbuildError:
             raise
         except Exception as exc:  # the client raises many transport and API error types

@@ -137,7 +137,7 @@ def test_retries_run_out_into_a_reported_failure(fake_llm):
     c = client(server, max_retries=1)
     [out] = c.run([req("x")])
     assert out.text is None and "InternalServerError" in out.error
-    assert c.usage.failures == 1 and server.count == 3  # the probe, then 1 + 1 retry
+    assert c.usage.failures == 1 and server.count == 2  # the probe, then its 1 retry
 
 
 def test_a_timeout_is_retried_and_a_lasting_one_reported(fake_llm):
