@@ -20,6 +20,8 @@ override the file (and are relative to the working directory, as usual)::
     model = "gpt-4o-mini"
     base_url = "http://localhost:11434/v1" # any OpenAI-compatible endpoint
     concurrency = 8
+    timeout = 120                          # seconds for a whole request attempt
+    max_response_size = 32                 # MiB: the largest answer read
     mode = "chunk"                         # or "document"
     price = {input = 0.15, output = 0.60}  # US dollars per million tokens (cost estimate)
 """
@@ -44,7 +46,7 @@ LLM_KEYS: dict[str, tuple] = {
     "structured_output": (str, ("auto", "json_schema", "json_object_schema", "json_object")),
     "concurrency": (int, 1, 256), "chunk_size": (int, 100, 1_000_000),
     "chunk_overlap": (int, 0, 500_000), "gleanings": (int, 0, 5), "max_retries": (int, 0, 10),
-    "max_tokens": (int, 1, 1_000_000),
+    "max_tokens": (int, 1, 1_000_000), "max_response_size": (int, 1, 1024),  # MiB
     "timeout": (float, 0.1, 3600.0), "temperature": (float, 0.0, 2.0), "price": (dict, None),
 }
 
@@ -102,51 +104,67 @@ def find_project(start: str | Path | None = None) -> Project:
 
 
 def _has_tool_table(path: Path) -> bool:
+    """Whether a ``pyproject.toml`` configures kgbuild: a ``tool.kgbuild`` table however
+    written (``[tool.kgbuild]``, ``[tool.kgbuild.llm]``, dotted keys), or, in a file that is
+    not valid TOML, anything that looks like one (so the syntax error is reported)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
     except (OSError, UnicodeDecodeError):
         return False
-    return re.search(r"^\s*\[\s*tool\s*\.\s*kgbuild\s*\]", text, re.M) is not None
+    try:
+        tool = tomllib.loads(text).get("tool")
+    except tomllib.TOMLDecodeError:
+        return re.search(r"tool\s*\.\s*kgbuild\b|^\s*kgbuild\s*\.", text, re.M) is not None
+    return isinstance(tool, dict) and "kgbuild" in tool
+
+
+def _read(path: Path) -> str:
+    """A TOML file's text; a UTF-8 byte order mark is allowed (and dropped)."""
+    return path.read_text(encoding="utf-8-sig")
 
 
 def load_project(path: str | Path) -> Project:
     """Read one configuration file (``kgbuild.toml`` or a ``pyproject.toml``); raises
-    :class:`InputError` naming the file and line for anything malformed."""
+    :class:`InputError` naming the file, line and key for anything malformed (the line and
+    column of a TOML syntax error)."""
     path = Path(path).resolve()
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
         data = tomllib.loads(text)
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8: {exc.reason}", str(path)) from None
     except tomllib.TOMLDecodeError as exc:
-        line = re.search(r"line (\d+)", str(exc))
-        raise InputError(f"TOML syntax error: {exc}", str(path),
-                         int(line.group(1)) if line else None) from None
+        raise _syntax_error(exc, text, str(path)) from None
+    prefix: tuple[str, ...] = ()
     if path.name == "pyproject.toml":
-        table = data.get("tool", {}).get("kgbuild")
+        prefix = ("tool", "kgbuild")
+        table = data["tool"]["kgbuild"]  # there: found by _has_tool_table
         if not isinstance(table, dict):
-            raise InputError("[tool.kgbuild] must be a table", str(path))
+            raise InputError("tool.kgbuild must be a table", str(path),
+                             _line_of(text, prefix))
     else:
         table = data
+    name = "tool.kgbuild." if prefix else ""  # keys named as the file names them
     values: dict = {}
     for key, value in table.items():
-        line = _line_of(text, key)
+        line = _line_of(text, (*prefix, key))
         if key not in _TYPES:
-            raise InputError(f"unknown setting {key!r} (known: {', '.join(sorted(_TYPES))})",
+            raise InputError(f"unknown setting {name + key!r} (known: {', '.join(sorted(_TYPES))})",
                              str(path), line)
         expected = _TYPES[key]
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise InputError(f"{key} must be a {expected.__name__}", str(path), line)
+            raise InputError(f"{name}{key} must be a {expected.__name__}", str(path), line)
         if expected is list:
             if not all(isinstance(v, str) for v in value):
-                raise InputError(f"{key} must be a list of strings", str(path), line)
+                raise InputError(f"{name}{key} must be a list of strings", str(path), line)
             value = tuple(value)
         if key == "max_file_size" and not 1 <= value <= 1 << 20:
-            raise InputError("max_file_size is in MiB, between 1 and 1048576", str(path), line)
+            raise InputError(f"{name}max_file_size is in MiB, between 1 and 1048576", str(path),
+                             line)
         if key == "llm":
-            value = _llm_table(value, text, str(path))
+            value = _llm_table(value, text, str(path), (*prefix, "llm"))
         if key == "embeddings":
             value = _embeddings_table(value, text, str(path))
         values[key] = value
@@ -166,13 +184,27 @@ def _embeddings_table(table: dict, text: str, name: str) -> dict:
     return dict(table)
 
 
-def _llm_table(table: dict, text: str, name: str) -> dict:
+def _syntax_error(exc: tomllib.TOMLDecodeError, text: str, name: str) -> InputError:
+    """A TOML syntax error located at its line, with its column in the message."""
+    message = str(exc)
+    at = re.search(r" \(at line (\d+), column (\d+)\)$", message)
+    if at:
+        line, column = int(at.group(1)), int(at.group(2))
+    else:  # "(at end of document)"
+        line = text.count("\n") + 1
+        column = len(text) - text.rfind("\n")
+    reason = re.sub(r" \(at [^()]*\)$", "", message)
+    return InputError(f"TOML syntax error at column {column}: {reason}", name, line)
+
+
+def _llm_table(table: dict, text: str, name: str, where: tuple[str, ...]) -> dict:
     """The ``[llm]`` table, every key and value checked (one located error otherwise)."""
     out: dict = {}
     for key, value in table.items():
-        line = _line_of(text, key)
+        line = _line_of(text, (*where, key))
+        full = ".".join((*where, key))  # as the file names it: llm.x, tool.kgbuild.llm.x
         if key not in LLM_KEYS:
-            raise InputError(f"unknown setting llm.{key} (known: {', '.join(sorted(LLM_KEYS))})",
+            raise InputError(f"unknown setting {full} (known: {', '.join(sorted(LLM_KEYS))})",
                              name, line)
         spec = LLM_KEYS[key]
         kind = spec[0]
@@ -180,25 +212,53 @@ def _llm_table(table: dict, text: str, name: str) -> dict:
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value, ok = float(value), True
         if not ok:
-            raise InputError(f"llm.{key} must be a {'number' if kind is float else kind.__name__}",
+            raise InputError(f"{full} must be a {'number' if kind is float else kind.__name__}",
                              name, line)
         if kind in (int, float) and not spec[1] <= value <= spec[2]:
-            raise InputError(f"llm.{key} must be between {spec[1]:g} and {spec[2]:g}", name, line)
+            raise InputError(f"{full} must be between {spec[1]:g} and {spec[2]:g}", name, line)
         if kind is str and spec[1] is not None and value not in spec[1]:
-            raise InputError(f"llm.{key} must be one of {', '.join(spec[1])}", name, line)
+            raise InputError(f"{full} must be one of {', '.join(spec[1])}", name, line)
         if kind is str and not value.strip():
-            raise InputError(f"llm.{key} must not be empty", name, line)
+            raise InputError(f"{full} must not be empty", name, line)
         if key == "price":
             for k, v in value.items():
                 if k not in ("input", "output") or isinstance(v, bool) or not isinstance(
                         v, (int, float)) or not 0 <= v < 1e6:
-                    raise InputError("llm.price takes input and output, US dollars per million "
-                                     "tokens (numbers >= 0)", name, _line_of(text, "price"))
+                    raise InputError(f"{full} takes input and output, US dollars per million "
+                                     f"tokens (numbers >= 0)", name,
+                                     _line_of(text, (*where, key, k)))
             value = {k: float(v) for k, v in value.items()}
         out[key] = value
     return out
 
 
-def _line_of(text: str, key: str) -> int | None:
-    match = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
-    return text.count("\n", 0, match.start()) + 1 if match else None
+_HEADER = re.compile(r"^\s*\[\[?([^\[\]]+)\]\]?\s*(?:#.*)?$")
+_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"
+                  r"\"[^\"]*\"|'[^']*'))*)\s*=")
+
+
+def _key_path(dotted: str) -> tuple[str, ...]:
+    """``tool . "kgbuild".llm`` -> ``("tool", "kgbuild", "llm")``."""
+    return tuple(p.strip("\"'") for p in re.findall(r"\"[^\"]*\"|'[^']*'|[^.\s]+", dotted))
+
+
+def _line_of(text: str, path: tuple[str, ...]) -> int | None:
+    """The line that sets the key ``path`` (a table header or a dotted key, under the table
+    it is in); else the line of the nearest enclosing key set on one line (an inline table)."""
+    table: tuple[str, ...] = ()
+    best = None
+    for number, line in enumerate(text.split("\n"), 1):
+        header = _HEADER.match(line)
+        key = None if header else _KEY.match(line)
+        if header:
+            table = _key_path(header.group(1))
+            found = table
+        elif key:
+            found = table + _key_path(key.group(1))
+        else:
+            continue
+        if found == path:
+            return number
+        if key and best is None and path[:len(found)] == found:
+            best = number
+    return best
