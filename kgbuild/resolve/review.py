@@ -28,9 +28,10 @@ from ..io.atomic import atomic_write
 from ..io.text import read_bytes
 from ..io.yamlfile import MAX_CONFIG_BYTES
 from .aliases import AliasRegistry
+from .duplicates import Duplicate
 from .ecosystem import ecosystem, split_version
 from .normalize import fold
-from .resolver import Duplicate, Resolution, Resolver
+from .resolver import Resolution, Resolver
 
 
 @dataclass

@@ -1,0 +1,223 @@
+"""The name index of one entity type, and its blocking: which known names a mention's key
+is compared with in the fuzzy stage (rare words, sorted neighbourhoods of the compact key,
+acronyms), how they are scored, and the one-typo rule a fuzzy match must pass."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from typing import Iterable
+
+from rapidfuzz import fuzz, process
+from rapidfuzz.distance import OSA
+
+from .results import Thresholds
+
+_extract, _ratio, _osa = process.extract, fuzz.ratio, OSA.distance
+DIGITS = re.compile(r"\d+")  # the numbers of a key: two keys with different ones differ
+
+
+def put_multi(table: dict, key, value) -> None:
+    """Add ``value`` under ``key`` in a multimap storing one value bare, several as a tuple."""
+    old = table.get(key)
+    if old is None:
+        table[key] = value
+    elif isinstance(old, tuple):
+        if value not in old:
+            table[key] = old + (value,)
+    elif old != value:
+        table[key] = (old, value)
+
+
+def get_multi(table: dict, key) -> tuple:
+    found = table.get(key)
+    return () if found is None else found if isinstance(found, tuple) else (found,)
+
+
+class TypeIndex:
+    """The name keys of one type's entities, with the blocking structures over them.
+
+    A *slot* is one distinct key; several entities may share it.
+    """
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []  # slot -> key
+        self.compacts: list[str] = []  # slot -> key without spaces
+        self.sorted_keys: list[str] = []  # slot -> key with its words sorted
+        self.owners: dict[int, tuple[int, ...]] = {}  # slot -> entity numbers
+        self.by_key: dict[str, int] = {}
+        self.by_compact: dict[str, tuple[int, ...]] = {}
+        self.by_word: dict[str, list[int]] = {}
+        self.by_acronym: dict[str, int | tuple] = {}
+        self._views: tuple[list, ...] | None = None
+        self._common: dict[str, set[int]] = {}  # word -> its postings as a set (cache)
+
+    def add(self, key: str, ent: int, acronyms: Iterable[str] = ()) -> None:
+        """Index ``ent`` under ``key``; ``acronyms`` (2+ letters) lead to it too."""
+        slot = self.by_key.get(key)
+        if slot is None:
+            slot = self.by_key[key] = len(self.keys)
+            self.keys.append(key)
+            compact = key.replace(" ", "")
+            self.compacts.append(compact)
+            same = self.by_compact.get(compact)
+            self.by_compact[compact] = (slot,) if same is None else same + (slot,)
+            by_word, common = self.by_word, self._common
+            split = key.split()
+            self.sorted_keys.append(key if len(split) == 1 else " ".join(sorted(split)))
+            for w in (split if len(split) == 1 else set(split)):
+                postings = by_word.get(w)
+                if postings is None:
+                    by_word[w] = [slot]
+                else:
+                    postings.append(slot)
+                    if common:
+                        common.pop(w, None)
+            self._views = None
+            self.owners[slot] = (ent,)
+        else:
+            put_multi(self.owners, slot, ent)
+        for acr in acronyms:
+            if len(acr) >= 2:
+                put_multi(self.by_acronym, acr, slot)
+
+    def exact(self, key: str, compacts: Iterable[str] = ()) -> set[int]:
+        """Slots whose key equals ``key`` or whose compact key is one of ``compacts``."""
+        out: set[int] = set()
+        get = self.by_compact.get
+        for c in compacts:
+            found = get(c)
+            if found is not None:
+                out.update(found)
+        slot = self.by_key.get(key)
+        if slot is not None:
+            out.add(slot)
+        return out
+
+    def block(self, key: str, th: Thresholds) -> list[int]:
+        """Candidate slots for a fuzzy comparison with ``key``.
+
+        An unknown word of ``key`` stands for its vocabulary neighbours within two edits, and
+        the key with one such correction is looked up as a whole. Then: names with a rare
+        word; when all words are common, names sharing the two rarest; and the sorted
+        neighbourhoods of the compact key, forwards and backwards.
+        """
+        compacts, rcompacts, vocab, rvocab, cslots, rcslots = self._views or self.views()
+        by_word = self.by_word
+        out: set[int] = set()
+        ranked: list[tuple[int, str]] = []
+        split = key.split()
+        for w in (split if len(split) == 1 else set(split)):
+            postings = by_word.get(w)
+            if postings is not None:
+                ranked.append((len(postings), w))
+            elif len(w) >= 4:
+                i = bisect_left(vocab, w)
+                near = vocab[max(0, i - 2):i + 2]
+                rw = w[::-1]
+                i = bisect_left(rvocab, rw)
+                near += [x[::-1] for x in rvocab[max(0, i - 2):i + 2]]
+                for n in near:
+                    if _osa(w, n, score_cutoff=2) <= 2:
+                        ranked.append((len(by_word[n]), n))
+                        slot = self.by_key.get(" ".join(n if x == w else x for x in split))
+                        if slot is not None:
+                            out.add(slot)
+        max_df = th.max_df
+        if len(ranked) > 1:
+            ranked.sort()
+        for df, w in ranked:
+            if df > max_df:
+                break
+            out.update(by_word[w])
+        if len(ranked) >= 2 and ranked[0][0] > max_df:  # (a rare first word is in already)
+            out.update(self._common_set(ranked[0][1]) & self._common_set(ranked[1][1]))
+        compact = key.replace(" ", "")
+        width = th.window
+        i = bisect_left(compacts, compact)
+        for found in cslots[max(0, i - width):i + width]:
+            out.update(found)
+        i = bisect_left(rcompacts, compact[::-1])
+        for found in rcslots[max(0, i - width):i + width]:
+            out.update(found)
+        return list(out)
+
+    def _common_set(self, word: str) -> set[int]:
+        """The postings of ``word`` as a set (cached; a new slot with the word drops it)."""
+        found = self._common.get(word)
+        if found is None:
+            found = self._common[word] = set(self.by_word[word])
+        return found
+
+    def scores(self, key: str, slots: list[int], cutoff: float) -> dict[int, float]:
+        """Similarity of ``key`` to each slot's key, where at least ``cutoff``.
+
+        The better of the compact forms' ratio (separators do not matter) and the word-order
+        free ratio of the keys.
+        """
+        out: dict[int, float] = {}
+        for _, sc, i in _extract(key.replace(" ", ""), list(map(self.compacts.__getitem__, slots)),
+                                 scorer=_ratio, limit=None, score_cutoff=cutoff):
+            out[slots[i]] = sc
+        if " " in key:  # token_sort_ratio, the slots' sorted keys made once
+            get = out.get
+            for _, sc, i in _extract(" ".join(sorted(key.split())),
+                                     list(map(self.sorted_keys.__getitem__, slots)),
+                                     scorer=_ratio, limit=None, score_cutoff=cutoff):
+                slot = slots[i]
+                old = get(slot)
+                out[slot] = sc if old is None or sc > old else old
+        return out
+
+    def containing(self, key: str) -> list[int]:
+        """Slots whose key holds all of ``key``'s words in a row, and more."""
+        words = key.split()
+        postings = sorted((self.by_word.get(w, ()) for w in set(words)), key=len)
+        if not postings or not postings[0]:
+            return []
+        found = set(postings[0]).intersection(*postings[1:])
+        padded = f" {key} "
+        return sorted((s for s in found if self.keys[s] != key and padded in f" {self.keys[s]} "),
+                      key=self.keys.__getitem__)
+
+    def views(self) -> tuple[list, ...]:
+        """Sorted compact keys, reversed compact keys, words and reversed words, and the slots
+        of each sorted (reversed) compact key (cached)."""
+        if self._views is None:
+            by_compact = self.by_compact
+            compacts = sorted(by_compact)
+            by_reversed = {c[::-1]: slots for c, slots in by_compact.items()}
+            rcompacts = sorted(by_reversed)
+            self._views = (compacts, rcompacts, sorted(self.by_word),
+                           sorted(w[::-1] for w in self.by_word),
+                           list(map(by_compact.__getitem__, compacts)),
+                           list(map(by_reversed.__getitem__, rcompacts)))
+        return self._views
+
+
+def typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:
+    """Whether the keys differ only by word order and one misspelt word of the mention.
+
+    Both words must have 5+ letters, share the first letter, be one edit apart (two from 9
+    letters), and neither may start or end the other (``jsonc`` is no typo of ``json``). The
+    misspelt word must not be a word of the type's vocabulary (``router`` is no typo of
+    ``route``).
+    """
+    a, missing = mention_key.split(), key.split()
+    if len(a) != len(missing):  # one extra and one missing word keep the count
+        return False
+    extra = []
+    for w in a:  # the multiset differences, both ways
+        if w in missing:
+            missing.remove(w)
+        else:
+            extra.append(w)
+    if not extra:
+        return True
+    if len(extra) != 1:
+        return False
+    word, target = extra[0], missing[0]
+    short, long = sorted((word, target), key=len)
+    return (len(short) >= 5 and word not in vocabulary
+            and word[0] == target[0] and not long.startswith(short) and not long.endswith(short)
+            and OSA.distance(word, target) <= (2 if len(target) >= 9 else 1))
