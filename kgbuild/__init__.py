@@ -11,6 +11,7 @@ from .build.textextract import ExtractResult, extract_text
 from .build.validation import validate_target
 from .build.verifyfile import VerifyFileResult, verify_file
 from .errors import InputError, KgbuildError, Problem, SchemaError
+from .evaluate.passages import eval_passages
 from .evaluate.retrieval import eval_retrieval
 from .extract.text.contract import Relation, parse_relations
 from .extract.text.extractor import TextSettings
@@ -20,6 +21,10 @@ from .graph.model import Assertion, KnowledgeGraph, Node, SourceDocument
 from .graph.rdf import from_rdf, to_rdflib
 from .io.rdffile import load_graph
 from .llm.settings import LLMSettings
+from .passages.dense import EmbeddingSettings
+from .passages.index import IngestResult
+from .passages.ingest import ingest
+from .passages.retrieve import PassageRetriever, Question, RetrievalSettings, Retrieved, retrieve
 from .remote.cypher import cypher_script, push_falkordb
 from .remote.push import PushReport, pull_store, push_store
 from .remote.sparql import Auth, RemoteError, SparqlClient
@@ -79,6 +84,9 @@ __all__ = [
     # retrieve and evaluate
     "Traverser", "TraversalSpec", "TraversalResult", "traverse", "typed_paths", "eval_retrieval",
     "store_traverser", "SnapshotTraverser", "Snapshot", "open_snapshot",
+    # passage retrieval
+    "ingest", "IngestResult", "retrieve", "Retrieved", "Question", "PassageRetriever",
+    "RetrievalSettings", "EmbeddingSettings", "eval_passages",
     # looking around and pictures
     "Browser", "render_html", "render_svg",
     # servers
