@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import subprocess
 import sys
 import tempfile
 import threading
@@ -45,7 +47,8 @@ CORPUS = ROOT.parent / "shared" / "corpora" / "text2kgbench" / "data" / "dbpedia
 MODELS = {"vicuna": ("Vicuna-13B", "Vicuna13B"), "alpaca": ("Alpaca-LoRA-13B", "AlpacaLora13B")}
 TARGET_PRECISION, TARGET_KEPT = 0.45, 0.93
 
-sys.path.insert(0, str(ROOT))
+# the package measured: this checkout's, or another revision's exported tree (--previous)
+sys.path.insert(0, os.environ.get("KGBUILD_REPLAY_PACKAGE") or str(ROOT))
 
 
 def norm(text: str) -> str:
@@ -58,12 +61,46 @@ def norm_triple(s: str, p: str, o: str) -> tuple[str, str, str]:
     return norm(s), norm(p), norm(o)
 
 
+_PAREN = re.compile(r"\s*\([^()]*\)")
+
+
+def _words(text: str) -> str:
+    import unicodedata
+    text = unicodedata.normalize("NFKD", str(text))
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    return " " + " ".join(re.findall(r"[^\W_]+", text)) + " "
+
+
+def stated(name: str, sentence: str) -> bool:
+    """Whether the sentence itself states an end of a ground-truth triple: its words (without
+    a parenthetical disambiguator, underscores as spaces) appear in order in the sentence, or,
+    for a date or number, its year or its digits do. A fixed rule, independent of kgbuild's
+    grounding: it sorts the correct edges into those a sentence can support and those whose
+    end only the page names (kept apart, reported separately)."""
+    bare = _PAREN.sub("", norm(name)).strip() or norm(name)
+    text = _words(sentence)
+    if _words(bare) in text:
+        return True
+    digits = re.findall(r"\d+", bare.replace(",", ""))
+    if digits and not re.search(r"[a-z]{4,}", re.sub(r"january|february|march|april|may|june|"
+                                                      r"july|august|september|october|"
+                                                      r"november|december", "", bare)):
+        year = [d for d in digits if len(d) == 4]
+        return any(f" {d} " in text for d in (year or digits[:1]))
+    return False
+
+
 @dataclass
 class Sentence:
     id: str
     text: str
     truth: set[tuple[str, str, str]]
     raw: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)  # model -> triples
+    truth_raw: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def stated(self, key: tuple[str, str, str]) -> bool:
+        """Whether both ends of the (correct) triple ``key`` are stated by the sentence."""
+        return stated(key[0], self.text) and stated(key[2], self.text)
 
 
 @dataclass
@@ -96,7 +133,8 @@ def load_corpus(corpus: Path = CORPUS, models=tuple(MODELS), ontologies: list[st
         for d in _jsonl(corpus / "test" / f"ont_{key}_test.jsonl"):
             gt = truth.get(d["id"], {}).get("triples", [])
             sentences.append(Sentence(d["id"], d["sent"],
-                                      {norm_triple(t["sub"], t["rel"], t["obj"]) for t in gt}))
+                                      {norm_triple(t["sub"], t["rel"], t["obj"]) for t in gt},
+                                      truth_raw=[(t["sub"], t["rel"], t["obj"]) for t in gt]))
         if limit:
             sentences = sentences[:limit]
         by_id = {s.id: s for s in sentences}
@@ -142,7 +180,17 @@ class Tally:
     kept_correct: int = 0
     naive: int = 0
     naive_correct: int = 0
+    stated_correct: int = 0  # correct raw triples whose ends the sentence states
+    stated_kept: int = 0
+    naive_stated_kept: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: "Tally") -> None:
+        for f in ("raw", "raw_correct", "kept", "kept_correct", "naive", "naive_correct",
+                  "stated_correct", "stated_kept", "naive_stated_kept"):
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+        for k, v in other.reasons.items():
+            self.reasons[k] = self.reasons.get(k, 0) + v
 
     def row(self) -> dict:
         def ratio(a, b):
@@ -154,6 +202,12 @@ class Tally:
                 "kept": ratio(self.kept_correct, self.raw_correct),
                 "naive": self.naive, "naive_precision": ratio(self.naive_correct, self.naive),
                 "naive_kept": ratio(self.naive_correct, self.raw_correct),
+                "stated_correct": self.stated_correct,
+                "kept_stated": ratio(self.stated_kept, self.stated_correct),
+                "naive_kept_stated": ratio(self.naive_stated_kept, self.stated_correct),
+                "page_correct": self.raw_correct - self.stated_correct,
+                "kept_page": ratio(self.kept_correct - self.stated_kept,
+                                   self.raw_correct - self.stated_correct),
                 "rejected_by_reason": dict(sorted(self.reasons.items()))}
 
 
@@ -162,18 +216,27 @@ def _schema(onto: Ontology):
     return import_ontology(onto.owl).schema()
 
 
-def replay_direct(corpus: list[Ontology], models) -> tuple[dict[str, Tally], dict]:
-    """Verify each sentence's triples in-process with ``verify_relations``."""
+def _options(options: dict | None, onto: Ontology) -> dict:
+    """The keyword arguments passing an ontology's tuned options to ``verify_relations``
+    (none for a revision that has no options)."""
+    return {"options": options[onto.key]} if options and onto.key in options else {}
+
+
+def replay_direct(corpus: list[Ontology], models, options: dict | None = None
+                  ) -> tuple[dict[str, Tally], dict]:
+    """Verify each sentence's triples in-process with ``verify_relations`` (``options``:
+    ontology key -> the ``VerifyOptions`` its sentences are verified with)."""
     from kgbuild.extract.text.verify import TextChunk, verify_relations
     tallies = {m: Tally() for m in models}
     accepted_keys: dict = {}
     for onto in corpus:
         schema = _schema(onto)
+        extra = _options(options, onto)
         for s in onto.sentences:
             chunk = TextChunk(s.text, s.id, s.id + "#c0", 0)
             for m in models:
                 rels = [{**r, "evidence": s.text} for r in contract_relations(s.raw.get(m, []))]
-                result = verify_relations(rels, chunk, schema)
+                result = verify_relations(rels, chunk, schema, **extra)
                 accepted_keys[(m, s.id)] = {norm_triple(a.relation.subject, a.relation.predicate,
                                                         a.relation.object) for a in result.accepted}
                 for r in result.rejected:
@@ -259,7 +322,8 @@ def server_available() -> bool:
     return True
 
 
-def replay_server(corpus: list[Ontology], models) -> tuple[dict[str, Tally], dict, dict]:
+def replay_server(corpus: list[Ontology], models, options: dict | None = None
+                  ) -> tuple[dict[str, Tally], dict, dict]:
     """``kgbuild extract`` (``extract_text``, document mode, one document per sentence) against
     a local server replaying the models' answers; the verifier records what was accepted."""
     from kgbuild.build.textextract import extract_text
@@ -275,7 +339,7 @@ def replay_server(corpus: list[Ontology], models) -> tuple[dict[str, Tally], dic
     current: dict = {}
 
     def recording(relations, chunk, schema, resolver):
-        result = verify_relations(relations, chunk, schema, resolver)
+        result = verify_relations(relations, chunk, schema, resolver, **current["options"])
         sid = Path(chunk.doc_id).stem
         keys = accepted_keys.setdefault((current["model"], sid), set())
         keys.update(norm_triple(a.relation.subject, a.relation.predicate, a.relation.object)
@@ -289,6 +353,7 @@ def replay_server(corpus: list[Ontology], models) -> tuple[dict[str, Tally], dic
         with tempfile.TemporaryDirectory(prefix="t2kg-replay-") as tmp:
             for onto in corpus:
                 schema = _schema(onto)
+                current["options"] = _options(options, onto)
                 folder = Path(tmp) / onto.key
                 folder.mkdir()
                 for s in onto.sentences:
@@ -323,14 +388,18 @@ def count(corpus: list[Ontology], models, tallies: dict[str, Tally], accepted_ke
                 for triple in s.raw.get(m, []):
                     k = norm_triple(*triple)
                     ok = k in s.truth
+                    said = ok and s.stated(k)
                     t.raw += 1
                     t.raw_correct += ok
+                    t.stated_correct += said
                     if k in acc:
                         t.kept += 1
                         t.kept_correct += ok
+                        t.stated_kept += said
                     if naive_keep(triple, s.text, onto.relations):
                         t.naive += 1
                         t.naive_correct += ok
+                        t.naive_stated_kept += said
 
 
 def run(via: str = "direct", models=tuple(MODELS), ontologies=None, limit=None,
@@ -350,6 +419,117 @@ def run(via: str = "direct", models=tuple(MODELS), ontologies=None, limit=None,
     if server is not None:
         out["server"] = server
     return out
+
+
+# -- leave one ontology out ----------------------------------------------------------------------
+
+def tune(train: list[Ontology], models, relation_cues: str = "lower"):
+    """The verifier's options for an ontology, chosen from ``train`` (the other ontologies)
+    only: nothing of the ontology being measured is looked at."""
+    from kgbuild.extract.text.verify import VerifyOptions
+    return VerifyOptions(relation_cues=relation_cues)
+
+
+def _accepted_by(rev: str, via: str, models, ontologies, limit) -> dict:
+    """What the verifier of git revision ``rev`` accepts, in this run: its ``kgbuild`` package
+    exported to a temporary folder and run in a child process on the same sentences."""
+    with tempfile.TemporaryDirectory(prefix="t2kg-prev-") as tmp:
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "kgbuild", "schema",
+                                  "shapes"], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        dump = Path(tmp) / "accepted.json"
+        args = [sys.executable, __file__, "--via", via, "--models", ",".join(models),
+                "--dump-accepted", str(dump)]
+        if ontologies:
+            args += ["--ontologies", ",".join(ontologies)]
+        if limit:
+            args += ["--limit", str(limit)]
+        subprocess.run(args, check=True, env={**os.environ, "KGBUILD_REPLAY_PACKAGE": tmp})
+        data = json.loads(dump.read_text())
+    return {(m, sid): {tuple(t) for t in triples} for m, sid, triples in data}
+
+
+def run_loo(via: str = "direct", models=tuple(MODELS), ontologies=None, limit=None,
+            relation_cues=("lower",), previous: str | None = None,
+            corpus_dir: Path = CORPUS) -> dict:
+    """Leave one ontology out: each ontology is verified with the options :func:`tune` chose
+    from the other 18 (all 19 rotations, or those of ``ontologies``), counted per ontology and
+    in total beside the naive filter of the same run; one column per ``relation_cues``
+    setting, and ``previous`` (a git revision) for the verifier before this change."""
+    started = time.perf_counter()
+    corpus = load_corpus(corpus_dir, models, None, limit)
+    measured = [o for o in corpus if not ontologies or o.key in ontologies
+                or o.key.split("_")[0] in ontologies]
+    columns: dict[str, dict] = {}
+    server_stats = {}
+    for setting in relation_cues:
+        options = {o.key: tune([t for t in corpus if t is not o], models, setting)
+                   for o in measured}
+        if via == "server":
+            _t, accepted, server_stats = replay_server(measured, models, options)
+        else:
+            _t, accepted = replay_direct(measured, models, options)
+        columns[setting] = accepted
+    if previous:
+        columns["previous"] = _accepted_by(previous, "direct", models,
+                                           [o.key for o in measured], limit)
+    per: dict[str, dict] = {}
+    totals: dict[str, dict[str, Tally]] = {c: {m: Tally() for m in models} for c in columns}
+    for onto in measured:
+        per[onto.key] = {}
+        for c, accepted in columns.items():
+            tallies = {m: Tally() for m in models}
+            count([onto], models, tallies, accepted)
+            for m in models:
+                totals[c][m].add(tallies[m])
+            per[onto.key][c] = {m: tallies[m].row() for m in models}
+    out = {"via": via, "loo": True, "sentences": sum(len(o.sentences) for o in measured),
+           "ontologies": len(measured), "columns": list(columns),
+           "seconds": round(time.perf_counter() - started, 2),
+           "per_ontology": per,
+           "total": {c: {m: totals[c][m].row() for m in models} for c in columns}}
+    if server_stats:
+        out["server"] = server_stats
+    return out
+
+
+def render_loo(out: dict) -> str:
+    cols = out["columns"]
+    lines = [f"Text2KGBench DBpedia-WebNLG replay, leave one ontology out ({out['via']}): "
+             f"{out['ontologies']} ontologies, {out['sentences']} sentences, {out['seconds']} s",
+             "precision / kept (kept of the correct edges whose ends the sentence states)", ""]
+    for m in next(iter(out["total"].values())):
+        head = ["ontology", "naive"] + [f"kgbuild {c}" if c != "previous" else "previous "
+                                        "verifier" for c in cols]
+        lines.append(f"{MODELS[m][0]}")
+        lines.append("| " + " | ".join(head) + " |")
+        lines.append("|---|" + "---:|" * (len(head) - 1))
+
+        def cell(r, naive=False):
+            if naive:
+                return (f"{r['naive_precision']:.3f} / {r['naive_kept']:.3f} "
+                        f"({r['naive_kept_stated']:.3f})")
+            return f"{r['accepted_precision']:.3f} / {r['kept']:.3f} ({r['kept_stated']:.3f})"
+
+        for key, row in out["per_ontology"].items():
+            first = row[cols[0]][m]
+            lines.append(f"| {key} | {cell(first, True)} | "
+                         + " | ".join(cell(row[c][m]) for c in cols) + " |")
+        first = out["total"][cols[0]][m]
+        lines.append(f"| **total** | {cell(first, True)} | "
+                     + " | ".join(f"**{cell(out['total'][c][m])}**" for c in cols) + " |")
+        page = first["page_correct"]
+        lines.append(f"correct edges: {first['raw_correct']}, of which {first['stated_correct']} "
+                     f"state both ends in the sentence; {page} name an end only on the page "
+                     "(kept of those: " + ", ".join(f"{c} {out['total'][c][m]['kept_page']:.3f}"
+                                                    for c in cols) + ")")
+        lines.append("")
+    for c in cols:
+        for m, r in out["total"][c].items():
+            reasons = ", ".join(f"{k} {v}" for k, v in r["rejected_by_reason"].items())
+            if reasons:
+                lines.append(f"{c} {MODELS[m][0]} rejected: {reasons}")
+    return "\n".join(lines)
 
 
 def render(out: dict) -> str:
@@ -387,16 +567,36 @@ def main(argv=None) -> int:
     ap.add_argument("--ontologies", default="", help="numbers or keys, comma-separated")
     ap.add_argument("--limit", type=int, default=0, help="sentences per ontology")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--loo", action="store_true",
+                    help="leave one ontology out: per ontology and in total, options tuned on "
+                         "the other ontologies only")
+    ap.add_argument("--relation-cues", default="lower",
+                    help="with --loo: reject, lower or both (one column each)")
+    ap.add_argument("--previous", default="", metavar="REV",
+                    help="with --loo: also the verifier of this git revision (e.g. HEAD~3), "
+                         "in the same run")
+    ap.add_argument("--dump-accepted", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     models = tuple(m for m in args.models.split(",") if m)
+    onts = [o for o in args.ontologies.split(",") if o] or None
+    if args.dump_accepted:  # the child process of --previous: the accepted triples, as JSON
+        corpus = load_corpus(CORPUS, models, onts, args.limit or None)
+        _t, accepted = replay_direct(corpus, models)
+        Path(args.dump_accepted).write_text(json.dumps(
+            [[m, sid, sorted(keys)] for (m, sid), keys in sorted(accepted.items())]))
+        return 0
     via = args.via
     if via == "auto":
         via = "server" if server_available() else "direct"
         if via == "direct":
             print("note: kgbuild extract is not available here: verify_relations is called "
                   "directly, without a server", file=sys.stderr)
-    out = run(via, models, [o for o in args.ontologies.split(",") if o] or None,
-              args.limit or None)
+    if args.loo:
+        settings = ("reject", "lower") if args.relation_cues == "both" else (args.relation_cues,)
+        out = run_loo(via, models, onts, args.limit or None, settings, args.previous or None)
+        print(json.dumps(out, indent=2) if args.json else render_loo(out))
+        return 0
+    out = run(via, models, onts, args.limit or None)
     print(json.dumps(out, indent=2) if args.json else render(out))
     return 0
 

@@ -40,6 +40,7 @@ import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Protocol
 
+from ...errors import InvalidValue
 from ...graph.ids import entity_id
 from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
@@ -47,7 +48,7 @@ from .contract import Relation, relation_from_dict
 from .grounding import Match, find_name, find_quote, literal
 
 __all__ = ["REASONS", "Chunk", "TextChunk", "VerifiedEdge", "Rejected", "VerifyResult",
-           "PredicateIndex", "verify_relations"]
+           "VerifyOptions", "PredicateIndex", "verify_relations"]
 
 REASONS = {
     "malformed": "not a relation of the output contract (missing or mistyped fields)",
@@ -73,6 +74,28 @@ class Chunk(Protocol):
     start: int
     doc_id: str
     id: str
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """How strictly relations are checked where a project may choose.
+
+    ``relation_cues``: what happens to a relation whose quote carries no cue of its
+    predicate (see :mod:`.cues`): ``reject`` (reason ``no-relation-cue``), ``lower`` (kept,
+    confidence lowered, a note says so) or ``off``. ``lexicon``: extra expression roots per
+    root of a predicate's own words (``birth`` -> ``born``), as learned by
+    ``bench/text2kgbench_replay.py``; empty by default."""
+
+    relation_cues: str = "lower"
+    lexicon: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.relation_cues not in ("reject", "lower", "off"):
+            raise InvalidValue(f"relation_cues must be reject, lower or off, not "
+                               f"{self.relation_cues!r}", code="usage")
+
+
+DEFAULT_OPTIONS = VerifyOptions()
 
 
 @dataclass(frozen=True)
@@ -259,15 +282,17 @@ def _index(schema: Schema) -> PredicateIndex:
 # -- verification -------------------------------------------------------------------------------
 
 def verify_relations(relations: Iterable[Relation | dict], chunk: Chunk, schema: Schema,
-                     resolver=None) -> VerifyResult:
+                     resolver=None, options: VerifyOptions | None = None) -> VerifyResult:
     """Verify relations read from ``chunk`` (see the module docstring); never raises for bad
     relations. ``resolver`` (a :class:`kgbuild.resolve.resolver.Resolver`) maps names onto the
-    known entities' IDs; without one every entity is new."""
+    known entities' IDs; without one every entity is new. ``options``: see
+    :class:`VerifyOptions`."""
+    options = options or DEFAULT_OPTIONS
     result = VerifyResult()
     index = _index(schema)
     accepted = []
     for rel in relations:
-        out = _verify(rel, chunk, schema, index, resolver)
+        out = _verify(rel, chunk, schema, index, resolver, options)
         if isinstance(out, Rejected):
             result.rejected.append(out)
         else:
@@ -361,7 +386,7 @@ class _End:
 
 
 def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: PredicateIndex,
-            resolver) -> VerifiedEdge | Rejected:
+            resolver, options: VerifyOptions = DEFAULT_OPTIONS) -> VerifiedEdge | Rejected:
     if isinstance(rel, dict):
         parsed, err = relation_from_dict(rel)
         if err:
