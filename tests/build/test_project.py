@@ -65,7 +65,7 @@ def test_bad_config_on_the_command_line_is_one_line_exit_2(project, monkeypatch)
     res = run("build")
     assert res.exit_code == 2
     assert res.output.strip().splitlines() == [f"Error: {project / 'kgbuild.toml'}:1: unknown setting "
-                                               f"'stor' (known: access, aliases, exclude, gitignore, "
+                                               f"'stor' (known: access, aliases, embeddings, exclude, gitignore, "
                                                f"llm, max_file_size, schema, sources, store) [input]"]
 
 
@@ -156,3 +156,14 @@ def test_gitignore_of_an_enclosing_folder_applies_to_a_scanned_subfolder(project
     ids = set(build_graph([project / "catalog" / "components"], store=None, timestamp=0,
                           root=project, validate=False).graph.documents)
     assert "catalog/components/checkout-service.yaml" in ids
+
+
+def test_embeddings_table_is_read_and_checked(tmp_path):
+    path = tmp_path / "kgbuild.toml"
+    path.write_text('[embeddings]\nbase_url = "http://127.0.0.1:8000/v1"\nmodel = "e5-passage"\n'
+                    'query_model = "e5-query"\n')
+    assert load_project(path).embeddings == {"base_url": "http://127.0.0.1:8000/v1",
+                                             "model": "e5-passage", "query_model": "e5-query"}
+    path.write_text('[embeddings]\nbase_url = "http://x/v1"\nmodle = "e5"\n')
+    with pytest.raises(InputError, match=r"kgbuild.toml:3: unknown setting embeddings.modle"):
+        load_project(path)
