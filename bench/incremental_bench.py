@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from catalog_gen import write_catalog  # noqa: E402
 
-from kgbuild.build.pipeline import build_graph  # noqa: E402
+from kgbuild.project.pipeline import build_graph  # noqa: E402
 
 
 def timed(fn):

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "tests" / "llm"))
 
 from fakellm import FakeLLM, Reply, rel  # noqa: E402
 
-from kgbuild.build.textextract import extract_text  # noqa: E402
+from kgbuild.project.textextract import extract_text  # noqa: E402
 from kgbuild.extract.text.extractor import TextSettings  # noqa: E402
 from kgbuild.llm.client import LLMClient, Request  # noqa: E402
 from kgbuild.llm.settings import LLMSettings  # noqa: E402

@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from catalog_gen import write_catalog  # noqa: E402
 
-from kgbuild.build.pipeline import build_graph  # noqa: E402
+from kgbuild.project.pipeline import build_graph  # noqa: E402
 from kgbuild.remote.push import push_store  # noqa: E402
 from kgbuild.remote.sparql import SparqlClient  # noqa: E402
 from kgbuild.schema.loader import load_schema  # noqa: E402

@@ -33,7 +33,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from catalog_gen import write_catalog  # noqa: E402
 
-from kgbuild.build.pipeline import build_graph  # noqa: E402
+from kgbuild.project.pipeline import build_graph  # noqa: E402
 from kgbuild.graph.access import Principal  # noqa: E402
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser  # noqa: E402
 from kgbuild.schema.loader import load_schema  # noqa: E402

@@ -315,7 +315,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server_available() -> bool:
     """Whether ``kgbuild extract`` (the LLM client and the text extractor) is installed."""
     try:
-        import kgbuild.build.textextract  # noqa: F401
+        import kgbuild.project.textextract  # noqa: F401
         import kgbuild.llm.settings  # noqa: F401
     except ImportError:
         return False
@@ -326,7 +326,7 @@ def replay_server(corpus: list[Ontology], models, options: dict | None = None
                   ) -> tuple[dict[str, Tally], dict, dict]:
     """``kgbuild extract`` (``extract_text``, document mode, one document per sentence) against
     a local server replaying the models' answers; the verifier records what was accepted."""
-    from kgbuild.build.textextract import extract_text
+    from kgbuild.project.textextract import extract_text
     from kgbuild.extract.text.extractor import TextSettings
     from kgbuild.extract.text.verify import verify_relations
     from kgbuild.llm.settings import LLMSettings

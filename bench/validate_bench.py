@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pyoxigraph as ox  # noqa: E402
 from catalog_gen import write_catalog  # noqa: E402
 
-from kgbuild.build.pipeline import build_graph  # noqa: E402
+from kgbuild.project.pipeline import build_graph  # noqa: E402
 from kgbuild.schema.loader import load_schema  # noqa: E402
 from kgbuild.validate.incremental import validate_changed  # noqa: E402
 from kgbuild.validate.validator import validate_file, validate_store  # noqa: E402

@@ -2,63 +2,60 @@
 
 The verbs a Python user needs are exported here; every CLI command is a thin layer over one
 of them. The parts live in one folder each: ``schema``, ``graph``, ``store``, ``extract``,
-``resolve``, ``validate``, ``retrieve``, ``build``, ``evaluate`` and ``cli``.
+``resolve``, ``validate``, ``retrieve``, ``passages``, ``project``, ``evaluate`` and
+``cli``. Each name is imported on first use (PEP 562): ``import kgbuild`` loads nothing else.
 """
 
-from .build.pipeline import BuildResult, build, build_graph
-from .build.project import Project, find_project, load_project
-from .build.textextract import ExtractResult, extract_text
-from .build.validation import validate_target
-from .build.verifyfile import VerifyFileResult, verify_file
-from .errors import InputError, KgbuildError, Problem, SchemaError
-from .evaluate.passages import eval_passages
-from .evaluate.retrieval import eval_retrieval
-from .extract.text.contract import Relation, parse_relations
-from .extract.text.extractor import TextSettings
-from .extract.text.verify import VerifyResult, verify_relations
-from .graph.access import AccessRules, Principal, load_access
-from .graph.model import Assertion, KnowledgeGraph, Node, SourceDocument
-from .graph.rdf import from_rdf, to_rdflib
-from .io.rdffile import load_graph
-from .llm.settings import LLMSettings
-from .passages.dense import EmbeddingSettings
-from .passages.index import IngestResult
-from .passages.ingest import ingest
-from .passages.retrieve import PassageRetriever, Question, RetrievalSettings, Retrieved, retrieve
-from .remote.cypher import cypher_script, push_falkordb
-from .remote.push import PushReport, pull_store, push_store
-from .remote.sparql import Auth, RemoteError, SparqlClient
-from .render.html import render_html
-from .render.svg import render_svg
-from .resolve.aliases import AliasRegistry
-from .resolve.resolver import Resolution, Resolver
-from .retrieve.browse import Browser
-from .retrieve.paths import typed_paths
-from .retrieve.snapshot import Snapshot, open_snapshot
-from .retrieve.traverse import (
-    SnapshotTraverser,
-    TraversalResult,
-    TraversalSpec,
-    Traverser,
-    store_traverser,
-    traverse,
-)
-from .schema.importer import SchemaDraft, import_ontology, infer_schema
-from .schema.loader import load_schema, parse_schema
-from .schema.model import Schema
-from .schema.shapes import all_shapes
-from .schema.vocabulary import vocabulary
-from .store.export import export_store, write_export
-from .store.graphstore import GraphStore
-from .store.query import QueryResult, query_store, run_query
-from .validate.hygiene import HygieneOptions
-from .validate.incremental import validate_changed
-from .validate.validator import (
-    ValidationReport,
-    validate_file,
-    validate_graph,
-    validate_store,
-)
+from __future__ import annotations
+
+import importlib
+
+_MODULES = {  # module -> the names of __all__ it defines
+    "errors": "KgbuildError SchemaError InputError Problem",
+    "evaluate.passages": "eval_passages",
+    "evaluate.retrieval": "eval_retrieval",
+    "extract.text.contract": "Relation parse_relations",
+    "extract.text.extractor": "TextSettings",
+    "extract.text.verify": "verify_relations VerifyResult",
+    "graph.access": "Principal AccessRules load_access",
+    "graph.model": "KnowledgeGraph Node Assertion SourceDocument",
+    "graph.rdf": "from_rdf to_rdflib",
+    "io.rdffile": "load_graph",
+    "llm.settings": "LLMSettings",
+    "passages.dense": "EmbeddingSettings",
+    "passages.index": "IngestResult",
+    "passages.ingest": "ingest",
+    "passages.retrieve": "retrieve Retrieved Question PassageRetriever RetrievalSettings",
+    "project.config": "Project find_project load_project",
+    "project.pipeline": "build_graph build BuildResult",
+    "project.textextract": "extract_text ExtractResult",
+    "project.validation": "validate_target",
+    "project.verifyfile": "verify_file VerifyFileResult",
+    "remote.cypher": "cypher_script push_falkordb",
+    "remote.push": "push_store pull_store PushReport",
+    "remote.sparql": "SparqlClient Auth RemoteError",
+    "render.html": "render_html",
+    "render.svg": "render_svg",
+    "resolve.aliases": "AliasRegistry",
+    "resolve.resolver": "Resolver Resolution",
+    "retrieve.browse": "Browser",
+    "retrieve.paths": "typed_paths",
+    "retrieve.snapshot": "Snapshot open_snapshot",
+    "retrieve.traverse": "Traverser TraversalSpec TraversalResult "
+                         "traverse store_traverser SnapshotTraverser",
+    "schema.importer": "import_ontology infer_schema SchemaDraft",
+    "schema.loader": "load_schema parse_schema",
+    "schema.model": "Schema",
+    "schema.shapes": "all_shapes",
+    "schema.vocabulary": "vocabulary",
+    "store.export": "export_store write_export",
+    "store.graphstore": "GraphStore",
+    "store.query": "query_store run_query QueryResult",
+    "validate.hygiene": "HygieneOptions",
+    "validate.incremental": "validate_changed",
+    "validate.validator": "validate_graph validate_file ValidationReport validate_store",
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names.split()}
 
 __all__ = [
     # schema
@@ -96,3 +93,16 @@ __all__ = [
     "KgbuildError", "SchemaError", "InputError", "Problem",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kgbuild' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -19,7 +19,7 @@ LAYERS = [
     {"remote"},
     {"retrieve"},
     {"passages"},
-    {"build"},
+    {"project"},
     {"evaluate", "render"},
     {"serve"},
     {"cli"},

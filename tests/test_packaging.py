@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow  # 23-30 s on the 2-core machine: a wheel build an
 OFFLINE = ("Failed to establish a new connection", "Temporary failure in name resolution",
            "Network is unreachable", "No matching distribution found",
            "Could not find a version that satisfies the requirement")
-# Left out of the copy the wheel is built from (top-level names only: kgbuild/build is a package)
+# Left out of the copy the wheel is built from (top-level names only: kgbuild/project is a package)
 NOT_SOURCES = {".git", ".venv", "build", "dist", ".kgbuild", ".pytest_cache", ".hypothesis"}
 
 

@@ -51,7 +51,7 @@ def identity_of_purl(node_id: str) -> str | None:
 
 def measure(corpus: Path, truth: dict) -> dict:
     """Build ``corpus`` and score it (see the module docstring)."""
-    from kgbuild.build.pipeline import build_graph
+    from kgbuild.project.pipeline import build_graph
     from kgbuild.graph.access import Principal
     from kgbuild.resolve.review import review
 

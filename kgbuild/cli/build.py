@@ -8,8 +8,8 @@ import time
 
 import click
 
-from ..build.pipeline import build as build_library
-from ..build.pipeline import build_graph
+from ..project.pipeline import build as build_library
+from ..project.pipeline import build_graph
 from ..schema.loader import load_schema
 from ..store.export import EXPORT_FORMATS, export_store, write_export
 from ..store.graphstore import GraphStore

@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..build.textextract import extract_text
+from ..project.textextract import extract_text
 from ..extract.text.extractor import TextSettings
 from ..graph.turtle import to_turtle
 from ..io.atomic import atomic_write

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from ..build.project import Project, find_project
+from ..project.config import Project, find_project
 from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 from ..io.text import safe_text

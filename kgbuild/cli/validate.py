@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from ..build.validation import validate_target
+from ..project.validation import validate_target
 from ..schema.loader import load_schema
 from ..validate.hygiene import CHECKS, HygieneOptions
 from ..validate.validator import ENGINES

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..build.verifyfile import verify_file
+from ..project.verifyfile import verify_file
 from ..schema.loader import load_schema
 from .main import EPOCH, FORMAT, SCHEMA, FileArg, FolderArg, check_output, emit, main, project
 

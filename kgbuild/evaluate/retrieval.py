@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..build.pipeline import build_graph
+from ..project.pipeline import build_graph
 from ..errors import InputError, KgbuildError, YamlError
 from ..graph.access import Principal
 from ..graph.model import KnowledgeGraph

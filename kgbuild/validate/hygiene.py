@@ -4,7 +4,7 @@
 documents define a node; a file does not, so there the check is skipped with a note).
 ``hubs``: nodes with more edges than a threshold. ``weak``: edges whose every assertion has a
 confidence below a threshold. Near-duplicate names come from the resolver (see
-:func:`kgbuild.build.validation.validate_target`). Findings are warnings (``undefined``,
+:func:`kgbuild.project.validation.validate_target`). Findings are warnings (``undefined``,
 ``weak``) or notes (``hubs``); they never make a graph fail to conform.
 """
 

@@ -6,7 +6,7 @@ import pytest
 from conftest import REPO
 
 from kgbuild import InputError, KgbuildError
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.evaluate.retrieval import eval_retrieval, render_report
 
 REPO = REPO

@@ -3,7 +3,7 @@
 import pytest
 from conftest import BACKSTAGE, both_directions, expected_relations
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.graph.rdf import to_rdflib
 
 UPSTREAM = BACKSTAGE / "backstage-upstream-2020-11"

@@ -5,7 +5,7 @@ import shutil
 import pytest
 from conftest import CATALOGS
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 
 pytestmark = pytest.mark.corpus
 

@@ -4,7 +4,7 @@
 import pytest
 from conftest import REPO
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.extract.manifests.codeowners import read_codeowners
 
 MALFORMED = REPO / "fixtures" / "malformed"

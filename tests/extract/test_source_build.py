@@ -9,7 +9,7 @@ import pytest
 import yaml
 from conftest import REPO
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 
 pytestmark = pytest.mark.corpus
 

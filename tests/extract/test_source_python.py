@@ -220,7 +220,7 @@ def test_the_folder_project_is_named_by_its_sibling_manifests(tmp_path, files, e
 
 
 def test_naming_the_project_later_moves_the_requirements_onto_it(tmp_path):
-    from kgbuild.build.pipeline import build_graph
+    from kgbuild.project.pipeline import build_graph
 
     folder = _project(tmp_path, {"requirements.txt": "rich\n"})
     kw = dict(store=tmp_path / "store", timestamp=0, validate=False, root=tmp_path, resolve=False)

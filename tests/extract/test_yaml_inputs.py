@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import InputError
 from kgbuild.io.text import decode_text
 from kgbuild.io.yamlfile import load_yaml

@@ -11,7 +11,7 @@ from conftest import FIXTURE_CATALOG
 from rdflib import Graph
 
 from kgbuild import parse_schema
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.cli.main import main
 from kgbuild.graph.rdf import from_rdf, to_rdflib
 from kgbuild.io.rdffile import load_graph

@@ -6,7 +6,7 @@ import tomllib
 import pytest
 from conftest import CATALOGS
 
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.graph.rdf import from_rdf
 from kgbuild.io.rdffile import load_graph
 

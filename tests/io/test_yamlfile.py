@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import InputError, SchemaError
 from kgbuild.evaluate.retrieval import load_cases
 from kgbuild.graph.access import load_access

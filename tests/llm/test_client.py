@@ -268,7 +268,7 @@ def test_an_unreachable_endpoint_is_one_error():
 
 
 def test_project_llm_table_in_pyproject_and_its_checks(tmp_path):
-    from kgbuild.build.project import find_project, load_project
+    from kgbuild.project.config import find_project, load_project
 
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.kgbuild]\nsources = ["docs"]\n\n[tool.kgbuild.llm]\n'

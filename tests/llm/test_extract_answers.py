@@ -8,7 +8,7 @@ import json
 import llm_fixtures
 from fakellm import Reply, Script, rel
 
-from kgbuild.build.textextract import extract_text
+from kgbuild.project.textextract import extract_text
 from kgbuild.extract.text.extractor import MAX_RELATIONS_PER_ANSWER, TextSettings
 from kgbuild.llm.settings import LLMSettings
 

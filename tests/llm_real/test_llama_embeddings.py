@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.cli import main
 from kgbuild.errors import KgbuildError
 from kgbuild.retrieve.embeddings import EmbeddingMatcher, node_text

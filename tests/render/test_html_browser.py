@@ -14,7 +14,7 @@ import pytest
 from conftest import FIXTURE_CATALOG, REPO, require
 
 from kgbuild import load_schema
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.render.html import render_html
 from kgbuild.retrieve.traverse import TraversalSpec, traverse
 

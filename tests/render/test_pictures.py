@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgbuild import load_schema
-from kgbuild.build.pipeline import build, build_graph
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.cli.main import main
 from kgbuild.errors import InputError, KgbuildError
 from kgbuild.render.html import render_html

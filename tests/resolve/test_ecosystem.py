@@ -166,7 +166,7 @@ def test_real_compose_projects_propose_no_duplicates_across_projects():
     # resolver proposed 14 such pairs as possible duplicates before
     from conftest import CATALOGS
 
-    from kgbuild.build.pipeline import build_graph
+    from kgbuild.project.pipeline import build_graph
     from kgbuild.resolve.review import possible_duplicates
     kg = build_graph([CATALOGS / "compose"], validate=False, timestamp=0).graph
     services = [n for n in kg.nodes if n.startswith("compose:")]

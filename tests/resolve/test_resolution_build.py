@@ -5,7 +5,7 @@ import json
 import pytest
 from conftest import BACKSTAGE
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.resolve.aliases import AliasRegistry, accept, reject
 
 pytestmark = pytest.mark.corpus

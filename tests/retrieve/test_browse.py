@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kgbuild import Principal, load_schema
-from kgbuild.build.pipeline import build, build_graph
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.cli.main import main
 from kgbuild.errors import KgbuildError
 from kgbuild.retrieve.browse import WIDTH, Browser, render_node, render_nodes, render_stats

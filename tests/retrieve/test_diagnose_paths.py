@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import REPO
 
 from kgbuild import Assertion, KgbuildError, KnowledgeGraph, typed_paths
-from kgbuild.build.pipeline import build, build_graph
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.cli.main import main
 from kgbuild.retrieve.paths import schema_steps
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser

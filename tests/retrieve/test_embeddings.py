@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 from embeddings_server import EmbeddingsServer
 
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.cli.main import main
 from kgbuild.errors import KgbuildError
 from kgbuild.graph.access import Principal

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import CATALOGS, REPO
 
 from kgbuild import Assertion, KgbuildError, KnowledgeGraph
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser, qualifier_excluded, traverse

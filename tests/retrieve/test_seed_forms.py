@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import CATALOGS, REPO
 
-from kgbuild.build.pipeline import build, build_graph
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.seeds import SeedIndex, seed_key

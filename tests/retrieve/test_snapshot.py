@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import CATALOGS, REPO
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve import snapshot as snapshot_module

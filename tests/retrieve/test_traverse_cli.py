@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.cli.main import main
 
 FIXTURES = REPO / "fixtures" / "retrieval"

@@ -7,7 +7,7 @@ import re
 import pytest
 from conftest import REPO
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser
 

@@ -15,7 +15,7 @@ from conftest import FIXTURE_CATALOG, REPO, SHARED
 from rdflib import Graph
 
 from kgbuild import load_schema
-from kgbuild.build.pipeline import build
+from kgbuild.project.pipeline import build
 from kgbuild.cli.main import main
 from kgbuild.schema.importer import import_ontology, infer_schema, sanitise
 from kgbuild.schema.writer import schema_yaml

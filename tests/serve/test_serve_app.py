@@ -14,7 +14,7 @@ from embeddings_server import EmbeddingsServer
 from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, bearer, cli_json, word_vector, write_config
 from starlette.testclient import TestClient
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.errors import InputError
 from kgbuild.schema.loader import load_schema

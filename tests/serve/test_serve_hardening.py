@@ -18,7 +18,7 @@ from conftest import FIXTURE_CATALOG, free_port
 from helpers import ADMIN_TOKEN, PCI_TOKEN, bearer, cli_json, write_config
 from starlette.testclient import TestClient
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import KgbuildError
 from kgbuild.schema.loader import load_schema
 from kgbuild.serve import app as app_module

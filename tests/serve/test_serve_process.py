@@ -15,7 +15,7 @@ import pytest
 from conftest import FIXTURE_CATALOG, free_port
 from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, bearer, cli_json, write_config
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.schema.loader import load_schema
 
 pytestmark = pytest.mark.server

@@ -8,7 +8,7 @@ import shutil
 import pytest
 from conftest import FIXTURE_CATALOG
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import KgbuildError
 from kgbuild.store import graphstore
 from kgbuild.store.graphstore import DocumentUpdate, GraphStore

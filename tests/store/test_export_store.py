@@ -10,7 +10,7 @@ import pytest
 from conftest import FIXTURE_CATALOG
 from rdflib import Graph
 
-from kgbuild.build.pipeline import build, build_graph
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.graph.turtle import to_ntriples, to_turtle
 from kgbuild.schema.loader import load_schema
 from kgbuild.schema.namespaces import prefixes

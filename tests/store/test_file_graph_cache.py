@@ -6,8 +6,8 @@ import shutil
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
-import kgbuild.validate.validator as validator
-from kgbuild.build.pipeline import build
+import kgbuild.io.rdffile as rdffile
+from kgbuild.project.pipeline import build
 from kgbuild.cli.main import main
 from kgbuild.store.graphstore import FILE_CACHE_ENTRIES, file_graph_cache
 
@@ -25,8 +25,8 @@ def test_second_walk_reads_the_cache_and_a_changed_file_is_read_again(tmp_path, 
     graph = tmp_path / "g.ttl"
     build([FIXTURE_CATALOG], graph, store=None, timestamp=0, validate=False, resolve=False)
     reads = []
-    real = validator.load_graph
-    monkeypatch.setattr(validator, "load_graph", lambda p: reads.append(p) or real(p))
+    real = rdffile.load_graph
+    monkeypatch.setattr(rdffile, "load_graph", lambda p: reads.append(p) or real(p))
     first = walk(graph)
     assert len(reads) == 1 and json.loads(first.stdout)["nodes"]
     assert walk(graph).stdout == first.stdout and len(reads) == 1

@@ -5,7 +5,7 @@ import shutil
 import pytest
 from conftest import FIXTURE_CATALOG
 
-from kgbuild.build.pipeline import build, build_graph
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.errors import KgbuildError
 from kgbuild.graph.turtle import to_turtle
 from kgbuild.schema.loader import load_schema

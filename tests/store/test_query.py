@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.errors import KgbuildError
 from kgbuild.schema.loader import load_schema

@@ -19,7 +19,7 @@ import pytest
 from conftest import FIXTURE_CATALOG
 from starlette.testclient import TestClient
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import KgbuildError
 from kgbuild.graph.access import Principal
 from kgbuild.serve.app import create_app

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 from starlette.testclient import TestClient
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.sparqlcheck import ServiceRefused, keywords, refuse_service
 from kgbuild.schema.loader import load_schema

@@ -11,7 +11,7 @@ import time
 import pytest
 from conftest import REPO
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.graph.turtle import to_turtle
 from kgbuild.schema.loader import load_schema
 from kgbuild.store.graphstore import GraphStore

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SH, XSD
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.graph.rdf import to_rdflib
 from kgbuild.schema.namespaces import KG
 from kgbuild.schema.shapes import all_shapes

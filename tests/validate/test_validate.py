@@ -5,7 +5,7 @@ from conftest import BACKSTAGE, FIXTURE_CATALOG
 from rdflib import Literal, URIRef
 from rdflib.namespace import PROV, RDF, XSD
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import InputError
 from kgbuild.graph.model import node_iri as _node_iri
 from kgbuild.graph.rdf import to_rdflib

@@ -6,7 +6,7 @@ import shutil
 import pytest
 from conftest import BACKSTAGE, FIXTURE_CATALOG
 
-from kgbuild.build.pipeline import build, build_graph
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.errors import InputError
 from kgbuild.extract.discover import discover
 from kgbuild.io.atomic import atomic_write

@@ -1,7 +1,7 @@
 """``kgbuild extract``: relations from prose through an LLM, into the same store as the manifests.
 
 The text documents under the given paths are compared with the store exactly as
-:func:`~kgbuild.build.pipeline.update_store` compares manifests (content hash, file stat, the
+:func:`~kgbuild.project.pipeline.update_store` compares manifests (content hash, file stat, the
 extractor's tag: model, prompts, chunking, schema). The requests of every new or changed
 document are sent first, concurrently (bounded), which fills the response cache; then the
 pipeline extracts document by document, reading the answers from that cache, verifies
@@ -80,7 +80,7 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
     """Extract verified relations from the text documents under ``paths`` into ``store``
     (a folder, or None for memory). ``dry_run`` sends nothing and changes nothing: it says
     which requests would be sent (and which the cache answers) with estimated tokens. The
-    other options are those of :func:`~kgbuild.build.pipeline.build_graph`; ``progress``
+    other options are those of :func:`~kgbuild.project.pipeline.build_graph`; ``progress``
     is called with (done, total) requests. The caller closes ``result.store``."""
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):

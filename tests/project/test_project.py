@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
 from kgbuild import InputError, build_graph
-from kgbuild.build.project import find_project, load_project
+from kgbuild.project.config import find_project, load_project
 from kgbuild.cli import main
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgbuild.build.project import find_project, load_project
+from kgbuild.project.config import find_project, load_project
 from kgbuild.errors import InputError
 
 PROJECT = '[project]\nname = "x"\n\n'

@@ -5,7 +5,7 @@ import shutil
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
-from kgbuild.build.pipeline import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser
