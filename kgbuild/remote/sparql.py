@@ -22,6 +22,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import httpx2
 
 from ..errors import KgbuildError
+from ..graph.sparqlcheck import refuse_service
 from ..io.http import Bounds, Client, ResponseTooLarge, mib
 from ..io.urls import check_http_url, redact_url
 
@@ -174,8 +175,10 @@ class SparqlClient:
         return text
 
     def select(self, query: str) -> list[dict[str, dict]]:
-        """The bindings of a SELECT query (SPARQL JSON results: ``{var: {type, value}}``)."""
-        resp = self._send("POST", "query", what="SPARQL query", content=_form(query=query),
+        """The bindings of a SELECT query (SPARQL JSON results: ``{var: {type, value}}``); a
+        query with ``SERVICE`` is refused before it is sent (as every query kgbuild runs)."""
+        resp = self._send("POST", "query", what="SPARQL query",
+                          content=_form(query=refuse_service(query)),
                           headers={"Accept": JSON_RESULTS, "Content-Type": FORM}, ok=(200,))
         try:
             return json.loads(resp.content)["results"]["bindings"]
@@ -185,7 +188,8 @@ class SparqlClient:
 
     def construct(self, query: str) -> tuple[bytes, str]:
         """The body and content type of a CONSTRUCT query's answer."""
-        resp = self._send("POST", "query", what="SPARQL query", content=_form(query=query),
+        resp = self._send("POST", "query", what="SPARQL query",
+                          content=_form(query=refuse_service(query)),
                           headers={"Accept": RDF_ACCEPT, "Content-Type": FORM}, ok=(200,))
         return resp.content, resp.ctype
 

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 from kgbuild.project.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.sparqlcheck import ServiceRefused, keywords, refuse_service
+from kgbuild.remote.sparql import SparqlClient
 from kgbuild.schema.loader import load_schema
 from kgbuild.serve.app import create_app
 from kgbuild.serve.config import load_serve_config
@@ -150,3 +151,16 @@ ex:S a sh:NodeShape ; sh:targetNode ex:a ;
     assert r.exit_code == 2, r.output
     assert r.stderr.strip().endswith("[sparql-service]") and str(shapes) in r.stderr
     assert len(hits) == before
+
+
+def test_the_remote_client_refuses_before_sending(listener):
+    url, hits = listener
+    before = len(hits)
+    with SparqlClient(url) as client:
+        for query in federated("http://127.0.0.1:9/other"):
+            with pytest.raises(ServiceRefused):
+                client.select(query)
+            with pytest.raises(ServiceRefused):
+                client.construct(query)
+        assert client.select(HARMLESS[0])  # the listener answers one row
+    assert len(hits) == before + 1
