@@ -10,6 +10,7 @@ disagrees with the passages it was made from. The tokenizer is ``porter unicode6
 from __future__ import annotations
 
 import re
+import sqlite3
 
 # English function words: they carry no topic, and FTS5 has no stop list of its own.
 STOPWORDS = frozenset("""
@@ -36,8 +37,59 @@ def terms(text: str) -> list[str]:
     return out[:MAX_TERMS]
 
 
-def match_expression(text: str) -> str | None:
+POSTINGS = 20_000  # documents a query's words may list together before common ones are left out
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def match_expression(text: str, db: sqlite3.Connection | None = None,
+                     budget: int = POSTINGS, counts: dict | None = None) -> str | None:
     """An FTS5 query matching any content word of ``text`` (each quoted, so no word is read as
-    an operator), or None when it has none."""
+    an operator), or None when it has none. With ``db`` (an index with a ``temp.vocab``
+    fts5vocab table), the commonest words are left out once the words' document counts add
+    up to more than ``budget``: BM25 gives a word in a large share of the corpus little
+    weight, and scoring it costs time in proportion to how many passages have it. The
+    rarest word always stays. A small corpus is never affected. ``counts`` caches document
+    counts by word (counting reads the word's whole posting list)."""
     words = terms(text)
-    return " OR ".join('"' + w.replace('"', '""') + '"' for w in words) if words else None
+    if db is not None and len(words) > 1:
+        cache = {} if counts is None else counts
+        for w in words:
+            if w not in cache:
+                if len(cache) > 100_000:
+                    cache.clear()
+                cache[w] = document_count(db, w)
+        ranked = sorted((cache[w], i, w) for i, w in enumerate(words))
+        kept, total = [], 0
+        for df, i, w in ranked:
+            if kept and total + df > budget:
+                break
+            kept.append((i, w))
+            total += df
+        words = [w for _, w in sorted(kept)]
+    return " OR ".join(_quote(w) for w in words) if words else None
+
+
+def _quote(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+_STEMMER: sqlite3.Connection | None = None
+
+
+def stem(word: str) -> str:
+    """``word`` as the index's tokenizer stores it (FTS5's own Porter stemmer)."""
+    global _STEMMER
+    if _STEMMER is None:
+        _STEMMER = sqlite3.connect(":memory:", check_same_thread=False)
+        _STEMMER.execute(f"CREATE VIRTUAL TABLE q USING fts5(x, tokenize='{TOKENIZER}')")
+        _STEMMER.execute("CREATE VIRTUAL TABLE v USING fts5vocab(q, 'row')")
+    _STEMMER.execute("INSERT INTO q(rowid, x) VALUES(1, ?)", (word,))
+    rows = _STEMMER.execute("SELECT term FROM v").fetchall()
+    _STEMMER.execute("DELETE FROM q")
+    return rows[0][0] if rows else word.lower()
+
+
+def document_count(db: sqlite3.Connection, word: str) -> int:
+    """How many passages of the index ``db`` contain ``word``."""
+    row = db.execute("SELECT doc FROM temp.vocab WHERE term = ?", (stem(word),)).fetchone()
+    return row[0] if row else 0

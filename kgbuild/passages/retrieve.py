@@ -164,6 +164,7 @@ class PassageRetriever:
                                "[embeddings])", code="embeddings")
         self._linker: Linker | None = None
         self._lexical_db: sqlite3.Connection | None = None
+        self._counts: dict[str, int] = {}  # document counts of question words (this view)
 
     def close(self) -> None:
         if self._lexical_db is not None and self._lexical_db is not self.index.db:
@@ -181,9 +182,9 @@ class PassageRetriever:
     def lexical(self, text: str) -> np.ndarray:
         """BM25 scores of every row (0 where no query word occurs; -inf where hidden)."""
         out = np.zeros(self.model.size, dtype=np.float64)
-        expr = match_expression(text)
+        db = self._lexical_connection()
+        expr = match_expression(text, db, counts=self._counts)
         if expr is not None:
-            db = self._lexical_connection()
             rows = db.execute("SELECT rowid, -bm25(fts) FROM fts WHERE fts MATCH ? "
                               "ORDER BY bm25(fts) LIMIT ?", (expr, LEXICAL_POOL)).fetchall()
             if rows:
