@@ -57,3 +57,12 @@ def test_pyshacl_is_imported_only_when_its_engine_runs():
             "print('pyshacl' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_commands_help_loads_no_store_or_pipeline():
+    code = ("import sys\nfrom kgbuild.cli import main\ntry:\n    main(['build', '--help'])\n"
+            "except SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('pyoxigraph', 'rdflib', 'numpy', 'openai', 'pyshacl') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

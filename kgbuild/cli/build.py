@@ -8,11 +8,7 @@ import time
 
 import click
 
-from ..project.pipeline import build as build_library
-from ..project.pipeline import build_graph
-from ..schema.loader import load_schema
-from ..store.export import EXPORT_FORMATS, export_store, write_export
-from ..store.graphstore import GraphStore
+from ..store.formats import EXPORT_FORMATS
 from .main import (
     ACCESS,
     EXCLUDE,
@@ -111,8 +107,11 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
                   exclude=[*proj.exclude, *excludes], gitignore=proj.gitignore and not no_gitignore,
                   prune=prune, phase=phase)
     _check_names([*sources, kwargs["store"], kwargs["access"], kwargs["registry"]], proj)
+    from ..project.pipeline import build as build_file  # (the CLI loads lazily)
+    from ..project.pipeline import build_graph
+
     if output:
-        result = build_library(sources, output, schema_name, **kwargs)
+        result = build_file(sources, output, schema_name, **kwargs)
     else:
         result = build_graph(sources, schema_name, **kwargs)
     if phase:
@@ -227,6 +226,10 @@ def export(store_path, schema_name, fmt, output):
     Example:
       kgbuild export --format nt -o graph.nt
     """
+    from ..schema.loader import load_schema
+    from ..store.export import export_store, write_export
+    from ..store.graphstore import GraphStore
+
     check_output(output)
     with GraphStore(store_path, load_schema(schema_name), write=False) as store:
         if fmt == "cypher":

@@ -17,9 +17,8 @@ from ..errors import InvalidValue, KgbuildError
 from ..graph.turtle import jsonld_pieces, turtle_pieces
 from ..io.atomic import atomic_write
 from ..schema.namespaces import prefixes
+from .formats import EXPORT_FORMATS
 from .graphstore import GraphStore
-
-EXPORT_FORMATS = ("turtle", "nt", "jsonld", "trig", "nquads")
 
 
 def export_store(store: GraphStore, fmt: str = "turtle") -> str:

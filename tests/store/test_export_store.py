@@ -14,7 +14,8 @@ from kgbuild.project.pipeline import build, build_graph
 from kgbuild.graph.turtle import to_ntriples, to_turtle
 from kgbuild.schema.loader import load_schema
 from kgbuild.schema.namespaces import prefixes
-from kgbuild.store.export import EXPORT_FORMATS, export_store, write_export
+from kgbuild.store.export import export_store, write_export
+from kgbuild.store.formats import EXPORT_FORMATS
 from kgbuild.store.graphstore import GraphStore
 
 HOSTILE = """apiVersion: backstage.io/v1alpha1

@@ -9,7 +9,7 @@ from conftest import FIXTURE_CATALOG
 from kgbuild.cli.main import main
 from kgbuild.errors import InputError
 from kgbuild.io.rdffile import load_graph
-from kgbuild.store.export import EXPORT_FORMATS
+from kgbuild.store.formats import EXPORT_FORMATS
 from kgbuild.validate.validator import validate_file
 
 SUFFIX = {"turtle": "ttl", "nt": "nt", "jsonld": "jsonld", "trig": "trig", "nquads": "nq"}
