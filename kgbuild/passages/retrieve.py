@@ -327,7 +327,7 @@ class PassageRetriever:
         rows = top(scores, k, self.model.idrank)
         has_seed = bool(graph.question_seeds) if graph is not None else \
             bool(question_seeds(self.model, names, self.visible))
-        abstain = decide(s.abstain, question.text, bm, cos, dense_z, has_seed, self)
+        abstain = decide(s.abstain, question.text, lexical_z, dense_z, has_seed, self)
         passages = self._passages(rows, scores, bm, cos, graph)
         return Retrieved(question.id, question.text, method, passages, abstain, notes)
 
