@@ -4,7 +4,7 @@ one form fit to show or store (:func:`redact_url`)."""
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from ..errors import InputError
 
@@ -30,6 +30,20 @@ def redact_url(url: str) -> str:
         query, hash_, fragment = query.partition("#")
         query = "&".join(_redact_param(p) for p in query.split("&")) + hash_ + fragment
     return f"{scheme}://{netloc}{path}{q}{query}"
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` (an error, a server's words) without the secrets ``url`` carries: the
+    password or token of its user info, as written and percent-decoded."""
+    try:
+        parts = urlsplit(url)
+        secrets = {parts.password, unquote(parts.password or ""),
+                   parts.username if parts.password is None else None}
+    except ValueError:
+        return text
+    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def _redact_param(param: str) -> str:

@@ -22,7 +22,9 @@ import json
 import math
 from pathlib import Path
 
+from ..errors import InvalidValue
 from ..graph.model import KnowledgeGraph
+from ..io.urls import redact_url, scrub
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
 from .sparql import RemoteError
@@ -94,7 +96,7 @@ def literal(value) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"{value} has no Cypher literal")
+            raise InvalidValue(f"{value} has no Cypher literal")
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False).replace("'", "\\'")[1:-1].join("''")
@@ -102,7 +104,7 @@ def literal(value) -> str:
         return "[" + ", ".join(literal(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_name(k)}: {literal(v)}" for k, v in value.items()) + "}"
-    raise ValueError(f"{type(value).__name__} has no Cypher literal")
+    raise InvalidValue(f"{type(value).__name__} has no Cypher literal")
 
 
 def cypher_script(kg: KnowledgeGraph) -> str:
@@ -154,8 +156,9 @@ def push_falkordb(store_path: str | Path, schema: Schema, url: str, graph_name: 
     except RemoteError:
         raise
     except Exception as exc:  # redis/falkordb errors: connection refused, auth, Cypher
-        raise RemoteError(f"FalkorDB {url}: {type(exc).__name__}: {exc}") from None
-    return {"url": url, "graph": graph_name, "nodes": sum(map(len, nodes.values())),
+        raise RemoteError(f"FalkorDB {redact_url(url)}: {type(exc).__name__}: "
+                          f"{scrub(str(exc), url)}") from None
+    return {"url": redact_url(url), "graph": graph_name, "nodes": sum(map(len, nodes.values())),
             "edges": sum(map(len, edges.values())), "deleted_nodes": deleted_nodes,
             "deleted_edges": deleted_edges}
 

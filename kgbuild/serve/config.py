@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from ..errors import InputError
 from ..graph.access import Principal, parse_labels
+from ..io.urls import redact_url
 from ..io.yamlfile import YamlError, load_yaml_file
 
 _HEX = re.compile(r"[0-9a-f]{64}")
@@ -217,6 +218,6 @@ def _embeddings(raw: object, fail) -> tuple[str, str] | None:
     except ValueError:
         ok = False
     if not ok or any(c.isspace() or not c.isprintable() for c in url):
-        raise fail(f"embeddings: 'url' {url!r} is not an http(s) URL with a host, e.g. "
-                   f"http://localhost:11434/v1", "embeddings", "url")
+        raise fail(f"embeddings: 'url' {redact_url(str(url))!r} is not an http(s) URL with a "
+                   f"host, e.g. http://localhost:11434/v1", "embeddings", "url")
     return model, url

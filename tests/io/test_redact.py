@@ -185,3 +185,28 @@ def test_embeddings_show_and_store_no_password(tmp_path):
     assert not leaks(str(err.value)) and "bob:***@" in str(err.value)
     stored = "".join(p.read_text() for p in tmp_path.glob("*.json"))
     assert "bob:***@" in stored and not leaks(stored)
+
+
+def test_scrub_removes_a_urls_password_and_token_from_any_text():
+    from kgbuild.io.urls import scrub
+
+    url = "redis://bob:s3cr%40t@127.0.0.1:1/0"
+    assert scrub("auth failed for bob with s3cr@t (s3cr%40t)", url) == \
+        "auth failed for bob with *** (***)"
+    assert scrub("token tok123 refused", "http://tok123@h/") == "token *** refused"
+    assert scrub("nothing here", "http://[::1/") == "nothing here"
+
+
+def test_a_falkordb_error_shows_the_url_redacted(tmp_path):
+    from kgbuild.project.pipeline import build_graph
+    from kgbuild.remote.cypher import push_falkordb
+    from kgbuild.remote.sparql import RemoteError
+    from kgbuild.schema.loader import load_schema
+
+    pytest.importorskip("falkordb")
+    from conftest import FIXTURE_CATALOG
+    build_graph([FIXTURE_CATALOG], load_schema(), store=tmp_path / "s", timestamp=0).store.close()
+    with pytest.raises(RemoteError) as info:  # nothing listens on port 1
+        push_falkordb(tmp_path / "s", load_schema(), "redis://bob:hunter2@127.0.0.1:1",
+                      "g", timeout=2)
+    assert "hunter2" not in str(info.value) and "bob:***@127.0.0.1:1" in str(info.value)
