@@ -21,6 +21,7 @@ from ..project.config import Project, find_project
 from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 from ..io.text import safe_text
+from ..retrieve.spec import BOUNDS, MAX_COUNT
 
 MAX_MESSAGE = 2000  # characters of one error line; a longer message is cut with an ellipsis
 
@@ -259,8 +260,6 @@ class FolderArg(click.Path):
 
 # Every integer option has an explicit range (in its --help): nothing a user types can overflow
 # an index type further down or make a date that does not exist.
-MAX_COUNT = 10**9  # hub cap, budgets
-MAX_HOPS = 10**6
 MAX_EPOCH = 253402300799  # 9999-12-31T23:59:59Z, the last second xsd:dateTime writes in 4 digits
 EPOCH = click.IntRange(0, MAX_EPOCH)
 
@@ -275,7 +274,7 @@ class _Cosine(click.FloatRange):
         return out
 
 
-COSINE = _Cosine(-1, 1)
+COSINE = _Cosine(*BOUNDS["semantic_min"])
 
 
 def count(default: int, low: int = 0, high: int = MAX_COUNT) -> dict:

@@ -6,10 +6,10 @@ import json
 
 import click
 
+from ..retrieve.spec import MAX_HOPS, no_cap
 from ..schema.loader import load_schema
 from .main import (
     FORMAT,
-    MAX_HOPS,
     SCHEMA,
     STORE,
     FileArg,
@@ -91,7 +91,7 @@ def show(node_id, result_file, graph_file, store_path, schema_name, labels, all_
         return
     browser = _browser(graph_file, store_path, schema_name, labels, all_access)
     if draw:
-        result = browser.neighbourhood(node_id, hops, None if cap == 0 else cap, max_nodes,
+        result = browser.neighbourhood(node_id, hops, no_cap(cap), max_nodes,
                                        max_edges)
         write_or_echo(draw(result, schema.node_types), output)
         return

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from ..io.urls import check_http_url
+from ..retrieve.spec import BOUNDS, DEFAULTS
 from ..schema.loader import load_schema
 from .main import (
     COSINE,
     FORMAT,
-    MAX_HOPS,
     SCHEMA,
     STORE,
     FileArg,
@@ -24,6 +24,11 @@ from .main import (
     project,
 )
 from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_and_cache, principal_of
+
+
+def _setting(name: str) -> dict:
+    """The option of a spec setting: its default and range."""
+    return count(DEFAULTS[name], *BOUNDS[name])
 
 
 def _split(values) -> tuple[str, ...]:
@@ -50,9 +55,9 @@ def _split(values) -> tuple[str, ...]:
                    "from their types to the --type that has a complete walk.")
 @click.option("--follow", multiple=True, metavar="PRED[:out|:in|:both]",
               help="Edge type and direction to walk (repeatable); inverse names work.")
-@click.option("--hops", **count(2, 1, MAX_HOPS))
+@click.option("--hops", **_setting("hops"))
 @click.option("--path", metavar="P:DIR/P:DIR/...", help="Exact typed path instead of --follow.")
-@click.option("--hub-cap", "--cap", "cap", **count(50),
+@click.option("--hub-cap", "--cap", "cap", **_setting("cap"),
               help="At most this many edges from any node per hop (0: no cap).")
 @click.option("--no-cap", is_flag=True, help="Walk every matching edge (same as --hub-cap 0).")
 @click.option("--include-seeds", is_flag=True,
@@ -61,21 +66,21 @@ def _split(values) -> tuple[str, ...]:
               help="Only enter nodes of this type (follow) / only end at it (path; with -q and "
                    "no --path/--follow: the target of the shortest typed path). Also the kind "
                    "of a bare --seed name. Repeatable.")
-@click.option("--max-nodes", **count(200))
-@click.option("--max-edges", **count(400))
-@click.option("--max-paths", **count(100))
-@click.option("--max-chars", **count(12000),
+@click.option("--max-nodes", **_setting("max_nodes"))
+@click.option("--max-edges", **_setting("max_edges"))
+@click.option("--max-paths", **_setting("max_paths"))
+@click.option("--max-chars", **_setting("max_chars"),
               help="Character budget of the context pack.")
 @click.option("--exclude-qualifier", "exclude_qualifiers", multiple=True, metavar="Q[,Q]",
               help="Do not walk edges whose every assertion has a qualifier with one of these "
                    "words (dev,test,docs drops dev dependencies, group:tests, optional:docs).")
 @click.option("--extractor", "extractors", multiple=True, metavar="NAME",
               help="Walk only edges some assertion of this extractor backs (repeatable).")
-@click.option("--min-confidence", type=click.FloatRange(0.0, 1.0), metavar="X",
+@click.option("--min-confidence", type=click.FloatRange(*BOUNDS["min_confidence"]), metavar="X",
               help="Walk only edges some assertion at least this confident backs.")
-@click.option("--semantic", **count(0), metavar="N",
+@click.option("--semantic", **_setting("semantic"), metavar="N",
               help="With -q: also seed the N nodes whose embeddings are closest to the question.")
-@click.option("--semantic-min", type=COSINE, default=0.5, show_default=True,
+@click.option("--semantic-min", type=COSINE, default=DEFAULTS["semantic_min"], show_default=True,
               help="Least cosine similarity for a semantic seed.")
 @click.option("--embeddings-model", default="text-embedding-3-small", show_default=True,
               envvar="KGBUILD_EMBEDDINGS_MODEL", help="Embeddings model ($KGBUILD_EMBEDDINGS_MODEL).")
@@ -116,15 +121,15 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
       kgbuild traverse --graph graph.ttl --seed api:default/payments-api \\
         --path ownedBy/ownerOf --no-cap --format json
     """
-    from ..retrieve.traverse import TraversalSpec, Traverser, store_traverser
+    from ..retrieve.spec import request_spec
+    from ..retrieve.traverse import Traverser, store_traverser
 
-    spec = TraversalSpec(seeds=seeds, names=names, question=question, follow=follow, hops=hops,
-                         path=path, cap=None if no_cap or cap == 0 else cap, types=types,
-                         include_seeds=include_seeds, semantic=semantic, semantic_min=semantic_min,
-                         max_nodes=max_nodes, max_edges=max_edges, max_paths=max_paths,
-                         max_chars=max_chars, min_confidence=min_confidence,
-                         exclude_qualifiers=_split(exclude_qualifiers), extractors=extractors,
-                         shortest_path=bool(question and types and not (path or follow)))
+    spec = request_spec(dict(
+        seeds=seeds, names=names, question=question, follow=follow, hops=hops, path=path,
+        cap=0 if no_cap else cap, types=types, include_seeds=include_seeds, semantic=semantic,
+        semantic_min=semantic_min, max_nodes=max_nodes, max_edges=max_edges,
+        max_paths=max_paths, max_chars=max_chars, min_confidence=min_confidence,
+        exclude_qualifiers=_split(exclude_qualifiers), extractors=extractors))
     if not (seeds or names or question):
         raise UsageError("give at least one --seed, --name or --question")
     if semantic and question and embeddings_url is not None:

@@ -8,6 +8,7 @@ A cases file (YAML)::
         question: Which service depends on the library maintained by the team that owns Payments API?
         path: ownedBy:out/ownerOf:out/dependsOn:in   # or follow: [...] and hops: N
         cap: 50                    # any TraversalSpec setting: seeds, names, types, max_* ...
+                                   # (read as kgbuild traverse reads them: cap 0 is no cap)
         principal: [risk]          # access labels held (default: none), or "all"
         remove: [[s, p, o]]        # edges deleted from the graph for this case
         required:                  # evidence the pack must contain
@@ -34,21 +35,17 @@ from ..graph.access import Principal
 from ..graph.model import KnowledgeGraph
 from ..graph.rdf import from_rdf
 from ..io.yamlfile import load_yaml_file, plain
-from ..retrieve.traverse import TraversalSpec, Traverser
+from ..retrieve.spec import BOUNDS, may_be_none, request_spec
+from ..retrieve.traverse import Traverser
 from ..schema.loader import load_schema
 from ..io.rdffile import load_graph
 
 _SPEC_KEYS = {"seeds", "names", "question", "follow", "hops", "path", "cap", "types",
-              "max_nodes", "max_edges", "max_paths", "max_chars"}
+              "max_nodes", "max_edges", "max_paths", "max_chars", "shortest_path"}
 _CASE_KEYS = _SPEC_KEYS | {"name", "principal", "remove", "required", "forbidden", "answers",
                            "expect", "abstain_reason", "note"}
 _FILE_KEYS = {"graph", "cases", "description", "note"}
-# the bounds of ``kgbuild traverse``'s options (kgbuild/cli/main.py), for the same settings here
-MAX_COUNT = 10**9
-MAX_HOPS = 10**6
-_NUMBERS = {"hops": (1, MAX_HOPS, False), "cap": (0, MAX_COUNT, True),
-            "max_nodes": (0, MAX_COUNT, True), "max_edges": (0, MAX_COUNT, True),
-            "max_paths": (0, MAX_COUNT, False), "max_chars": (0, MAX_COUNT, True)}
+_NUMBERS = {k: (*BOUNDS[k], may_be_none(k)) for k in _SPEC_KEYS & set(BOUNDS)}  # (low, high, null?)
 _TEXT_LISTS = ("seeds", "names", "follow", "types", "answers")  # a list of text, or one text
 _REASONS = ("no-seed", "ambiguous", "no-path", "no-edges")
 
@@ -118,6 +115,10 @@ def _check_case(case: dict, path: str, where: int | None) -> dict:
                            + (f"{_kind(bad)} {bad!r} in the list" if isinstance(values, list)
                               else _kind(value)), key)
             out[key] = values
+        elif key == "shortest_path":
+            if not isinstance(value, bool):
+                raise fail(f"{key} must be true or false, got {_kind(value)}", key)
+            out[key] = value
         elif key in ("question", "path", "note"):
             if not isinstance(value, str):
                 raise fail(f"{key} must be text, got {_kind(value)}", key)
@@ -218,7 +219,7 @@ def eval_retrieval(cases_path: str | Path, graph: KnowledgeGraph | None = None,
             if key not in traversers:
                 traversers[key] = Traverser(_without(kg, removed) if removed else kg, principal,
                                             cache_dir)
-            spec = TraversalSpec(**{k: v for k, v in case.items() if k in _SPEC_KEYS})
+            spec = request_spec({k: v for k, v in case.items() if k in _SPEC_KEYS})
             result = traversers[key].run(spec)
             results.append(_score(kg, case, name, result))
         except KgbuildError as exc:

@@ -17,7 +17,8 @@ from ..errors import KgbuildError
 from ..graph.access import Principal
 from ..graph.model import KnowledgeGraph
 from .seeds import SeedIndex
-from .traverse import MAX_COUNT, MAX_HOPS, MAX_NAME_CHARS, TraversalSpec, Traverser
+from .spec import MAX_COUNT, MAX_HOPS, MAX_NAME_CHARS, TraversalSpec
+from .traverse import Traverser
 
 
 def _bounded(name: str, value: int, low: int = 0, high: int = MAX_COUNT) -> int:

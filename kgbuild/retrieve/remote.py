@@ -25,7 +25,8 @@ from ..graph.rdf import from_quads
 from ..remote.sparql import RemoteError, SparqlClient
 from ..schema.model import Schema
 from ..schema.namespaces import BASE, KG
-from .traverse import TraversalResult, TraversalSpec, Traverser, parse_path, parse_step
+from .spec import TraversalSpec, parse_path, parse_step
+from .traverse import TraversalResult, Traverser
 
 BATCH = 200  # IRIs in one VALUES block
 MAX_ROWS = 2_000_000  # quads fetched for one traversal

@@ -35,7 +35,6 @@ nothing reached (``no-edges``) the result says so and carries no nodes beyond th
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field, replace
@@ -44,10 +43,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import KgbuildError
 from ..graph.access import Principal, visible_graph
 from ..graph.model import KnowledgeGraph, Passage
-from ..resolve.normalize import singular
 from ..resolve.resolver import Resolver
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
@@ -58,146 +55,17 @@ from .embeddings import node_text
 from .paths import schema_steps
 from .seeds import SeedIndex
 from .snapshot import Snapshot, assertion_dict, open_snapshot
+from .spec import (
+    SHORTEST_PATH_HOPS,
+    SHORTEST_PATH_WALKS,
+    Step,
+    TraversalSpec,
+    parse_path,
+    parse_step,
+    qualifier_excluded,
+)
 
-_DIRS = {"out": (0,), "in": (1,), "both": (0, 1)}
-# bounds of every setting (the CLI's options have the same): a cap or budget beyond any graph
-# would overflow the index's int32 arrays, a longer path the walk enumeration's recursion
-MAX_COUNT = 10**9
-MAX_HOPS = 10**6
-MAX_PATH_STEPS = 100
-MAX_QUESTION_CHARS = 10_000  # a question, not a document: its mentions, seeds and output stay small
-MAX_NAME_CHARS = 2_000  # one ID or name
 MAX_FILTERED_VIEWS = 8  # filtered graphs (and their indexes) one Traverser keeps
-SHORTEST_PATH_HOPS = 3  # shortest_path: a path found has at most this many steps ...
-SHORTEST_PATH_WALKS = 1000  # ... and at most this many steps are tried to find it
-
-
-@dataclass(frozen=True)
-class Step:
-    """One walkable edge spec: stored edge type, directions (0 out, 1 in), as written."""
-
-    edge: str
-    dirs: tuple[int, ...]
-    text: str
-
-
-def parse_step(text: str, schema) -> Step:
-    """Parse ``PRED[:out|:in|:both]`` (stored or inverse edge name) into a :class:`Step`."""
-    name, _, direction = text.strip().partition(":")
-    direction = direction or "out"
-    if direction not in _DIRS:
-        raise KgbuildError(f"bad direction {direction!r} in {text!r}: use out, in or both")
-    try:
-        et, inverted = schema.predicate(name)
-    except KgbuildError:
-        names = sorted({n for e in schema.edge_types.values() for n in (e.name, e.inverse) if n})
-        raise KgbuildError(f"unknown edge type {name!r} (known: {', '.join(names)})") from None
-    dirs = tuple(sorted(1 - d for d in _DIRS[direction])) if inverted else _DIRS[direction]
-    return Step(et.name, dirs, f"{name}:{direction}")
-
-
-def parse_path(text: str, schema) -> list[Step]:
-    """Parse ``"a:out/b:in/..."`` into steps."""
-    parts = [p for p in text.split("/")]
-    if not text.strip() or any(not p.strip() for p in parts):
-        raise KgbuildError(f"bad path {text!r}: write steps as PRED[:out|:in|:both] joined by '/'")
-    return [parse_step(p, schema) for p in parts]
-
-
-@dataclass
-class TraversalSpec:
-    """What to retrieve. Seeds: ``seeds`` (IDs), ``names`` (resolved), ``question`` (mentions).
-
-    With neither ``path`` nor ``follow``, every edge type is followed both ways.
-    """
-
-    seeds: Sequence[str] = ()
-    names: Sequence[str] = ()
-    question: str | None = None
-    follow: Sequence[str] = ()
-    hops: int = 2
-    path: str | None = None
-    cap: int | None = 50
-    types: Sequence[str] = ()
-    max_nodes: int | None = 200
-    max_edges: int | None = 400
-    max_paths: int = 100
-    max_chars: int | None = 12000
-    include_seeds: bool = False  # path mode: may a seed be among the answers?
-    semantic: int = 0  # with a question: also seed the N nodes most similar by embeddings
-    semantic_min: float = 0.5  # ... whose cosine similarity reaches this
-    # assertion filters, applied before the walk (an edge no assertion is left for is not walked)
-    exclude_qualifiers: Sequence[str] = ()  # e.g. dev, test, docs or "dev,test" (qualifier_excluded)
-    extractors: Sequence[str] = ()  # only assertions of these extractors
-    min_confidence: float | None = None  # only assertions at least this confident
-    shortest_path: bool = False  # no path/follow: walk the shortest typed path to ``types``
-
-    def check(self, schema: Schema | None = None) -> None:
-        """Every setting within its bound; with ``schema`` also the path and follow syntax and
-        the type names (so the CLI and the server refuse the same specs, before any work)."""
-        if self.path and self.follow:
-            raise KgbuildError("give either a path or follow specs, not both")
-        if self.shortest_path and (self.path or self.follow or not self.types):
-            raise KgbuildError("shortest_path needs a target type and neither path nor follow")
-        if self.min_confidence is not None and (
-                isinstance(self.min_confidence, bool) or not isinstance(self.min_confidence, (int, float))
-                or not 0.0 <= self.min_confidence <= 1.0):
-            raise KgbuildError(f"min_confidence must be from 0 to 1, got {self.min_confidence!r}")
-        for what, values in (("qualifier", self.exclude_qualifiers), ("extractor", self.extractors)):
-            if any(not isinstance(v, str) or not v.strip() or len(v) > MAX_NAME_CHARS for v in values):
-                raise KgbuildError(f"an {what} is a non-empty name of at most {MAX_NAME_CHARS:,} "
-                                   f"characters")
-        for name, value in (("hops", self.hops), ("cap", self.cap), ("max_nodes", self.max_nodes),
-                            ("max_edges", self.max_edges), ("max_paths", self.max_paths),
-                            ("max_chars", self.max_chars)):
-            low, high = (1, MAX_HOPS) if name == "hops" else (0, MAX_COUNT)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
-                                      or not low <= value <= high):
-                raise KgbuildError(f"{name} must be an integer from {low} to {high}, got {value!r}")
-        if self.question is not None and len(self.question) > MAX_QUESTION_CHARS:
-            raise KgbuildError(f"a question has at most {MAX_QUESTION_CHARS:,} characters, this "
-                               f"one {len(self.question):,}")
-        for what, values in (("seed", self.seeds), ("name", self.names)):
-            if any(len(v) > MAX_NAME_CHARS for v in values):
-                raise KgbuildError(f"a {what} has at most {MAX_NAME_CHARS:,} characters")
-        if self.path and self.path.count("/") >= MAX_PATH_STEPS:
-            raise KgbuildError(f"a path has at most {MAX_PATH_STEPS} steps, this one "
-                               f"{self.path.count('/') + 1}")
-        if schema is None:
-            return
-        if self.path is not None and not self.path.strip():
-            raise KgbuildError("path is empty: write steps as PRED[:out|:in|:both] joined by '/'",
-                               code="usage")
-        if self.path:
-            parse_path(self.path, schema)
-        for f in self.follow:
-            parse_step(f, schema)
-        for t in self.types:
-            schema.node_type(t)
-
-    def to_dict(self) -> dict:
-        """The settings, without the seeds (the result lists what they resolved to)."""
-        return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()
-                if k not in ("seeds", "names", "question")}
-
-    def filter_key(self) -> tuple:
-        """The assertion filters, normalised; empty when there are none."""
-        if not (self.exclude_qualifiers or self.extractors or self.min_confidence is not None):
-            return ()
-        return (tuple(sorted({_word(w) for q in self.exclude_qualifiers for w in q.split(",")
-                              if w.strip()})),
-                tuple(sorted(set(self.extractors))), self.min_confidence)
-
-
-def _word(text: str) -> str:
-    return singular(text.strip().lower())
-
-
-def qualifier_excluded(qualifier: str, excluded: set[str]) -> bool:
-    """Whether an assertion qualifier falls under an excluded name: any of its words (split at
-    ``:``, ``-``, ``_``, ``.``, singular) is one, so ``docs`` excludes ``group:docs`` and
-    ``optional:docs-auto``, ``test`` excludes ``group:tests``, ``dev`` excludes ``dev``."""
-    return any(_word(w) in excluded for w in re.split(r"[:\-_.]+", qualifier) if w)
 
 
 def filtered_graph(view: KnowledgeGraph, evidence: dict, key: tuple) -> tuple[KnowledgeGraph, dict]:

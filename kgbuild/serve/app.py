@@ -37,7 +37,7 @@ from ..errors import KgbuildError
 from ..graph.access import Principal
 from ..graph.model import safe_text
 from ..retrieve.adjacency import DIRECTIONS
-from ..retrieve.traverse import MAX_NAME_CHARS
+from ..retrieve.spec import MAX_NAME_CHARS
 from ..schema.model import Schema
 from ..store.query import query_store
 from .config import ServeConfig

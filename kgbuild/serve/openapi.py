@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import MISSING, fields
 from importlib.metadata import version
 
-from ..retrieve.traverse import TraversalSpec
+from ..retrieve.spec import TraversalSpec
 from .spec import BOUNDS, field_kind
 
 _ERROR = {"description": "refused: a one-line message and a code",

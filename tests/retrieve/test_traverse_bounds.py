@@ -5,15 +5,15 @@ import pytest
 
 from kgbuild import Assertion, KnowledgeGraph
 from kgbuild.errors import KgbuildError
-from kgbuild.retrieve.traverse import (
+from kgbuild.retrieve.spec import (
     MAX_COUNT,
     MAX_HOPS,
     MAX_NAME_CHARS,
     MAX_PATH_STEPS,
     MAX_QUESTION_CHARS,
     TraversalSpec,
-    traverse,
 )
+from kgbuild.retrieve.traverse import traverse
 
 
 def chain(schema, n: int) -> KnowledgeGraph:
@@ -53,13 +53,17 @@ def test_a_path_longer_than_the_bound_is_an_error_not_a_recursion_error(schema):
         traverse(chain(schema, 10), TraversalSpec(seeds=["component:default/c0"], path=steps))
 
 
-def test_the_cli_and_the_cases_have_the_same_bounds():
-    import importlib
+def test_the_cli_the_server_and_the_cases_read_the_bounds_of_the_spec():
+    from kgbuild.cli.traverse import traverse as command
+    from kgbuild.evaluate.retrieval import _NUMBERS
+    from kgbuild.retrieve.spec import BOUNDS
+    from kgbuild.serve.spec import BOUNDS as SERVED
 
-    cli = importlib.import_module("kgbuild.cli.main")
-    retrieval = importlib.import_module("kgbuild.evaluate.retrieval")
-    assert (cli.MAX_COUNT, cli.MAX_HOPS) == (MAX_COUNT, MAX_HOPS)
-    assert (retrieval.MAX_COUNT, retrieval.MAX_HOPS) == (MAX_COUNT, MAX_HOPS)
+    ranges = {p.name: (p.type.min, p.type.max) for p in command.params
+              if p.name in BOUNDS and p.name != "semantic_min"}
+    assert ranges and all(ranges[k] == BOUNDS[k] for k in ranges)
+    assert all(_NUMBERS[k][:2] == BOUNDS[k] for k in _NUMBERS) and SERVED is BOUNDS
+    assert BOUNDS["cap"] == (0, MAX_COUNT) and BOUNDS["hops"] == (1, MAX_HOPS)
 
 
 def test_a_question_or_name_beyond_its_bound_is_an_error(schema):
