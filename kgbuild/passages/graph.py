@@ -14,6 +14,11 @@ the seed (a director's films), and on the visible set every weight above 0 made 
 (91 -> 87-90). A name more than ``hub_cap`` visible passages mention is a hub and is not
 expanded through (linking everything, it says nothing).
 
+**Rounds.** The best passages after an expansion that were not yet expanded are expanded in
+turn (``rounds``, 2): a question of three or four hops needs the bridge the first expansion
+reached to lead on. On the two-hop visible set a second and third round change nothing
+(measured), so the default costs two-hop questions nothing.
+
 **Scores** are path scores: a passage reached from a seed gets ``lam`` times the seed's
 score (its best path), added to its own base score, so a neighbour must still be about the
 question to rise. Measured against a personalized-PageRank propagation on the visible set
@@ -27,11 +32,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .fuse import top
 from .model import ReadModel
 
 HUB_CAP = 100  # visible passages mentioning a name before it is a hub
 SEEDS = 5  # best base-scored passages used as seeds
 LAM = 0.5  # weight of a seed's score passed along one link
+ROUNDS = 2  # a bridge reached by the first expansion is expanded in turn (3-4 hop questions)
 QUESTION_BONUS = 1.0  # z-score units added to a passage whose title the question names
 
 
@@ -44,6 +51,7 @@ class GraphParams:
     question_bonus: float = QUESTION_BONUS
     hub_cap: int = HUB_CAP
     back: float = 0.0  # weight of the mentioned-by direction relative to mentions
+    rounds: int = ROUNDS  # expansions: each from the best passages not yet expanded
 
 
 @dataclass
@@ -80,9 +88,6 @@ def propagate(model: ReadModel, base: np.ndarray, names: list[int],
         if np.isfinite(scores[row]):
             scores[row] += params.question_bonus
     finite = np.isfinite(scores)
-    order = np.nonzero(finite)[0]
-    best = order[np.argsort(-scores[order], kind="stable")[:params.seeds]] if len(order) else order
-    seeds = dict.fromkeys([*qseeds, *best.tolist()])
     hub: dict[int, bool] = {}
 
     def is_hub(k: int) -> bool:
@@ -90,25 +95,36 @@ def propagate(model: ReadModel, base: np.ndarray, names: list[int],
             hub[k] = visible_count(model, model.mentioned_by(k), visible) > params.hub_cap
         return hub[k]
 
-    gain: dict[int, tuple[float, int, int, str]] = {}
-    for a in seeds:
-        s = scores[a]
-        if not np.isfinite(s) or s <= 0:
-            continue
-        steps = [(k, model.titled(k), "mentions", s) for k in model.mentions(a).tolist()]
-        if model.title[a] >= 0 and params.back > 0:
-            k = int(model.title[a])
-            steps.append((k, model.mentioned_by(k), "mentioned-by", s * params.back))
-        for k, rows, way, w in steps:
-            if is_hub(k):
-                continue
-            for b in rows.tolist():
-                if b == a or not finite[b] or (visible is not None and not visible[b]):
-                    continue
-                if b not in gain or w > gain[b][0]:
-                    gain[b] = (float(w), a, k, way)
     result = GraphResult(scores, qseeds)
-    for b, (s, a, k, way) in gain.items():
-        scores[b] += params.lam * s
-        result.reached[b] = (a, k, way)
+    expanded: set[int] = set()
+    gained: dict[int, float] = {}
+    seeds = list(dict.fromkeys([*qseeds, *top(scores, params.seeds, model.idrank).tolist()]))
+    for _ in range(params.rounds):
+        gain: dict[int, tuple[float, int, int, str]] = {}
+        for a in seeds:
+            expanded.add(a)
+            s = scores[a]
+            if not np.isfinite(s) or s <= 0:
+                continue
+            steps = [(k, model.titled(k), "mentions", s) for k in model.mentions(a).tolist()]
+            if model.title[a] >= 0 and params.back > 0:
+                k = int(model.title[a])
+                steps.append((k, model.mentioned_by(k), "mentioned-by", s * params.back))
+            for k, rows, way, w in steps:
+                if is_hub(k):
+                    continue
+                for b in rows.tolist():
+                    if b == a or not finite[b] or (visible is not None and not visible[b]):
+                        continue
+                    if b not in gain or w > gain[b][0]:
+                        gain[b] = (float(w), a, k, way)
+        for b, (w, a, k, way) in gain.items():
+            add = params.lam * w
+            if add > gained.get(b, 0.0):  # a row keeps its best path, never two
+                scores[b] += add - gained.get(b, 0.0)
+                gained[b] = add
+                result.reached[b] = (a, k, way)
+        seeds = [r for r in top(scores, params.seeds, model.idrank).tolist() if r not in expanded]
+        if not seeds:
+            break
     return result
