@@ -61,6 +61,7 @@ CODES: dict[str, str] = {  # every code kgbuild uses -> what it means (README: E
     "file-too-large": "a file is over the size limit",
     "forbidden": "serve: SPARQL needs an all_access token",
     "header-timeout": "serve: the request header did not arrive in time",
+    "header-too-large": "serve: the request header is over 64 KiB",
     "http": "serve: another HTTP error",
     "id-too-long": "an entity ID is over the length limit (left out)",
     "input": "a source or graph file cannot be read or parsed",

@@ -4,8 +4,10 @@ and sends its header (or body) a byte at a time holds it forever. Here each requ
 must be complete within ``limits.header_timeout`` of the connection's opening (or of the
 request's first byte on a kept-alive connection), its body within ``limits.body_timeout`` of
 the header (the app answers 408 at that time; the connection is closed a second later if the
-body is still coming), and a connection beyond ``limits.max_connections`` open at once is
-answered 503 and closed as it is accepted.
+body is still coming), a header larger than :data:`MAX_HEADER_BYTES` is answered 431 and
+closed (httptools sets no bound: within the deadline a client could send any amount), and a
+connection beyond ``limits.max_connections`` open at once is answered 503 and closed as it is
+accepted.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from .config import Limits
 
 BODY_GRACE = 1.0  # seconds after the app's own 408 before a still-incoming body's connection closes
+MAX_HEADER_BYTES = 64 << 10  # a request line and headers, as received (nginx allows 4 x 8 KiB)
 
 
 def _answer(status: int, reason: str, message: str, code: str) -> bytes:
@@ -32,6 +35,7 @@ def guarded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
 
     class Guarded(HttpToolsProtocol):
         _timer: asyncio.TimerHandle | None = None
+        _header_bytes: int | None = 0  # received of the current header; None: header complete
 
         def _arm(self, seconds: float, expired) -> None:
             self._disarm()
@@ -74,12 +78,23 @@ def guarded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             if self._timer is None:  # (a kept-alive connection's next request)
                 self._arm(limits.header_timeout, self._header_expired)
 
+        def data_received(self, data: bytes) -> None:
+            if self._header_bytes is not None:
+                self._header_bytes += len(data)
+            super().data_received(data)
+            if self._header_bytes is not None and self._header_bytes > MAX_HEADER_BYTES:
+                self._refuse(_answer(431, "Request Header Fields Too Large", f"the request "
+                                     f"header is over {MAX_HEADER_BYTES:,} bytes",
+                                     "header-too-large"))
+
         def on_headers_complete(self) -> None:
+            self._header_bytes = None
             self._arm(limits.body_timeout + BODY_GRACE, self._body_expired)
             super().on_headers_complete()
 
         def on_message_complete(self) -> None:
             self._disarm()
+            self._header_bytes = 0
             super().on_message_complete()
 
         def connection_lost(self, exc) -> None:

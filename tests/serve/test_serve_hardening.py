@@ -137,6 +137,23 @@ def test_a_header_sent_a_byte_at_a_time_is_cut_off(server):
 
 
 @pytest.mark.server
+def test_a_header_beyond_the_size_bound_is_refused(server):
+    from kgbuild.serve.server import MAX_HEADER_BYTES
+
+    port, _ = server
+    with connect(port) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        for _ in range(MAX_HEADER_BYTES // 8192):  # just over the bound, then nothing more
+            sock.sendall(b"X-Big: " + b"a" * 8185 + b"\r\n")
+        answer = read_all(sock)
+    assert answer.startswith(b"HTTP/1.1 431 ") and b'"code": "header-too-large"' in answer
+    with connect(port) as sock:  # a header within the bound is answered
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Ok: " + b"a" * 30000
+                     + b"\r\nConnection: close\r\n\r\n")
+        assert read_all(sock).startswith(b"HTTP/1.1 200 ")
+
+
+@pytest.mark.server
 def test_a_body_sent_too_slowly_is_answered_408(server):
     port, _ = server
     with connect(port) as sock:
