@@ -461,20 +461,24 @@ def run_loo(via: str = "direct", models=tuple(MODELS), ontologies=None, limit=No
     measured = [o for o in corpus if not ontologies or o.key in ontologies
                 or o.key.split("_")[0] in ontologies]
     columns: dict[str, dict] = {}
+    reasons: dict[str, dict[str, Tally]] = {}
     server_stats = {}
     for setting in relation_cues:
         options = {o.key: tune([t for t in corpus if t is not o], models, setting)
                    for o in measured}
         if via == "server":
-            _t, accepted, server_stats = replay_server(measured, models, options)
+            reasons[setting], accepted, server_stats = replay_server(measured, models, options)
         else:
-            _t, accepted = replay_direct(measured, models, options)
+            reasons[setting], accepted = replay_direct(measured, models, options)
         columns[setting] = accepted
     if previous:
         columns["previous"] = _accepted_by(previous, "direct", models,
                                            [o.key for o in measured], limit)
     per: dict[str, dict] = {}
     totals: dict[str, dict[str, Tally]] = {c: {m: Tally() for m in models} for c in columns}
+    for c, by_model in reasons.items():
+        for m, t in by_model.items():
+            totals[c][m].reasons = dict(t.reasons)
     for onto in measured:
         per[onto.key] = {}
         for c, accepted in columns.items():

@@ -22,8 +22,10 @@ from pathlib import Path
 from ..errors import InputError, KgbuildError, Problem
 from ..extract.assemble import document_triples
 from ..extract.discover import sha256_file
-from ..extract.records import EdgeRecord, Extraction, NodeRecord
+from ..extract.records import Extraction
+from ..extract.text.chunking import document_title
 from ..extract.text.contract import relation_from_dict
+from ..extract.text.extractor import edge_records
 from ..extract.text.verify import REASONS, TextChunk, VerifiedEdge, verify_relations
 from ..graph.model import SourceDocument, Triple, utc_timestamp
 from ..graph.turtle import to_turtle
@@ -52,7 +54,6 @@ class VerifyFileResult:
     problems: list[Problem] = field(default_factory=list)
     triples: list[Triple] = field(default_factory=list)
     lines: int = 0
-    skipped_attributes: int = 0  # attribute values on known entities (not stored yet)
     output: str | None = None
     report: str | None = None
 
@@ -62,8 +63,7 @@ class VerifyFileResult:
                 "accepted": sum(len(v) for v in self.accepted.values()),
                 "rejected": len(self.rejected),
                 "rejected_by_reason": dict(sorted(by_reason.items())),
-                "documents": len(self.accepted),
-                "attribute_values_not_stored": self.skipped_attributes}
+                "documents": len(self.accepted)}
 
     def summary(self) -> dict:
         return {**self.counts(), "edges_file": self.edges_file, "output": self.output,
@@ -79,9 +79,6 @@ class VerifyFileResult:
         out.append(f"relations: {c['relations']}; accepted {c['accepted']}, rejected {c['rejected']}")
         if c["rejected_by_reason"]:
             out.append("rejected: " + ", ".join(f"{k} {v}" for k, v in c["rejected_by_reason"].items()))
-        if self.skipped_attributes:
-            out.append(f"{self.skipped_attributes} attribute value(s) of known entities accepted "
-                       "but not stored (only a document's own entities carry attributes)")
         if self.report:
             out.append(f"rejections written to {self.report}")
         out.extend(str(p) for p in self.problems[:20])
@@ -203,7 +200,8 @@ def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], sch
         result.problems.append(Problem("error", "unreadable-source", detail, str(edges_path),
                                        items[0][0]))
         return None
-    chunk = TextChunk(text, doc_id, doc_id, 0)
+    # the whole document is the chunk; its header is its title (a heading, never the file name)
+    chunk = TextChunk(text, doc_id, "", 0, document_title(text, ""))
     lines = LineIndex(text)
     extraction = Extraction()
     defined: set[str] = set()
@@ -214,8 +212,12 @@ def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], sch
         for rej in out.rejected:
             result.rejected.append({"line": number, "source": doc_id, **rej.to_dict()})
         for edge in out.accepted:
-            if not _records(edge, lines, extraction, defined, seen):
-                result.skipped_attributes += 1
+            nodes, rec = edge_records(edge, chunk, lines, schema, resolver, defined)
+            key = (rec.subject, rec.predicate, rec.object, rec.span, rec.literal)
+            if key not in seen:
+                seen.add(key)
+                extraction.nodes.extend(nodes)
+                extraction.edges.append(rec)
             accepted.append(edge)
     if not accepted:
         return None
@@ -234,36 +236,6 @@ def _when(path: Path) -> str:
     if env and env.strip().isdigit():
         return utc_timestamp(int(env))
     return utc_timestamp(path.stat().st_mtime)
-
-
-def _records(edge: VerifiedEdge, lines: LineIndex, out: Extraction, defined: set[str],
-             seen: set[tuple]) -> bool:
-    """Add the records of one accepted edge; False for an attribute value of a known entity
-    (a document carries attributes only of the entities it introduces)."""
-    line = lines.line(edge.span[0])
-    if edge.object_literal is not None:
-        if edge.subject_status != "new":
-            return False
-        defined.add(edge.subject_id)
-        out.nodes.append(NodeRecord(edge.subject_id, edge.subject_type, edge.subject_label, line,
-                                    attributes={edge.predicate: [edge.object_literal]}))
-        return True
-    for node_id, typ, label, status in ((edge.subject_id, edge.subject_type, edge.subject_label,
-                                         edge.subject_status),
-                                        (edge.object_id, edge.object_type, edge.object_label,
-                                         edge.object_status)):
-        if status == "new" and node_id not in defined:
-            defined.add(node_id)
-            out.nodes.append(NodeRecord(node_id, typ, label or node_id, line))
-    key = (edge.subject_id, edge.predicate, edge.object_id, edge.span)
-    if key not in seen:
-        seen.add(key)
-        out.edges.append(EdgeRecord(edge.subject_id, edge.predicate, edge.object_id, line=line,
-                                    evidence=edge.evidence, confidence=edge.confidence,
-                                    subject_type=edge.subject_type, object_type=edge.object_type,
-                                    subject_label=edge.subject_label,
-                                    object_label=edge.object_label, span=edge.span))
-    return True
 
 
 __all__ = ["VerifyFileResult", "verify_file"]

@@ -110,7 +110,7 @@ def test_a_curated_alias_grounds_the_canonical_name(schema):
 def test_every_reason_code_is_documented():
     assert set(REASONS) == {"malformed", "unknown-predicate", "evidence-not-found",
                             "subject-not-grounded", "object-not-grounded", "invalid-literal",
-                            "ambiguous-entity", "type-mismatch"}
+                            "ambiguous-entity", "type-mismatch", "anaphoric-endpoint"}
 
 
 def test_unknown_predicate(schema, catalog):

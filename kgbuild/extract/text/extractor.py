@@ -275,11 +275,16 @@ def _check(text: str) -> str | None:
     return None
 
 
-def edge_records(edge, chunk: Chunk, lines: LineIndex, schema: Schema, resolver,
+def edge_records(edge, chunk, lines: LineIndex, schema: Schema, resolver,
                  defined: set[str]) -> tuple[list[NodeRecord], EdgeRecord] | None:
-    """Records for one :class:`~.verify.VerifiedEdge`: the edge or attribute value (evidence,
-    span, chunk, confidence; a value's assertion has the literal as its object), and a node
-    record for an endpoint no known entity is (the document introduces it)."""
+    """Records for one :class:`~.verify.VerifiedEdge`, the one builder ``kgbuild extract`` and
+    ``kgbuild verify`` share: the edge or attribute value (evidence, span, chunk, confidence;
+    a value's assertion has the literal as its object, whatever entity it is about), and a
+    node record for an endpoint no known entity is (the document introduces it). An edge an
+    end of which the context header grounded cites the header with its quote (``Funny Lady >
+    Awards … The film was nominated ...``, a quote with an omission) and records
+    ``grounding:header`` and ``header:<text>`` as qualifiers. ``chunk`` has ``id`` (empty:
+    no passage) and ``start``."""
     span = tuple(edge.span) if edge.span else None
     line = lines.line(span[0]) if span else lines.line(chunk.start)
     nodes: list[NodeRecord] = []
@@ -291,9 +296,15 @@ def edge_records(edge, chunk: Chunk, lines: LineIndex, schema: Schema, resolver,
         if status == "new" and node_id not in defined and type_name:
             defined.add(node_id)
             nodes.append(NodeRecord(node_id, type_name, label or node_id, line))
+    evidence = edge.evidence
+    qualifiers = tuple(getattr(edge, "qualifiers", ()))
+    if getattr(edge, "header", ""):
+        evidence = f"{edge.header} \u2026 {evidence}"
     rec = EdgeRecord(edge.subject_id, edge.predicate,
                      edge.object_literal if literal else edge.object_id, line=line,
-                     evidence=edge.evidence, confidence=float(edge.confidence),
+                     evidence=evidence, confidence=float(edge.confidence),
                      subject_type=edge.subject_type, object_type=edge.object_type,
-                     subject_label=edge.subject_label, span=span, chunk=chunk.id, literal=literal)
+                     subject_label=edge.subject_label,
+                     object_label=None if literal else edge.object_label, span=span,
+                     chunk=chunk.id or None, literal=literal, qualifiers=qualifiers)
     return nodes, rec

@@ -45,6 +45,7 @@ from ...graph.ids import entity_id
 from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
 from .contract import Relation, relation_from_dict
+from .endpoints import antecedent, referring, referring_in, sentence_span, sentence_starts
 from .grounding import Match, find_name, find_quote, literal
 
 __all__ = ["REASONS", "Chunk", "TextChunk", "VerifiedEdge", "Rejected", "VerifyResult",
@@ -57,6 +58,8 @@ REASONS = {
     "subject-not-grounded": "the subject is mentioned neither in the evidence nor in the chunk",
     "object-not-grounded": "the object is mentioned neither in the evidence nor in the chunk",
     "invalid-literal": "the attribute value is not a valid literal of its datatype",
+    "anaphoric-endpoint": "an end is a pronoun or a noun phrase with no proper name ('the film') "
+                          "that nothing in the chunk or its context header resolves",
     "ambiguous-entity": "a name matches several known entities: queued for review, not merged",
     "type-mismatch": "an endpoint's type contradicts the predicate's domain or range "
                      "(detail 'reversed ...' when the swapped relation fits)",
@@ -100,12 +103,15 @@ DEFAULT_OPTIONS = VerifyOptions()
 
 @dataclass(frozen=True)
 class TextChunk:
-    """A plain chunk (any object with these attributes will do)."""
+    """A plain chunk (any object with these attributes will do); ``title`` and ``section``
+    are its context header (the document's title, the section path), when it has one."""
 
     text: str
     doc_id: str
     id: str = ""
     start: int = 0
+    title: str = ""
+    section: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -133,6 +139,18 @@ class VerifiedEdge:
     subject_status: str = "new"  # resolved (a known entity) or new
     object_status: str | None = "new"  # None for a literal
     notes: tuple[str, ...] = ()  # what was tolerated or inferred
+    # where each end was found: "quote" (in the quote's sentence), "chunk" (a referring
+    # expression of that sentence, resolved to a name earlier in the chunk) or "header"
+    grounding: tuple[str, str] = ("quote", "quote")
+    header: str = ""  # the context header that grounded an end ("Title > Section")
+
+    @property
+    def qualifiers(self) -> tuple[str, ...]:
+        """What the assertion records of how its ends were grounded (``grounding:header``,
+        ``header:<text>``), beside the evidence."""
+        if "header" not in self.grounding:
+            return ()
+        return ("grounding:header", f"header:{self.header}")
 
     @property
     def is_attribute(self) -> bool:
@@ -152,6 +170,7 @@ class VerifiedEdge:
         out = asdict(self)
         out["span"] = list(self.span)
         out["notes"] = list(self.notes)
+        out["grounding"] = list(self.grounding)
         return out
 
 
@@ -378,11 +397,17 @@ class _End:
     declared: str | None
     match: Match
     in_evidence: bool
+    grounding: str = "quote"  # quote, chunk or header
     id: str | None = None
     type: str | None = None
     status: str = "new"
     stage: str = ""
     score: float = 100.0
+
+    @property
+    def mask(self) -> tuple[int, int] | None:
+        """The span another end may not be found in (none for a header-grounded end)."""
+        return None if self.grounding == "header" else (self.match.start, self.match.end)
 
 
 def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: PredicateIndex,
@@ -417,31 +442,30 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
                         f"{_short(rel.evidence)!r} is not in chunk {chunk.id or chunk.doc_id}")
     if not quote.exact:
         notes.append(f"evidence found {quote.how}")
-    evidence = text[quote.start:quote.end]
-    # the relation as stated, then in stored direction
-    s_name, s_decl, o_name, o_decl = rel.subject, rel.subject_type, rel.object, rel.object_type
-    subject = _ground(s_name, s_decl, evidence, quote.start, text, resolver)
-    if subject is None:
-        return Rejected(rel, "subject-not-grounded",
-                        f"{_short(s_name)!r} is not mentioned in the evidence or the chunk")
-    placeholder = _placeholder(s_name, rel.predicate, schema)
-    if placeholder:
-        return Rejected(rel, "subject-not-grounded", placeholder)
     if pred.attribute is not None:
-        return _attribute(rel, pred, subject, evidence, quote, chunk, schema, resolver, notes)
-    obj = _ground(o_name, o_decl, evidence, quote.start, text, resolver,
-                  (subject.match.start, subject.match.end))
-    if obj is None:
-        return Rejected(rel, "object-not-grounded",
-                        f"{_short(o_name)!r} is not mentioned in the evidence or the chunk"
-                        + _apart(o_name, evidence, text))
-    placeholder = _placeholder(o_name, rel.predicate, schema)
-    if placeholder:
-        return Rejected(rel, "object-not-grounded", placeholder)
-    if not (subject.in_evidence or obj.in_evidence):  # "a", "1", a word: quoted, yet no evidence
-        return Rejected(rel, "evidence-not-found",
-                        f"{_short(rel.evidence)!r} names neither {_short(s_name)!r} nor "
-                        f"{_short(o_name)!r}")
+        s_allowed = tuple(t for t in schema.node_types if schema.node_types[t].parent is None)
+        o_allowed: tuple[str, ...] = ()
+    else:
+        assert pred.edge is not None
+        s_allowed, o_allowed = ((pred.edge.range, pred.edge.domain) if pred.inverted
+                                else (pred.edge.domain, pred.edge.range))
+    # a quote found several times in the chunk: the first occurrence whose sentence states
+    # both ends is the evidence
+    first: Rejected | None = None
+    for quote in _occurrences(rel.evidence, text, quote):
+        found = _ends(rel, pred, quote, chunk, schema, resolver, s_allowed, o_allowed)
+        if not isinstance(found, Rejected):
+            break
+        first = first or found
+    else:
+        assert first is not None
+        return first
+    subject, obj, scope = found
+    s_name, o_name = rel.subject, rel.object
+    evidence = text[quote.start:quote.end]
+    if pred.attribute is not None:
+        return _attribute(rel, pred, subject, evidence, quote, chunk, schema, resolver, notes,
+                          scope)
     et = pred.edge
     assert et is not None
     if pred.inverted:
@@ -461,24 +485,77 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
     return VerifiedEdge(subject.id, subject.type, et.name, obj.id, None, obj.type, evidence,
                         (chunk.start + quote.start, chunk.start + quote.end),
                         _confidence(quote, pred, [subject, obj], notes), subject.name, obj.name,
-                        rel, chunk.doc_id, chunk.id, subject.status, obj.status, tuple(notes))
+                        rel, chunk.doc_id, chunk.id, subject.status, obj.status, tuple(notes),
+                        (subject.grounding, obj.grounding), scope.header_text(subject, obj))
+
+
+def _occurrences(evidence: str, text: str, first: Match, limit: int = 20):
+    """``first`` and the later places ``evidence`` is found in ``text`` (at most ``limit``)."""
+    quote: Match | None = first
+    for _ in range(limit):
+        if quote is None:
+            return
+        yield quote
+        rest = find_quote(evidence, text[quote.end:])
+        quote = None if rest is None else Match(rest.start + quote.end, rest.end + quote.end,
+                                                rest.exact, rest.how)
+
+
+def _ends(rel: Relation, pred: Predicate, quote: Match, chunk: Chunk, schema: Schema, resolver,
+          s_allowed: tuple[str, ...], o_allowed: tuple[str, ...]):
+    """Both ends of a relation located for one occurrence of its quote: (subject, object or
+    None for an attribute, scope), or the rejection."""
+    text = chunk.text
+    scope = _Scope.of(chunk, quote, schema, resolver)
+    s_name, s_decl, o_name, o_decl = rel.subject, rel.subject_type, rel.object, rel.object_type
+    subject = _locate(s_name, s_decl, s_allowed, "subject", scope)
+    if isinstance(subject, Rejected):
+        quoted = text[quote.start:quote.end]
+        value = literal(o_name, pred.attribute.datatype) if pred.attribute is not None else None
+        if subject.reason == "subject-not-grounded" and find_name(o_name, quoted) is None \
+                and (not value or find_name(value, quoted) is None) \
+                and find_name(s_name, text) is not None:  # named, but not where the quote is
+            return Rejected(rel, "evidence-not-found",  # "a", "1", a bare word: no evidence
+                            f"{_short(rel.evidence)!r} names neither {_short(s_name)!r} nor "
+                            f"{_short(o_name)!r}")
+        return Rejected(rel, subject.reason, subject.detail)
+    placeholder = _placeholder(s_name, rel.predicate, schema)
+    if placeholder:
+        return Rejected(rel, "subject-not-grounded", placeholder)
+    if pred.attribute is not None:
+        return subject, None, scope
+    obj = _locate(o_name, o_decl, o_allowed, "object", scope, subject.mask)
+    if isinstance(obj, Rejected):
+        return Rejected(rel, obj.reason, obj.detail)
+    placeholder = _placeholder(o_name, rel.predicate, schema)
+    if placeholder:
+        return Rejected(rel, "object-not-grounded", placeholder)
+    if not (subject.in_evidence or obj.in_evidence):  # "a", "1", a word: quoted, yet no evidence
+        return Rejected(rel, "evidence-not-found",
+                        f"{_short(rel.evidence)!r} names neither {_short(s_name)!r} nor "
+                        f"{_short(o_name)!r}")
+    return subject, obj, scope
 
 
 def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quote: Match,
-               chunk: Chunk, schema: Schema, resolver, notes: list[str]) -> VerifiedEdge | Rejected:
+               chunk: Chunk, schema: Schema, resolver, notes: list[str],
+               scope: "_Scope") -> VerifiedEdge | Rejected:
     at = pred.attribute
     assert at is not None
     value = literal(rel.object, at.datatype)
     if value is None:
         return Rejected(rel, "invalid-literal",
                         f"{_short(rel.object)!r} is not a valid {at.datatype} for {at.name!r}")
-    value_end = _ground(rel.object, None, evidence, quote.start, chunk.text, None,
-                        (subject.match.start, subject.match.end),
-                        (value,) if value != rel.object else ())
+    value_end = _in_scope(rel.object, scope, subject.mask,
+                          (value,) if value != rel.object else ())
+    if not subject.in_evidence and (value_end is None or not value_end.in_evidence):
+        return Rejected(rel, "evidence-not-found",
+                        f"{_short(rel.evidence)!r} names neither {_short(subject.name)!r} nor "
+                        f"{_short(rel.object)!r}")
     if value_end is None:
         return Rejected(rel, "object-not-grounded",
-                        f"{_short(rel.object)!r} is not mentioned in the evidence or the chunk"
-                        + _apart(rel.object, evidence, chunk.text))
+                        f"{_short(rel.object)!r} is not mentioned in the quote's sentence"
+                        + _apart(rel.object, scope.text[scope.sa:scope.sb], chunk.text))
     if not (subject.in_evidence or value_end.in_evidence):
         return Rejected(rel, "evidence-not-found",
                         f"{_short(rel.evidence)!r} names neither {_short(subject.name)!r} nor "
@@ -490,7 +567,169 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
     return VerifiedEdge(subject.id, subject.type, at.name, None, value, None, evidence,
                         (chunk.start + quote.start, chunk.start + quote.end),
                         _confidence(quote, pred, [subject, value_end], notes), subject.name, None,
-                        rel, chunk.doc_id, chunk.id, subject.status, None, tuple(notes))
+                        rel, chunk.doc_id, chunk.id, subject.status, None, tuple(notes),
+                        (subject.grounding, "quote"), scope.header_text(subject))
+
+
+def _in_scope(name: str, scope: "_Scope", mask: tuple[int, int] | None,
+              also: tuple[str, ...] = ()) -> _End | None:
+    """A literal value in the quote, else in the quote's sentence (outside ``mask``)."""
+    skip = (mask,) if mask is not None else ()
+    for a, b, inside in ((scope.qa, scope.qb, True), (scope.sa, scope.sb, False)):
+        part = scope.text[a:b]
+        local = tuple((x - a, y - a) for x, y in skip)
+        for candidate in (name, *also):
+            m = find_name(candidate, part, (), local)
+            if m is not None:
+                return _End(name, None, Match(m.start + a, m.end + a, m.exact, m.how), inside)
+    return None
+
+
+@dataclass
+class _Scope:
+    """Where a relation's ends may be found: the quote (``qa:qb`` in the chunk's text), its
+    sentence (``sa:sb``), the chunk before it (for a referring expression's antecedent) and
+    the chunk's context header."""
+
+    text: str
+    qa: int
+    qb: int
+    sa: int
+    sb: int
+    limit: int  # where antecedents may start: two sentences before the quote's
+    title: str
+    section: tuple[str, ...]
+    schema: Schema
+    resolver: Any
+
+    @classmethod
+    def of(cls, chunk: Chunk, quote: Match, schema: Schema, resolver) -> "_Scope":
+        text = chunk.text
+        sa, sb = sentence_span(text, quote.start, quote.end)
+        starts = [b for b in sentence_starts(text) if b < sa]
+        limit = starts[-2] if len(starts) >= 2 else 0
+        title = getattr(chunk, "title", "") or ""
+        if title and title == chunk.doc_id.rsplit("/", 1)[-1]:
+            title = ""  # the file name stands in for a missing heading: it names a file
+        section = tuple(getattr(chunk, "section", ()) or ())
+        return cls(text, quote.start, quote.end, sa, max(sb, quote.end), limit, title, section,
+                   schema, resolver)
+
+    @property
+    def headers(self) -> list[str]:
+        """The header's parts that may name what the chunk is about: the section path, deepest
+        first, then the title."""
+        return [p for p in (*reversed(self.section), self.title) if p and p.strip()]
+
+    def header_text(self, *ends: "_End") -> str:
+        if not any(e.grounding == "header" for e in ends):
+            return ""
+        return " > ".join(p for p in (self.title, *self.section) if p)
+
+    def fits(self, noun: str, allowed: tuple[str, ...]) -> bool:
+        """Whether a referring expression's head noun may stand for an end of one of the
+        ``allowed`` types: a pronoun may; a noun that names a schema type only for a type on
+        the allowed types' branch ("the company" is no Person)."""
+        if noun == "pronoun" or not allowed:
+            return True
+        typ = _schema_type(self.schema, noun) or _schema_type(self.schema, _singular(noun))
+        if typ is None:
+            return True
+        return any(self.schema.more_specific(typ, a) is not None for a in allowed)
+
+
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and not word.endswith("ss") else word
+
+
+def _locate(name: str, declared: str | None, allowed: tuple[str, ...], role: str,
+            scope: _Scope, mask: tuple[int, int] | None = None) -> _End | Rejected:
+    """Where an entity end is stated (see :mod:`.endpoints`): in the quote's sentence; or,
+    when the model wrote a referring expression, the name it refers to; or, when the quote's
+    sentence refers to it, a name of the chunk before it or of the context header."""
+    text = scope.text
+    skip = (mask,) if mask is not None else ()
+    ref = referring(name)
+    if ref is not None:
+        return _resolve_reference(name, ref, declared, allowed, role, scope, skip)
+    aliases = _known_names(name, declared, scope.resolver)
+    quote = text[scope.qa:scope.qb]
+    local = tuple((a - scope.qa, b - scope.qa) for a, b in skip)
+    m = find_name(name, quote, aliases, local)
+    if m is not None:
+        return _End(name, declared, Match(m.start + scope.qa, m.end + scope.qa, m.exact, m.how),
+                    True)
+    sentence = text[scope.sa:scope.sb]
+    local = tuple((a - scope.sa, b - scope.sa) for a, b in skip)
+    m = find_name(name, sentence, aliases, local)
+    if m is not None:
+        return _End(name, declared, Match(m.start + scope.sa, m.end + scope.sa, m.exact, m.how),
+                    False)
+    # not in the quote's sentence: what a referring expression there stands for
+    refs = [r for r in referring_in(text, scope.sa, scope.sb)
+            if _clear_of(r, skip) and scope.fits(r[2], allowed)]
+    if refs:
+        for part in scope.headers:
+            if _names_whole(name, part, aliases):
+                return _End(name, declared, Match(refs[0][0], refs[0][1], False, "header"),
+                            scope.qa <= refs[0][0] < scope.qb, "header")
+        for r in refs:
+            ant = antecedent(text, scope.sa, scope.limit, skip)
+            if ant is not None and find_name(name, text[ant[0]:ant[1]], aliases) is not None:
+                return _End(name, declared, Match(ant[0], ant[1], False, "antecedent"),
+                            scope.qa <= r[0] < scope.qb, "chunk")
+    where = ""
+    if find_name(name, text, aliases, skip) is not None:
+        where = (": it is named elsewhere in the chunk, not in the quote's sentence (the quote "
+                 "states a relation between other entities)")
+    elif find_name(name, text) is not None:
+        where = " apart from the subject's own mention"
+    return Rejected(None, f"{role}-not-grounded",
+                    f"{_short(name)!r} is not mentioned in the quote's sentence{where}")
+
+
+def _clear_of(span: tuple, skip: tuple[tuple[int, int], ...]) -> bool:
+    return not any(a < span[1] and span[0] < b for a, b in skip)
+
+
+def _names_whole(name: str, part: str, aliases: tuple[str, ...]) -> bool:
+    """Whether a header part is the name (give or take an article and punctuation)."""
+    m = find_name(name, part, aliases)
+    if m is None:
+        return False
+    rest = (part[:m.start] + part[m.end:]).strip(" \t-:,.()\"'")
+    return not rest or rest.casefold() in ("the", "a", "an")
+
+
+def _resolve_reference(name: str, ref: str, declared: str | None, allowed: tuple[str, ...],
+                       role: str, scope: _Scope, skip) -> _End | Rejected:
+    """The model wrote a referring expression ("the film", "it"): the name it stands for, or
+    the ``anaphoric-endpoint`` rejection."""
+    text = scope.text
+    what = "a pronoun" if ref == "pronoun" else f"a noun phrase with no proper name ({ref!r})"
+    m = find_name(name, text[scope.sa:scope.sb])
+    if m is None:
+        return Rejected(None, f"{role}-not-grounded",
+                        f"{_short(name)!r} is not mentioned in the quote's sentence")
+    pos = (scope.sa + m.start, scope.sa + m.end)
+    if not scope.fits(ref, allowed):
+        return Rejected(None, "anaphoric-endpoint",
+                        f"{role} {_short(name)!r} is {what}, which points back to something it "
+                        f"does not name, and cannot stand for a {'/'.join(allowed)}")
+    # the name before the quote's sentence (a model that wrote "it" for a name of the same
+    # sentence misread it: the name is what it should have written)
+    ant = antecedent(text, scope.sa, scope.limit, skip)
+    if ant is not None:
+        found = text[ant[0]:ant[1]]
+        return _End(found, declared, Match(ant[0], ant[1], False, "antecedent"),
+                    scope.qa <= pos[0] < scope.qb, "chunk")
+    if scope.headers and scope.title:
+        return _End(scope.title, declared, Match(pos[0], pos[1], False, "header"),
+                    scope.qa <= pos[0] < scope.qb, "header")
+    return Rejected(None, "anaphoric-endpoint",
+                    f"{role} {_short(name)!r} is {what}: it points back to something it does not "
+                    "name, and neither the chunk before it nor a context header names it; a "
+                    "node for it would merge every such mention")
 
 
 def _ground(name: str, declared: str | None, evidence: str, offset: int, text: str,
