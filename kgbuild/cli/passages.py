@@ -53,7 +53,8 @@ def _settings(store, url, model, query_model):
 def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
            query_embeddings_model, fmt):
     """Ingest passage corpora (JSONL: id, title, text; other keys kept as metadata) into the
-    store: indexed for BM25, linked to the names they mention, embedded.
+    store: indexed for BM25, linked to the names they mention (other passages' titles; the
+    store's entities, when `kgbuild build` made a graph there), embedded.
 
     Incremental: an unchanged file is not read, a changed line is re-indexed, a removed
     line's passage disappears. Bad lines are reported (file:line) and skipped.
@@ -72,7 +73,12 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
         if sys.stderr.isatty():
             click.echo(f"\rembedding {done}/{total}", err=True, nl=done == total)
 
-    result = run(store_path, files, embeddings=settings, full=full, progress=progress)
+    from ..passages.catalog import catalog_names
+    from ..schema.loader import load_schema
+
+    catalog = catalog_names(store_path, load_schema(project().schema_ref()))
+    result = run(store_path, files, embeddings=settings, full=full, catalog=catalog,
+                 progress=progress)
     for problem in result.problems[:20]:
         echo(str(problem), err=True)
     if len(result.problems) > 20:

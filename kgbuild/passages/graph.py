@@ -68,22 +68,30 @@ def visible_count(model: ReadModel, rows: np.ndarray, visible: np.ndarray | None
     return len(rows) if visible is None else int(visible[rows].sum())
 
 
-def question_seeds(model: ReadModel, names: list[int], visible: np.ndarray | None) -> dict[int, int]:
-    """Rows (visible) whose title is one of the question's names (name indexes)."""
+def question_seeds(model: ReadModel, names: list[int], visible: np.ndarray | None,
+                   principal=None, hub_cap: int = HUB_CAP) -> dict[int, int]:
+    """Rows (visible) the question's names (name indexes) lead to: the passages a name is
+    the title of; for a catalog entity's name, the passages mentioning it (a star: the
+    passages linked to the entity), unless it is a hub."""
     out: dict[int, int] = {}
     for k in names:
-        for row in model.titled(k).tolist():
+        rows = model.titled(k)
+        if not len(rows) and model.entities(k, principal):
+            rows = model.mentioned_by(k)
+            if visible_count(model, rows, visible) > hub_cap:
+                continue
+        for row in rows.tolist():
             if visible is None or visible[row]:
                 out.setdefault(row, k)
     return out
 
 
 def propagate(model: ReadModel, base: np.ndarray, names: list[int],
-              visible: np.ndarray | None, params: GraphParams) -> GraphResult:
+              visible: np.ndarray | None, params: GraphParams, principal=None) -> GraphResult:
     """Path scores from the question's names and the best base rows (see the module
     docstring); ``base`` is -inf for rows that cannot be ranked."""
     scores = base.copy()
-    qseeds = question_seeds(model, names, visible)
+    qseeds = question_seeds(model, names, visible, principal, params.hub_cap)
     for row in qseeds:
         if np.isfinite(scores[row]):
             scores[row] += params.question_bonus

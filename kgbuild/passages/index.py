@@ -32,6 +32,7 @@ from ..errors import KgbuildError, Problem
 from .corpus import Passage, read_corpus
 from .links import Linker, link_all, name_key
 
+Catalogued = tuple  # (proper: bool, [(entity ID, access labels)])
 FOLDER = "passages"
 DATABASE = "passages.sqlite"
 SCHEMA_VERSION = "1"
@@ -55,6 +56,8 @@ CREATE TABLE IF NOT EXISTS links(passage INTEGER NOT NULL, name INTEGER NOT NULL
                                  start INTEGER NOT NULL, end INTEGER NOT NULL,
                                  PRIMARY KEY(passage, name)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS links_name ON links(name);
+CREATE TABLE IF NOT EXISTS catalog(name INTEGER NOT NULL, node TEXT NOT NULL, access TEXT NOT NULL,
+                                   PRIMARY KEY(name, node)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
                                    PRIMARY KEY(model, hash)) WITHOUT ROWID;
 """
@@ -219,10 +222,11 @@ class PassageIndex:
 
     # --- ingest -----------------------------------------------------------------------------
 
-    def ingest(self, files: Iterable[str | Path], catalog: dict[str, bool] | None = None,
+    def ingest(self, files: Iterable[str | Path], catalog: dict[str, Catalogued] | None = None,
                full: bool = False) -> IngestResult:
         """Bring the index up to date with ``files`` (JSONL corpora), in one transaction.
-        ``catalog``: extra names (key -> written with capitals) from the store's entities.
+        ``catalog``: the names of the store's entities (key -> whether it is written with
+        capitals, and the entities with their access labels; see :mod:`.catalog`).
         ``full``: re-read files even when their size and mtime are unchanged."""
         if not self.write:
             raise KgbuildError("the passage index was opened read-only")
@@ -235,7 +239,8 @@ class PassageIndex:
                 self._ingest_file(Path(path), result, touched, full)
             new_names = self._update_names(catalog or {})
             self._relink(touched, new_names, result)
-            if touched or new_names or result.removed:
+            catalog_changed = self._update_catalog(catalog or {})
+            if touched or new_names or result.removed or catalog_changed:
                 self._set_meta("revision", uuid.uuid4().hex)
             db.execute("COMMIT")
         except BaseException:
@@ -325,7 +330,19 @@ class PassageIndex:
         self.db.execute("INSERT INTO fts(fts, rowid, header, text) SELECT 'delete', rowid, header, "
                         "text FROM passages WHERE rowid=?", (rowid,))
 
-    def _update_names(self, catalog: dict[str, bool]) -> dict[str, tuple[int, bool]]:
+    def _update_catalog(self, catalog: dict[str, "Catalogued"]) -> bool:
+        """The entities behind each catalog name; whether anything changed."""
+        ids = {key: nid for nid, key in self.db.execute("SELECT id, key FROM names")}
+        rows = sorted((ids[k], node, ",".join(sorted(access)))
+                      for k, (_, nodes) in catalog.items() if k in ids for node, access in nodes)
+        have = sorted(self.db.execute("SELECT name, node, access FROM catalog"))
+        if rows == have:
+            return False
+        self.db.execute("DELETE FROM catalog")
+        self.db.executemany("INSERT OR IGNORE INTO catalog VALUES(?,?,?)", rows)
+        return True
+
+    def _update_names(self, catalog: dict[str, "Catalogued"]) -> dict[str, tuple[int, bool]]:
         """Bring the name table in line with the titles and the catalog; returns the names
         that are new (key -> (ID, proper)). Names nobody has any more go, with their links."""
         db = self.db
@@ -335,7 +352,7 @@ class PassageIndex:
         # links the same mentions)
         for (key,) in db.execute("SELECT DISTINCT title_key FROM passages WHERE title_key IS NOT NULL"):
             wanted[key] = (True, "title")
-        for key, proper in catalog.items():
+        for key, (proper, _) in catalog.items():
             wanted.setdefault(key, (proper, "catalog"))
         have = {key: (nid, bool(proper)) for nid, key, proper in
                 db.execute("SELECT id, key, proper FROM names")}

@@ -12,10 +12,11 @@ from .index import IngestResult, PassageIndex
 
 def ingest(store: str | Path, files: Iterable[str | Path], *,
            embeddings: EmbeddingSettings | None = None, full: bool = False,
-           catalog: dict[str, bool] | None = None,
+           catalog=None,
            progress: Callable[[int, int], None] | None = None) -> IngestResult:
     """Bring ``<store>/passages/`` up to date with ``files`` (incremental, one transaction),
-    then embed the passages that have no vector for ``embeddings`` yet. An embeddings
+    then embed the passages that have no vector for ``embeddings`` yet. ``catalog``: the
+    store's entity names (:func:`~.catalog.catalog_names`), linked like titles. An embeddings
     endpoint that fails leaves the passages indexed and says why (``result.embeddings``);
     the next ingest embeds what is missing."""
     files = [Path(f) for f in files]

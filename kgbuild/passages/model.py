@@ -46,6 +46,7 @@ class ReadModel:
     t_ptr: np.ndarray
     t_rows: np.ndarray
     name_ids: list[int]  # name index -> names.id
+    catalog: dict[int, list[tuple[str, tuple[str, ...]]]]  # name index -> (entity, access)
 
     @property
     def size(self) -> int:
@@ -59,6 +60,11 @@ class ReadModel:
         if ok.all():
             return None
         return ok[self.labelset]
+
+    def entities(self, name: int, principal: Principal | None) -> list[str]:
+        """The catalog entities behind a name that the principal sees."""
+        return [node for node, access in self.catalog.get(name, ())
+                if principal is None or principal.can_see(access)]
 
     def mentions(self, row: int) -> np.ndarray:
         return self.out_names[self.out_ptr[row]:self.out_ptr[row + 1]]
@@ -97,7 +103,9 @@ def _read(folder: Path, revision: str) -> ReadModel | None:
         if info.get("revision") != revision:
             return None
         model = ReadModel(revision, labelsets=[tuple(s) for s in info["labelsets"]],
-                          name_ids=list(info["name_ids"]), **arrays)
+                          name_ids=list(info["name_ids"]),
+                          catalog={int(k): [(n, tuple(a)) for n, a in v]
+                                   for k, v in info["catalog"].items()}, **arrays)
         if len(model.out_ptr) != model.size + 1 or len(model.in_ptr) != len(model.name_ids) + 1:
             return None
         return model
@@ -113,7 +121,8 @@ def _write(folder: Path, model: ReadModel) -> None:
             np.save(tmp / f"{name}.npy", getattr(model, name), allow_pickle=False)
         (tmp / "info.json").write_text(json.dumps({"revision": model.revision,
                                                    "labelsets": model.labelsets,
-                                                   "name_ids": model.name_ids}))
+                                                   "name_ids": model.name_ids,
+                                                   "catalog": model.catalog}))
         if folder.exists():
             shutil.rmtree(folder, ignore_errors=True)
         tmp.rename(folder)
@@ -156,8 +165,12 @@ def _make(index: PassageIndex, revision: str) -> ReadModel:
     in_ptr, in_rows = _csr(ln, lp, len(names))
     has = title >= 0
     t_ptr, t_rows = _csr(title[has].astype(np.int64), np.nonzero(has)[0].astype(np.int64), len(names))
+    catalog: dict[int, list] = {}
+    for nid, node, access in db.execute("SELECT name, node, access FROM catalog ORDER BY name, node"):
+        if nid in index_of:
+            catalog.setdefault(index_of[nid], []).append((node, tuple(a for a in access.split(",") if a)))
     return ReadModel(revision, rowids, idrank, labelset, labelsets, title, out_ptr, out_names,
-                     in_ptr, in_rows, t_ptr, t_rows, [nid for nid, _ in names])
+                     in_ptr, in_rows, t_ptr, t_rows, [nid for nid, _ in names], catalog)
 
 
 def dense_matrix(index: PassageIndex, model: ReadModel, key: str) -> tuple[np.ndarray, np.ndarray]:

@@ -276,13 +276,16 @@ class PassageRetriever:
         return out
 
     def names_in(self, text: str) -> list[int]:
-        """Name indexes (read model) the question mentions."""
+        """Name indexes (read model) the question mentions, none inside a longer one."""
         if self._linker is None:
             position = {nid: i for i, nid in enumerate(self.model.name_ids)}
             names = {key: (position[nid], bool(proper)) for nid, key, proper in
                      self.index.db.execute("SELECT id, key, proper FROM names") if nid in position}
             self._linker = Linker(names)
-        return sorted({k for k, _, _ in self._linker.find(text)})
+        found = list(self._linker.find(text))
+        # the longest name wins: "Payments API" names the API, not the Payments system
+        return sorted({k for k, a, b in found
+                       if not any(x <= a and b <= y and (x, y) != (a, b) for _, x, y in found)})
 
     # --- one question -------------------------------------------------------------------------
 
@@ -315,7 +318,7 @@ class PassageRetriever:
             scores = np.where(scores > 0, scores, -np.inf)
         else:
             base = (dense_z + s.lexical_weight * lexical_z) if dense_z is not None else lexical_z
-            graph = propagate(self.model, base, names, self.visible, s.graph)
+            graph = propagate(self.model, base, names, self.visible, s.graph, self.principal)
             scores = graph.scores
             if method == "graph":
                 keep = np.zeros(self.model.size, dtype=bool)
@@ -326,7 +329,7 @@ class PassageRetriever:
                 scores = np.where(keep, scores, -np.inf)
         rows = top(scores, k, self.model.idrank)
         has_seed = bool(graph.question_seeds) if graph is not None else \
-            bool(question_seeds(self.model, names, self.visible))
+            bool(question_seeds(self.model, names, self.visible, self.principal, s.graph.hub_cap))
         abstain = decide(s.abstain, question.text, lexical_z, dense_z, has_seed, self)
         passages = self._passages(rows, scores, bm, cos, graph)
         return Retrieved(question.id, question.text, method, passages, abstain, notes)
@@ -383,8 +386,9 @@ def retrieve(store: str | Path, questions: Iterable[Question | str], *, k: int =
 
 
 def read_questions(path: str | Path) -> list[Question]:
-    """Questions from JSONL (``id`` and ``question`` per line, other keys kept); a bad line
-    is an :class:`InputError` naming the file and line."""
+    """Questions from JSONL (``id`` and ``question`` per line, other keys kept; ``_id`` and
+    ``query`` are read too, as HotpotQA and MultiHop-RAG name them); a bad line is an
+    :class:`InputError` naming the file and line."""
     name = str(path)
     out: list[Question] = []
     seen: set[str] = set()
@@ -402,7 +406,8 @@ def read_questions(path: str | Path) -> list[Question]:
                 raise InputError(f"not a JSON line: {exc}", name, number) from None
             if not isinstance(obj, dict):
                 raise InputError("a line must be a JSON object", name, number)
-            qid, text = obj.get("id", obj.get("_id")), obj.get("question")
+            qid = obj.get("id", obj.get("_id"))
+            text = next((obj[k] for k in ("question", "query") if isinstance(obj.get(k), str)), None)
             if isinstance(qid, int) and not isinstance(qid, bool):
                 qid = str(qid)
             if not isinstance(qid, str) or not qid:
@@ -412,5 +417,6 @@ def read_questions(path: str | Path) -> list[Question]:
             if qid in seen:
                 raise InputError(f"question id {qid!r} repeats", name, number)
             seen.add(qid)
-            out.append(Question(qid, text, {k: v for k, v in obj.items() if k not in ("id", "question")}))
+            out.append(Question(qid, text, {k: v for k, v in obj.items()
+                                            if k not in ("id", "_id", "question", "query")}))
     return out

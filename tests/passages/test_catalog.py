@@ -1,0 +1,37 @@
+"""Passages linked to the store's catalog entities: a question naming an entity seeds the
+passages that mention it, whoever wrote its name how (label, alias, ID's name part); a
+hidden entity's name links nothing for a principal who cannot see it."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+from conftest import FIXTURE_CATALOG
+
+from kgbuild.cli import main
+from kgbuild.passages.index import PassageIndex
+from kgbuild.passages.retrieve import retrieve
+
+from .helpers import write_jsonl
+
+NOTES = [
+    {"id": "n1", "title": "Release notes 4.2", "text": "The payments-api now refunds in two steps."},
+    {"id": "n2", "title": "Incident 17", "text": "Checkout was slow because Pricing SDK cached nothing."},
+    {"id": "n3", "title": "Lunch", "text": "The canteen serves soup on Fridays."},
+]
+
+
+def test_catalog_names_link_passages_and_seed_questions(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(main, ["build", str(FIXTURE_CATALOG)]).exit_code == 0
+    write_jsonl(tmp_path / "notes.jsonl", NOTES)
+    out = runner.invoke(main, ["ingest", "notes.jsonl", "--no-embed"])
+    assert out.exit_code == 0, out.output
+    with PassageIndex(tmp_path / ".kgbuild") as index:
+        linked = dict(index.db.execute(
+            "SELECT p.id, c.node FROM links l JOIN passages p ON p.rowid=l.passage "
+            "JOIN catalog c ON c.name=l.name"))
+    assert linked == {"n1": "api:default/payments-api", "n2": "component:default/pricing-sdk"}
+    answer = retrieve(tmp_path / ".kgbuild", ["What changed in Payments API?"], k=3)[0]
+    assert answer.passages[0]["id"] == "n1"
+    assert answer.passages[0]["signals"]["graph"] == {"question": True, "name": "payments api"}
