@@ -408,9 +408,11 @@ class Resolver(MentionSearch, DuplicateSearch):
                                 best[i] = (s, skey)
             if " " not in key and 2 <= len(key) <= 8:
                 for slot in get_multi(idx.by_acronym, key):
+                    skey = idx.keys[slot]
                     for n in self._owners(t, slot):
-                        if self._ids[n] not in banned:
-                            acronym_hits[self._ids[n]] = idx.keys[slot]
+                        i = self._ids[n]  # (several keys with the acronym: the smallest)
+                        if i not in banned and skey < acronym_hits.get(i, "\uffff"):
+                            acronym_hits[i] = skey
         if not best:
             if acronym_hits:
                 self._fill(res, "acronym", acronym_hits)
