@@ -127,8 +127,15 @@ def retrieve(question, questions_file, k, method, store_path, embeddings_url, em
         raise UsageError("give one of -q QUESTION or --questions FILE.jsonl")
     questions = read_questions(questions_file) if questions_file else [Question("q1", question)]
     settings = _settings(store_path, embeddings_url, embeddings_model, query_embeddings_model)
+    from pathlib import Path
+
+    schema = None
+    if (Path(store_path) / "CURRENT").is_file():  # a graph too: typed edges from its entities
+        from ..schema.loader import load_schema
+
+        schema = load_schema(project().schema_ref())
     results = run(store_path, questions, k=k, method=method,
-                  principal=principal_of(labels, all_access), embeddings=settings)
+                  principal=principal_of(labels, all_access), embeddings=settings, schema=schema)
     if fmt == "jsonl":
         for r in results:
             echo(json.dumps(r.to_line(), ensure_ascii=False))

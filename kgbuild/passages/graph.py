@@ -86,10 +86,38 @@ def question_seeds(model: ReadModel, names: list[int], visible: np.ndarray | Non
     return out
 
 
+def typed_steps(traverser, schema, model: ReadModel, names: list[int], principal,
+                cap: int) -> list[tuple[int, str, int]]:
+    """One hop through the schema's typed edges from the catalog entities the question names
+    (the store's snapshot traverser, as the principal): ``(name index of a neighbour,
+    predicate, name index it came from)``."""
+    by_entity: dict[str, list[int]] = {}
+    for k, entities in model.catalog.items():
+        for node, _ in entities:
+            by_entity.setdefault(node, []).append(k)
+    from ..retrieve.traverse import TraversalSpec
+
+    out: list[tuple[int, str, int]] = []
+    follow = [f"{e}:both" for e in sorted(schema.edge_types)]
+    for k in names:
+        seeds = model.entities(k, principal)
+        if not seeds or not follow:
+            continue
+        result = traverser.run(TraversalSpec(seeds=seeds, follow=follow, hops=1, cap=cap))
+        for edge in result.edges:
+            for end in (edge["subject"], edge["object"]):
+                if end not in seeds:
+                    out += [(j, edge["predicate"], k) for j in by_entity.get(end, ()) if j != k]
+    return out
+
+
 def propagate(model: ReadModel, base: np.ndarray, names: list[int],
-              visible: np.ndarray | None, params: GraphParams, principal=None) -> GraphResult:
+              visible: np.ndarray | None, params: GraphParams, principal=None,
+              typed: list[tuple[int, str, int]] = ()) -> GraphResult:
     """Path scores from the question's names and the best base rows (see the module
-    docstring); ``base`` is -inf for rows that cannot be ranked."""
+    docstring); ``base`` is -inf for rows that cannot be ranked. ``typed``: the catalog
+    neighbours of the question's entities (:func:`typed_steps`): the passages mentioning a
+    neighbour are reached from the passages mentioning the entity."""
     scores = base.copy()
     qseeds = question_seeds(model, names, visible, principal, params.hub_cap)
     for row in qseeds:
@@ -106,6 +134,19 @@ def propagate(model: ReadModel, base: np.ndarray, names: list[int],
     result = GraphResult(scores, qseeds)
     expanded: set[int] = set()
     gained: dict[int, float] = {}
+    for j, predicate, k in typed:  # entity -> typed edge -> entity -> passages mentioning it
+        star = [r for r, name in qseeds.items() if name == k and np.isfinite(scores[r])]
+        w = max([scores[r] for r in star] or [params.question_bonus])
+        rows = model.mentioned_by(j)
+        if w <= 0 or visible_count(model, rows, visible) > params.hub_cap:
+            continue
+        for b in rows.tolist():
+            if finite[b] and (visible is None or visible[b]) and b not in qseeds:
+                add = params.lam * float(w)
+                if add > gained.get(b, 0.0):
+                    scores[b] += add - gained.get(b, 0.0)
+                    gained[b] = add
+                    result.reached[b] = (star[0] if star else -1, j, predicate)
     seeds = list(dict.fromkeys([*qseeds, *top(scores, params.seeds, model.idrank).tolist()]))
     for _ in range(params.rounds):
         gain: dict[int, tuple[float, int, int, str]] = {}

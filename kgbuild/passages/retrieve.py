@@ -31,7 +31,7 @@ from ..graph.access import Principal
 from .abstain import AbstainPolicy, decide
 from .dense import EmbeddingSettings, dense_matrix_for, embed_questions
 from .fuse import rrf, top, zscores
-from .graph import GraphParams, propagate, question_seeds
+from .graph import GraphParams, propagate, question_seeds, typed_steps
 from .index import PassageIndex
 from .lexical import match_expression
 from .links import Linker
@@ -134,8 +134,10 @@ class PassageRetriever:
 
     def __init__(self, store: str | Path, principal: Principal | None = None,
                  embeddings: EmbeddingSettings | None = None,
-                 settings: RetrievalSettings | None = None):
+                 settings: RetrievalSettings | None = None, schema=None):
         self.store = Path(store)
+        self.schema = schema  # the store's graph schema: typed edges from catalog entities
+        self._traverser = None
         self.principal = principal or Principal()
         self.settings = settings or RetrievalSettings()
         self.settings.check()
@@ -275,6 +277,17 @@ class PassageRetriever:
         out[~ok] = -np.inf
         return out
 
+    def typed(self, names: list[int]) -> list[tuple[int, str, int]]:
+        """The catalog neighbours of the question's entities (needs the store's schema)."""
+        if self.schema is None or not any(self.model.entities(k, self.principal) for k in names):
+            return []
+        if self._traverser is None:
+            from ..retrieve.traverse import store_traverser
+
+            self._traverser = store_traverser(self.store, self.schema, self.principal)
+        return typed_steps(self._traverser, self.schema, self.model, names, self.principal,
+                           self.settings.graph.hub_cap)
+
     def names_in(self, text: str) -> list[int]:
         """Name indexes (read model) the question mentions, none inside a longer one."""
         if self._linker is None:
@@ -318,7 +331,8 @@ class PassageRetriever:
             scores = np.where(scores > 0, scores, -np.inf)
         else:
             base = (dense_z + s.lexical_weight * lexical_z) if dense_z is not None else lexical_z
-            graph = propagate(self.model, base, names, self.visible, s.graph, self.principal)
+            graph = propagate(self.model, base, names, self.visible, s.graph, self.principal,
+                              self.typed(names))
             scores = graph.scores
             if method == "graph":
                 keep = np.zeros(self.model.size, dtype=bool)
@@ -356,8 +370,9 @@ class PassageRetriever:
                                     "name": keys.get(name_ids[graph.question_seeds[row]])}
             elif graph is not None and row in graph.reached:
                 a, k, way = graph.reached[row]
-                signals["graph"] = {"from": records.get(int(self.model.rowids[a]), {}).get("id")
-                                    or self._id(a), "way": way, "name": keys.get(name_ids[k])}
+                signals["graph"] = {"from": None if a < 0 else (
+                    records.get(int(self.model.rowids[a]), {}).get("id") or self._id(a)),
+                    "way": way, "name": keys.get(name_ids[k])}
             out.append({"id": rec["id"], "score": round(float(scores[row]), 6), "rank": rank,
                         "title": rec["title"], "text": rec["text"], "signals": signals,
                         "citation": {"source": rec["source"], "line": rec["line"]},
@@ -371,13 +386,14 @@ class PassageRetriever:
 def retrieve(store: str | Path, questions: Iterable[Question | str], *, k: int = 10,
              method: str = "default", principal: Principal | None = None,
              embeddings: EmbeddingSettings | None = None,
-             settings: RetrievalSettings | None = None) -> list[Retrieved]:
+             settings: RetrievalSettings | None = None, schema=None) -> list[Retrieved]:
     """Rank the store's passages for each question (``kgbuild retrieve``); questions may be
-    plain strings (IDs ``q1``, ``q2``...). ``embeddings`` None: lexical and graph only."""
+    plain strings (IDs ``q1``, ``q2``...). ``embeddings`` None: lexical and graph only;
+    ``schema``: the store graph's, for typed edges from the catalog entities a question names."""
     settings = settings or RetrievalSettings(k=k, method=method)
     qs = [q if isinstance(q, Question) else Question(f"q{i}", str(q))
           for i, q in enumerate(questions, 1)]
-    with PassageRetriever(store, principal, embeddings, settings) as retriever:
+    with PassageRetriever(store, principal, embeddings, settings, schema) as retriever:
         vectors = None
         if retriever.matrix is not None and qs:
             vectors = embed_questions([q.text for q in qs], embeddings,

@@ -35,3 +35,19 @@ def test_catalog_names_link_passages_and_seed_questions(tmp_path, monkeypatch):
     answer = retrieve(tmp_path / ".kgbuild", ["What changed in Payments API?"], k=3)[0]
     assert answer.passages[0]["id"] == "n1"
     assert answer.passages[0]["signals"]["graph"] == {"question": True, "name": "payments api"}
+
+
+def test_typed_edges_lead_from_a_named_entity(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    assert runner.invoke(main, ["build", str(FIXTURE_CATALOG)]).exit_code == 0
+    write_jsonl(tmp_path / "notes.jsonl", NOTES + [
+        {"id": "n4", "title": "Team page", "text": "Commerce Platform meets on Tuesdays."}])
+    assert runner.invoke(main, ["ingest", "notes.jsonl", "--no-embed"]).exit_code == 0
+    out = runner.invoke(main, ["retrieve", "-q", "Who looks after Payments API?", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    import json
+
+    passages = {p["id"]: p for p in json.loads(out.stdout)["passages"]}
+    assert passages["n4"]["signals"]["graph"] == {"from": "n1", "way": "ownedBy",
+                                                  "name": "commerce platform"}
