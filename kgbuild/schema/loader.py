@@ -57,14 +57,42 @@ def schema_path(name_or_path: str | Path) -> Path:
     return candidate
 
 
+MAX_EXTENDS = 8  # schemas one extends chain may hold
+
+
 def load_schema(name_or_path: str | Path = DEFAULT_SCHEMA) -> Schema:
     """Load and check a schema by bundled name or file path; raises :class:`SchemaError`."""
-    path = schema_path(name_or_path)
+    return _load(schema_path(name_or_path), ())
+
+
+def _load(path: Path, chain: tuple[Path, ...]) -> Schema:
     try:  # bounded, alias bombs and duplicate keys refused, errors at file:line
         doc = load_yaml_file(path)
     except InputError as exc:
         raise SchemaError(exc.message, exc.file, exc.line) from None
-    return parse_schema(doc.data, source=str(path), text=doc.text)
+    return parse_schema(doc.data, source=str(path), text=doc.text, _chain=(*chain, path))
+
+
+def _base_schema(value: object, source: str, chain: tuple[Path, ...], fail) -> Schema:
+    """The schema ``extends:`` names: a bundled name (``software``) or a YAML file, relative
+    to the extending schema's folder; a cycle or a chain over :data:`MAX_EXTENDS` is refused."""
+    if not isinstance(value, str) or not value.strip():
+        raise fail(f"extends must be a bundled schema name or a YAML file, got {_kind(value)}",
+                   "extends")
+    value = value.strip()
+    is_file = value.endswith((".yaml", ".yml")) or "/" in value or "\\" in value
+    base_dir = Path(source).parent if source and not source.startswith("<") else Path(".")
+    try:
+        path = schema_path(base_dir / value if is_file else value)
+    except SchemaError as exc:
+        raise fail(f"extends: {exc.message}", "extends") from None
+    if any(path.resolve() == p.resolve() for p in chain):
+        raise fail(f"extends {value!r}: a schema extends itself (through "
+                   f"{' -> '.join(p.name for p in chain)})", "extends")
+    if len(chain) >= MAX_EXTENDS:
+        raise fail(f"extends {value!r}: more than {MAX_EXTENDS} schemas in one extends chain",
+                   "extends")
+    return _load(path, chain)
 
 
 def is_iri(text: object) -> bool:
@@ -96,8 +124,14 @@ def _key_lines(text: str) -> dict[str, int]:
     return lines
 
 
-def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schema:
-    """Build a :class:`Schema` from already-parsed YAML, checking it thoroughly."""
+def parse_schema(raw: object, source: str = "<schema>", text: str = "",
+                 _chain: tuple[Path, ...] = ()) -> Schema:
+    """Build a :class:`Schema` from already-parsed YAML, checking it thoroughly.
+
+    A schema with ``extends: <bundled name or file>`` holds every term of that schema (IRIs
+    unchanged) and adds its own: new node types (whose parent may be a base type), edge types
+    and attributes; redeclaring a base term is a duplicate. ``namespace`` and ``prefix``
+    default to the base's."""
 
     key_lines = _key_lines(text) if text else {}
 
@@ -107,11 +141,17 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
     if not isinstance(raw, dict):
         raise fail("a schema must be a mapping with node_types and edge_types")
     _keys_are_text(raw, "the schema", fail)
-    for key in ("name", "namespace", "node_types", "edge_types"):
+    base = _base_schema(raw["extends"], source, _chain, fail) if "extends" in raw else None
+    if base is not None:  # the base's namespace and prefix unless the extension names its own
+        raw = dict(raw)
+        raw.setdefault("namespace", base.namespace)
+        if raw["namespace"] == base.namespace:
+            raw.setdefault("prefix", base.prefix)
+    for key in ("name", "namespace") if base else ("name", "namespace", "node_types", "edge_types"):
         if key not in raw:
             raise fail(f"missing required key {key!r}")
     unknown = set(raw) - {"name", "version", "namespace", "prefix", "description",
-                          "node_types", "edge_types", "attributes"}
+                          "node_types", "edge_types", "attributes", "extends"}
     if unknown:
         raise fail(f"unknown top-level key {sorted(unknown)[0]!r}", sorted(unknown)[0])
     schema_name = raw["name"]
@@ -139,6 +179,23 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
 
     seen: dict[str, str] = {}
     iris: dict[str, str] = {}
+    node_types: dict[str, NodeType] = {}
+    edge_types: dict[str, EdgeType] = {}
+    attributes: dict[str, Attribute] = {}
+    if base is not None:  # the base's terms first: an extension adds, never redeclares
+        origin = f"(from schema {base.name!r})"
+        node_types.update(base.node_types)
+        edge_types.update(base.edge_types)
+        attributes.update(base.attributes)
+        for what, terms in (("node type", base.node_types), ("edge type", base.edge_types),
+                            ("attribute", base.attributes)):
+            for t in terms.values():
+                seen[t.name.lower()] = iris[t.iri] = f"{what} {t.name!r} {origin}"
+        for e in base.edge_types.values():
+            if e.inverse:
+                seen[e.inverse.lower()] = f"inverse of {e.name!r} {origin}"
+                iris[e.inverse_iri or base.namespace + e.inverse] = \
+                    f"inverse of {e.name!r} {origin}"
 
     def term_iri(spec: dict, key: str, name: str, what: str, predicate: bool) -> str:
         """The IRI of a term: ``namespace + name`` unless the spec names one (``iri:``)."""
@@ -188,7 +245,6 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
             raise fail(f"{what}: {field} must be a type name, got {_kind(val)} {val!r}", name)
         return val
 
-    node_types: dict[str, NodeType] = {}
     for name, spec in mapping("node_types").items():
         spec = spec or {}
         _only(spec, {"parent", "description", "iri"}, f"node type {name!r}", fail, str(name))
@@ -212,7 +268,6 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
             cur = node_types[cur].parent
         acyclic |= chain
 
-    edge_types: dict[str, EdgeType] = {}
     inverse_of: dict[str, str] = {}
     for name, spec in mapping("edge_types").items():
         spec = spec or {}
@@ -241,7 +296,6 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "") -> Schem
     if not edge_types:
         raise fail("edge_types is empty", "edge_types")
 
-    attributes: dict[str, Attribute] = {}
     for name, spec in mapping("attributes").items():
         spec = spec or {}
         _only(spec, {"datatype", "multiple", "description", "iri"}, f"attribute {name!r}", fail,

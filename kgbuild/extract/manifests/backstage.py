@@ -55,6 +55,12 @@ RELATIONS = {
     "Template": [("owner", "Group", "ownedBy", False)],
     "Location": [],
 }
+# a custom kind a project schema declares (``extends: software`` adding e.g. AiResource): the
+# relations every Backstage kind with an owner shares
+CUSTOM_RELATIONS = [("owner", "Group", "ownedBy", False), ("system", "System", "partOf", False),
+                    ("dependsOn", None, "dependsOn", True),
+                    ("dependencyOf", None, "dependencyOf", True)]
+NOT_KINDS = {"Service", "Library", "Website"}  # schema types that no Backstage kind names
 # read as catalog descriptors by name, whatever their first bytes hold (a marker after a long
 # comment, an encoding the sniffing missed): the name Backstage's docs and templates use
 CATALOG_NAMES = {"catalog-info"}
@@ -78,7 +84,7 @@ class Rejected(Exception):
 
 class BackstageExtractor:
     name = "backstage"
-    version = 2  # 2: evidence is the entry stating a relation, never a whole long line
+    version = 3  # 3: kinds a project schema declares are read (custom kinds)
     emits = frozenset({"Component", "Service", "Library", "Website", "API", "Resource", "System",
                        "Domain", "Group", "User", "Location", "Template", "ownedBy", "partOf",
                        "providesApi", "consumesApi", "dependsOn", "dependencyOf", "memberOf",
@@ -130,9 +136,12 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
         raise Rejected(f"apiVersion {brief(api_version)} is not of the form group/version", e.line_of("apiVersion"))
     if not is_valid_kind(kind):
         raise Rejected(f"invalid kind {brief(kind)}", e.line_of("kind"))
-    if kind not in API_VERSIONS:
-        raise Rejected(f"unknown kind {brief(kind)}: no Backstage processor accepts it", e.line_of("kind"))
-    if api_version not in API_VERSIONS[kind]:
+    custom = kind not in API_VERSIONS and _custom_kind(kind, ctx)
+    if kind not in API_VERSIONS and not custom:
+        raise Rejected(f"unknown kind {brief(kind)}: no Backstage processor accepts it and schema "
+                       f"{ctx.schema.name!r} has no such type (a project schema that extends "
+                       f"the bundled one can declare it)", e.line_of("kind"))
+    if not custom and api_version not in API_VERSIONS[kind]:
         raise Rejected(f"kind {kind} does not support apiVersion {brief(api_version)} "
                        f"(expected {' or '.join(API_VERSIONS[kind])})", e.line_of("apiVersion"))
     if not isinstance(meta, YMap):
@@ -145,12 +154,12 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
         raise Rejected(f"invalid metadata.namespace {brief(namespace)}", meta.line_of("namespace"))
     _check_metadata(meta)
     spec = e.get("spec", YMap())
-    if kind != "Location" and "spec" not in e:
+    if kind != "Location" and not custom and "spec" not in e:
         raise Rejected(f"{kind} {brief(name)} has no spec", e.line)
     if not isinstance(spec, YMap):
         raise Rejected("spec is not a mapping", e.line_of("spec"))
     local_specs = _resolve_placeholders(spec, src, ctx, out)
-    for field, typ in REQUIRED[kind].items():
+    for field, typ in REQUIRED.get(kind, {}).items():
         if field not in spec:
             raise Rejected(f"{kind} {brief(name)} is missing required spec.{field}", spec.line_of(field) if spec else e.line)
         if not isinstance(spec[field], typ) or (typ is str and not spec[field]):
@@ -162,7 +171,7 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
     self_ref = parse_ref(f"{kind}:{namespace}/{name}")
     self_id = str(self_ref)
     edges = []
-    for field, default_kind, relation, many in RELATIONS[kind]:
+    for field, default_kind, relation, many in RELATIONS.get(kind, CUSTOM_RELATIONS):
         if field not in spec or spec[field] is None:
             continue
         values = spec[field]
@@ -211,6 +220,14 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
         out.edges.append(EdgeRecord(self_id, relation, str(target), line=line, evidence=evidence,
                                     subject_type=node_type, object_type=target_type,
                                     object_label=target.name.lower(), access=access))
+
+
+def _custom_kind(kind: str, ctx: Context) -> bool:
+    """Whether the schema declares a type named ``kind`` (case as written: Backstage's kinds
+    are case-sensitive) that Backstage's own kinds do not cover: the project reads a custom
+    kind."""
+    return kind in ctx.schema.node_types and kind not in NOT_KINDS \
+        and kind.lower() not in {k.lower() for k in API_VERSIONS}
 
 
 def _node_type(kind: str, spec_type: object, ctx: Context) -> str:
