@@ -141,9 +141,9 @@ def run_size(n: int, queries: int, dense: bool, work: Path) -> None:
               f"changed), peak RSS {irss:.0f} MiB")
         rng = np.random.default_rng(7)
         texts = []
-        for i in rng.integers(0, n, size=queries):
-            words = row["text"].split()[:0]
-            doc = json.loads(_line(corpus, int(i)))
+        picked = _lines(corpus, set(rng.integers(0, n, size=queries).tolist()))
+        for i in rng.integers(0, len(picked), size=queries):
+            doc = json.loads(picked[int(i)])
             words = doc["text"].split()
             pick = [words[j] for j in rng.integers(0, len(words), size=6)]
             texts.append(f"What {' '.join(pick[:3])} of {doc['title']} {' '.join(pick[3:])}?")
@@ -181,12 +181,72 @@ def run_size(n: int, queries: int, dense: bool, work: Path) -> None:
             server.close()
 
 
-def _line(path: Path, i: int) -> str:
+ENGINES = """
+import json, resource, sqlite3, sys, time
+engine, corpus, work = sys.argv[1], sys.argv[2], sys.argv[3]
+docs = [json.loads(l) for l in open(corpus)]
+queries = [d["title"] + " " + " ".join(d["text"].split()[3:8]) for d in docs[::max(1, len(docs) // 200)]][:200]
+t0 = time.perf_counter()
+if engine == "fts5":
+    db = sqlite3.connect(work + "/fts.sqlite")
+    db.execute("CREATE VIRTUAL TABLE f USING fts5(title, text, tokenize='porter unicode61')")
+    with db:
+        db.executemany("INSERT INTO f VALUES(?, ?)", ((d["title"], d["text"]) for d in docs))
+    build = time.perf_counter() - t0
+    def run(q):
+        expr = " OR ".join('"' + w + '"' for w in q.lower().split())
+        return db.execute("SELECT rowid FROM f WHERE f MATCH ? ORDER BY rank LIMIT 10", (expr,)).fetchall()
+elif engine == "tantivy":
+    import tantivy
+    sb = tantivy.SchemaBuilder()
+    sb.add_text_field("title", stored=False)
+    sb.add_text_field("text", stored=False)
+    sb.add_integer_field("row", stored=True)
+    schema = sb.build()
+    index = tantivy.Index(schema, path=work + "/tantivy" if False else None)
+    writer = index.writer()
+    for i, d in enumerate(docs):
+        writer.add_document(tantivy.Document(title=d["title"], text=d["text"], row=i))
+    writer.commit()
+    index.reload()
+    build = time.perf_counter() - t0
+    searcher = index.searcher()
+    def run(q):
+        return searcher.search(index.parse_query(" ".join(q.lower().split()), ["title", "text"]), 10).hits
+else:
+    import bm25s
+    r = bm25s.BM25()
+    r.index(bm25s.tokenize([d["title"] + " " + d["text"] for d in docs], show_progress=False), show_progress=False)
+    build = time.perf_counter() - t0
+    def run(q):
+        return r.retrieve(bm25s.tokenize([q], show_progress=False), k=10, show_progress=False)
+times = []
+for q in queries:
+    t = time.perf_counter(); run(q); times.append(time.perf_counter() - t)
+times.sort()
+print(json.dumps({"build": build, "p50": times[len(times) // 2] * 1000, "p99": times[int(len(times) * 0.99)] * 1000,
+                  "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def engines(n: int, work: Path) -> None:
+    """The three lexical engines alone on the same texts (no stop words removed, every word
+    of a title and five text words OR-ed): index time, query p50/p99, peak RSS."""
+    corpus = work / f"engines-{n}.jsonl"
+    make_corpus(corpus, n)
+    print(f"\n== lexical engines alone, {n:,} passages")
+    for engine in ("fts5", "tantivy", "bm25s"):
+        folder = work / f"engine-{engine}"
+        folder.mkdir(exist_ok=True)
+        _, rss, out = child(ENGINES, engine, str(corpus), str(folder))
+        r = json.loads(out.splitlines()[-1])
+        print(f"{engine:8s} index {r['build']:6.1f} s, query p50 {r['p50']:6.2f} ms, "
+              f"p99 {r['p99']:6.2f} ms, peak RSS {rss:.0f} MiB")
+
+
+def _lines(path: Path, wanted: set[int]) -> list[str]:
     with open(path, encoding="utf-8") as f:
-        for j, line in enumerate(f):
-            if j == i:
-                return line
-    raise IndexError(i)
+        return [line for j, line in enumerate(f) if j in wanted]
 
 
 def main() -> None:
@@ -195,7 +255,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dense-at", type=int, nargs="*", default=[100_000])
     ap.add_argument("--work", type=Path, default=None)
+    ap.add_argument("--engines", type=int, default=0, metavar="N",
+                    help="Only compare the lexical engines (FTS5, tantivy, bm25s) at N passages.")
     args = ap.parse_args()
+    if args.engines:
+        with tempfile.TemporaryDirectory(dir=args.work) as tmp:
+            engines(args.engines, Path(tmp))
+        return
     with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         for n in args.sizes:
             run_size(n, args.queries, n in args.dense_at, Path(tmp))

@@ -436,3 +436,45 @@ def read_questions(path: str | Path) -> list[Question]:
             out.append(Question(qid, text, {k: v for k, v in obj.items()
                                             if k not in ("id", "_id", "question", "query")}))
     return out
+
+
+REQUEST_KEYS = {"question", "questions", "k", "method"}
+MAX_QUESTIONS = 100
+
+
+def answer_request(store: str | Path, body, principal: Principal) -> dict:
+    """``POST /retrieve`` of ``kgbuild serve``: ``{"question": text}`` or ``{"questions":
+    [{"id", "question"}, ...]}``, optional ``k`` and ``method``; the answer is what
+    ``kgbuild retrieve --format json`` prints. Embeddings as ``kgbuild retrieve`` finds them
+    without flags (environment, the store's last ingest). A bad body is a ``usage`` error."""
+    from .dense import recorded_settings
+
+    def bad(message: str) -> KgbuildError:
+        return KgbuildError(message, code="usage")
+
+    if not isinstance(body, dict) or set(body) - REQUEST_KEYS:
+        raise bad(f"the body is an object with {', '.join(sorted(REQUEST_KEYS))}")
+    k, method = body.get("k", 10), body.get("method", "default")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
+        raise bad(f"k must be an integer from 1 to {MAX_K}")
+    if method not in METHODS:
+        raise bad(f"method must be one of {', '.join(METHODS)}")
+    if ("question" in body) == ("questions" in body):
+        raise bad("give one of question or questions")
+    if "question" in body:
+        if not isinstance(body["question"], str) or not body["question"].strip():
+            raise bad("question must be a non-empty string")
+        questions = [Question("q1", body["question"])]
+    else:
+        items = body["questions"]
+        if not isinstance(items, list) or not 1 <= len(items) <= MAX_QUESTIONS or not all(
+                isinstance(q, dict) and set(q) == {"id", "question"} and isinstance(q["id"], str)
+                and isinstance(q["question"], str) and q["question"].strip() for q in items):
+            raise bad(f"questions must be 1 to {MAX_QUESTIONS} objects with id and question")
+        questions = [Question(q["id"], q["question"]) for q in items]
+    settings = EmbeddingSettings.resolve(recorded=recorded_settings(store))
+    results = retrieve(store, questions, k=k, method=method, principal=principal,
+                       embeddings=settings)
+    if "question" in body:
+        return results[0].to_dict()
+    return {"method": method, "k": k, "results": [r.to_dict() for r in results]}

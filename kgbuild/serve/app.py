@@ -269,6 +269,13 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
             timeout=max(deadline - time.monotonic(), 0.01)).to_dict(),
             queries, limits.query_timeout + QUERY_GRACE, "query")
 
+    async def retrieve_passages(request: Request):  # POST /retrieve: passage retrieval
+        from ..passages.retrieve import answer_request
+
+        who = principal(request)
+        body = await read_json(request, limits.max_body_bytes, limits.body_timeout)
+        return await work(lambda: answer_request(live.path, body, who))
+
     async def spec(request: Request):
         return JSON(openapi())
 
@@ -311,7 +318,8 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
     app = Starlette(
         routes=[Route("/health", health), Route("/openapi.json", spec),
                 Route("/traverse", traverse, methods=["POST"]), Route("/resolve", resolve),
-                Route("/node", node), Route("/query", query, methods=["POST"])],
+                Route("/node", node), Route("/query", query, methods=["POST"]),
+                Route("/retrieve", retrieve_passages, methods=["POST"])],
         exception_handlers={ApiError: on_api_error, KgbuildError: on_kgbuild_error,
                             ClientDisconnect: on_disconnect, HTTPException: on_http_error,
                             Exception: on_internal},

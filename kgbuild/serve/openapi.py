@@ -89,5 +89,21 @@ def openapi() -> dict:
                                                      "variables, rows, boolean, truncated",
                                       "content": _OBJECT},
                               "4XX": _ERROR, "503": _ERROR}}},
+            "/retrieve": {"post": {
+                "summary": "Rank passages for questions: the JSON of kgbuild retrieve --format json",
+                "security": [{}, {"bearer": []}],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {
+                        "question": {"type": "string"},
+                        "questions": {"type": "array", "maxItems": 100, "items": {
+                            "type": "object", "required": ["id", "question"],
+                            "properties": {"id": {"type": "string"},
+                                           "question": {"type": "string"}}}},
+                        "k": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 10},
+                        "method": {"enum": ["default", "bm25", "dense", "hybrid", "graph"]}}}}}},
+                "responses": {"200": {"description": "ranked passages, abstain",
+                                      "content": _OBJECT},
+                              "4XX": _ERROR, "503": _ERROR}}},
         },
     }
