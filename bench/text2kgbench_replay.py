@@ -423,11 +423,49 @@ def run(via: str = "direct", models=tuple(MODELS), ontologies=None, limit=None,
 
 # -- leave one ontology out ----------------------------------------------------------------------
 
-def tune(train: list[Ontology], models, relation_cues: str = "lower"):
+def examples(onto: Ontology, corpus_dir: Path = CORPUS):
+    """(predicate, sentence, subject span, object span) of every ground-truth triple of an
+    ontology's train and test sentences whose ends are both found in the sentence: what the
+    cue lexicon is learned from (never any model's answer)."""
+    from kgbuild.extract.text.grounding import find_name
+    for split in ("train", "test"):
+        path = corpus_dir / split / f"ont_{onto.key}_{split}.jsonl"
+        if split == "test":
+            rows = _jsonl(corpus_dir / "ground_truth" / f"ont_{onto.key}_ground_truth.jsonl")
+        else:
+            rows = _jsonl(path)
+        for d in rows:
+            text = d["sent"]
+            for t in d.get("triples") or []:
+                s = find_name(str(t["sub"]).replace("_", " "), text)
+                o = find_name(str(t["obj"]).replace("_", " "), text,
+                              skip=((s.start, s.end),) if s else ())
+                if s is not None and o is not None:
+                    yield t["rel"], text, (s.start, s.end), (o.start, o.end)
+
+
+_EXAMPLES: dict[str, list] = {}
+
+
+def learn(train: list[Ontology]) -> dict[str, tuple[str, ...]]:
+    """The cue lexicon learned from these ontologies' ground truth."""
+    from kgbuild.extract.text.cues import learn_lexicon
+    rows = []
+    for onto in train:
+        if onto.key not in _EXAMPLES:
+            _EXAMPLES[onto.key] = list(examples(onto))
+        rows.extend(_EXAMPLES[onto.key])
+    return learn_lexicon(rows)
+
+
+def tune(train: list[Ontology], models, relation_cues: str = "contrast"):
     """The verifier's options for an ontology, chosen from ``train`` (the other ontologies)
-    only: nothing of the ontology being measured is looked at."""
+    only: nothing of the ontology being measured is looked at. What is learned: the cue
+    lexicon (which words express a predicate's words), from their ground truth."""
     from kgbuild.extract.text.verify import VerifyOptions
-    return VerifyOptions(relation_cues=relation_cues)
+    lexicon = learn(train)
+    return VerifyOptions(relation_cues=relation_cues,
+                         lexicon=tuple(sorted((k, tuple(v)) for k, v in lexicon.items())))
 
 
 def _accepted_by(rev: str, via: str, models, ontologies, limit) -> dict:
@@ -574,8 +612,12 @@ def main(argv=None) -> int:
     ap.add_argument("--loo", action="store_true",
                     help="leave one ontology out: per ontology and in total, options tuned on "
                          "the other ontologies only")
-    ap.add_argument("--relation-cues", default="lower",
-                    help="with --loo: reject, lower or both (one column each)")
+    ap.add_argument("--relation-cues", default="contrast",
+                    help="with --loo: reject, contrast, lower (comma-separated) or both (all "
+                         "three), one column each")
+    ap.add_argument("--learn-lexicon", action="store_true",
+                    help="write the cue lexicon learned from all the ontologies' ground truth "
+                         "to kgbuild/extract/text/cue_lexicon.json (what kgbuild ships)")
     ap.add_argument("--previous", default="", metavar="REV",
                     help="with --loo: also the verifier of this git revision (e.g. HEAD~3), "
                          "in the same run")
@@ -595,8 +637,20 @@ def main(argv=None) -> int:
         if via == "direct":
             print("note: kgbuild extract is not available here: verify_relations is called "
                   "directly, without a server", file=sys.stderr)
+    if args.learn_lexicon:
+        from kgbuild.extract.text.cues import LEXICON_FILE
+        lexicon = learn(load_corpus(CORPUS, ()))
+        LEXICON_FILE.write_text(json.dumps({
+            "about": "Words that express a predicate's words, keyed by root (kgbuild.extract."
+                     "text.cues.root), learned by bench/text2kgbench_replay.py --learn-lexicon "
+                     "from the ground truth of Text2KGBench DBpedia-WebNLG's 19 ontologies "
+                     "(train and test sentences; no model output).",
+            "lexicon": dict(sorted(lexicon.items()))}, indent=1, sort_keys=False) + "\n")
+        print(f"wrote {LEXICON_FILE}: {len(lexicon)} predicate words")
+        return 0
     if args.loo:
-        settings = ("reject", "lower") if args.relation_cues == "both" else (args.relation_cues,)
+        settings = (("reject", "contrast", "lower") if args.relation_cues == "both"
+                    else tuple(args.relation_cues.split(",")))
         out = run_loo(via, models, onts, args.limit or None, settings, args.previous or None)
         print(json.dumps(out, indent=2) if args.json else render_loo(out))
         return 0

@@ -243,9 +243,8 @@ def node_fact_triples(node: Node, schema: Schema) -> Iterator[Triple]:
     s = _i(node_iri(node.id))
     for name in sorted(node.attributes):
         attr = schema.attributes[name]
-        dt = None if attr.datatype == "string" else str(XSD[attr.datatype])  # XSD local names
         for v in sorted(node.attributes[name]):
-            yield s, _i(attr.iri), lit(v, dt)
+            yield s, _i(attr.iri), lit(v, value_datatype(attr.datatype, v))
     for alias in sorted(node.aliases):
         yield s, ALT, lit(alias)
     for label in sorted(node.access):
@@ -264,7 +263,21 @@ def claim_triples(node_id: str, type_name: str, label: str | None, defined: bool
 def attribute_term(schema: Schema, name: str, value: str) -> tuple[str, str]:
     """(``<attribute IRI>``, the value as a typed literal) of an attribute value."""
     attr = schema.attributes[name]
-    return _i(attr.iri), lit(value, None if attr.datatype == "string" else str(XSD[attr.datatype]))
+    return _i(attr.iri), lit(value, value_datatype(attr.datatype, value))
+
+
+def value_datatype(datatype: str, value: str) -> str | None:
+    """The XSD datatype IRI of an attribute value (None for a plain string). A date stated
+    with less precision keeps it: ``1949`` is an ``xsd:gYear``, ``1949-05`` an
+    ``xsd:gYearMonth``, never a day the source did not give."""
+    if datatype == "string":
+        return None
+    if datatype == "date":
+        if re.fullmatch(r"-?\d{4}", value):
+            return str(XSD.gYear)
+        if re.fullmatch(r"-?\d{4}-\d{2}", value):
+            return str(XSD.gYearMonth)
+    return str(XSD[datatype])  # XSD local names
 
 
 def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:

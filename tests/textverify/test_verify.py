@@ -110,7 +110,8 @@ def test_a_curated_alias_grounds_the_canonical_name(schema):
 def test_every_reason_code_is_documented():
     assert set(REASONS) == {"malformed", "unknown-predicate", "evidence-not-found",
                             "subject-not-grounded", "object-not-grounded", "invalid-literal",
-                            "ambiguous-entity", "type-mismatch", "anaphoric-endpoint"}
+                            "ambiguous-entity", "type-mismatch", "anaphoric-endpoint",
+                            "no-relation-cue"}
 
 
 def test_unknown_predicate(schema, catalog):

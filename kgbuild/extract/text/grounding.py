@@ -19,7 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["Match", "find_quote", "find_name", "literal", "parse_date", "name_variants"]
+__all__ = ["Match", "find_quote", "find_name", "literal", "parse_date", "stated_date",
+           "name_variants"]
 
 
 @dataclass(frozen=True)
@@ -287,6 +288,17 @@ def _find_forms(name: str, text: str, idx: _Index, skip: tuple[Span, ...] = ()) 
             if (date in values or (len(date) < 10 and any(v.startswith(date + "-") for v in values))) \
                     and _clear((m_start, m_end), skip):
                 return Match(m_start, m_end, False, "date")
+        # the text states less than the name claims ("a 1949 serial" for 01 January 1949):
+        # found at the precision stated, which is all the value may keep (see stated_date)
+        for m_start, m_end, values in _dates_in(text):
+            if any(len(v) < len(date) and date.startswith(v + "-") for v in values) \
+                    and _clear((m_start, m_end), skip):
+                return Match(m_start, m_end, False, "date-stated")
+        if len(date) > 4:
+            for m in re.finditer(rf"(?<![\w.,]){date[:4]}(?![\w]|[.,]\d)", text):
+                if _clear((m.start(), m.end()), skip) and not any(
+                        a <= m.start() < b for a, b, _ in _dates_in(text)):
+                    return Match(m.start(), m.end(), False, "date-stated")
     value = _number_value(name)
     if value is not None:
         for m_start, m_end, scaled in _scaled_in(text):
@@ -512,6 +524,16 @@ def _date_values(m: re.Match) -> set[str]:
     day = int(g["dnum"]) if g.get("dnum") else _day(g.get("day"))
     value = _ymd(year, month, day)
     return {value} if value else set()
+
+
+def stated_date(text: str) -> str | None:
+    """The date ``text`` (a mention found with ``how == "date-stated"``) states, at its own
+    precision: ``1949``, ``1949-05``."""
+    text = text.strip()
+    if re.fullmatch(r"\d{4}", text):
+        return text
+    values = {v for _, _, vs in _dates_in(text) for v in vs}
+    return next(iter(values)) if len(values) == 1 else None
 
 
 def parse_date(value: str) -> str | None:
