@@ -58,7 +58,8 @@ def name_words(question: str) -> list[str]:
     out: list[str] = []
     for i, match in enumerate(_WORD.finditer(question)):
         word = match.group()
-        if word.lower() in STOPWORDS or len(word) < 2 or "_" in word:
+        if word.lower() in STOPWORDS or len(word) < 2 or "_" in word or (
+                word.isupper() and len(word) < 3):  # US, UK: spelled out as often as not
             continue
         named = (i > 0 and word[0].isupper()) or (
             any(c.isdigit() for c in word) and any(c.isalpha() for c in word))
