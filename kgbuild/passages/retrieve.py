@@ -39,7 +39,7 @@ from .model import ReadModel, load_model
 
 METHODS = ("default", "bm25", "dense", "hybrid", "graph")
 LEXICAL_POOL = 1000  # BM25 hits read per question (the rest score 0)
-LEXICAL_WEIGHT = 0.2  # weight of the lexical z-score beside the dense one (default method)
+LEXICAL_WEIGHT = 0.3  # weight of the lexical z-score beside the dense one (default method)
 MAX_K = 1000
 
 
