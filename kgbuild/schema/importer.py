@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rdflib import BNode, Graph, Literal, URIRef
-from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, XSD
+from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS, XSD
 
 from ..errors import InputError
 from ..io.rdffile import FORMATS, load_graph
@@ -163,6 +163,24 @@ def _describe(g: Graph, term, name: str = "") -> str:
     if label and key(label) in {key(name), key(local_name(str(term)))}:
         label = ""
     return f"{label}: {comment}" if label and comment else label or comment
+
+
+def _cues(g: Graph, term, name: str) -> list[str] | None:
+    """The words a text uses for a property: its ``rdfs:label`` and ``skos:altLabel`` values
+    (English or untagged), those that say more than the name itself; its ``rdfs:comment``
+    is in the description, which relation verification reads too."""
+    def key(x: str) -> str:
+        return re.sub(r"[\W_]", "", x).lower()
+
+    out: list[str] = []
+    for pred in (RDFS.label, SKOS.altLabel):
+        for v in sorted(str(o) for o in g.objects(term, pred) if isinstance(o, Literal)
+                        and o.language in (None, "", "en")):
+            v = " ".join(v.split())
+            if v and len(v) <= 200 and v.isprintable() and key(v) not in (
+                    key(name), key(local_name(str(term)))) and v not in out:
+                out.append(v)
+    return out[:100] or None
 
 
 class _Reach:
@@ -498,7 +516,8 @@ def import_ontology(source: str | Path | Graph, name: str | None = None,
         edge_types[n] = {"domain": _types_field(dom), "range": _types_field(rng),
                          "inverse": b.name_of[q] if q is not None else None,
                          "transitive": True if transitive else None,
-                         "description": _describe(g, p, n) or None, "iri": b.iri_field(p),
+                         "description": _describe(g, p, n) or None, "cues": _cues(g, p, n),
+                         "iri": b.iri_field(p),
                          "inverse_iri": (str(q) if q is not None and str(q) != b.namespace + b.name_of[q]
                                          else None)}
     if not edge_types:
@@ -520,7 +539,8 @@ def import_ontology(source: str | Path | Graph, name: str | None = None,
         functional = (p, RDF.type, OWL.FunctionalProperty) in g
         attributes[n] = {"datatype": dts[0] if len(dts) == 1 else "string",
                          "multiple": None if functional else True,
-                         "description": _describe(g, p, n) or None, "iri": b.iri_field(p)}
+                         "description": _describe(g, p, n) or None, "cues": _cues(g, p, n),
+                         "iri": b.iri_field(p)}
 
     ontologies = sorted(s for s in g.subjects(RDF.type, OWL.Ontology) if isinstance(s, URIRef))
     description = _describe(g, ontologies[0]) if ontologies else ""

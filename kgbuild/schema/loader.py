@@ -272,7 +272,7 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "",
     for name, spec in mapping("edge_types").items():
         spec = spec or {}
         _only(spec, {"domain", "range", "inverse", "transitive", "description", "iri",
-                     "inverse_iri"}, f"edge type {name!r}", fail, str(name))
+                     "inverse_iri", "cues"}, f"edge type {name!r}", fail, str(name))
         claim(name, "edge type")
         dom, rng = _types(spec, "domain", name, node_types, fail), _types(spec, "range", name, node_types, fail)
         inv = spec.get("inverse")
@@ -292,14 +292,15 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "",
         iri = term_iri(spec, "iri", name, "edge type", True)
         inv_iri = term_iri(spec, "inverse_iri", inv, f"inverse of {name!r},", True) if inv else None
         edge_types[name] = EdgeType(name, iri, dom, rng, inv, inv_iri,
-                                    transitive, text_field(spec, "description", "edge type", name))
+                                    transitive, text_field(spec, "description", "edge type", name),
+                                    _cues(spec, f"edge type {name!r}", fail, str(name)))
     if not edge_types:
         raise fail("edge_types is empty", "edge_types")
 
     for name, spec in mapping("attributes").items():
         spec = spec or {}
-        _only(spec, {"datatype", "multiple", "description", "iri"}, f"attribute {name!r}", fail,
-              str(name))
+        _only(spec, {"datatype", "multiple", "description", "iri", "cues"}, f"attribute {name!r}",
+              fail, str(name))
         dt = spec.get("datatype", "string")
         if not isinstance(dt, str) or dt not in DATATYPES:
             raise fail(f"attribute {name!r}: unknown datatype {dt!r} "
@@ -309,7 +310,8 @@ def parse_schema(raw: object, source: str = "<schema>", text: str = "",
             raise fail(f"attribute {name!r}: multiple must be true or false", str(name))
         attributes[claim(name, "attribute")] = Attribute(
             name, term_iri(spec, "iri", name, "attribute", True), dt, multiple,
-            text_field(spec, "description", "attribute", name))
+            text_field(spec, "description", "attribute", name),
+            _cues(spec, f"attribute {name!r}", fail, str(name)))
 
     version = raw.get("version", 1)
     if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= MAX_VERSION:
@@ -333,6 +335,24 @@ def _keys_are_text(mapping: dict, where: str, fail, line_key: object = None) -> 
         if not isinstance(key, str):
             raise fail(f"{where}: key {key!r} must be a name, not {_kind(key)} (quote it)",
                        str(key) if line_key is None else str(line_key))
+
+
+MAX_CUES = 100
+
+
+def _cues(spec: dict, what: str, fail, key: str) -> tuple[str, ...]:
+    """An optional ``cues:`` list: words or short phrases that state the relation in text
+    (``directed by``, ``starring``), used by relation verification; one text is a list of one."""
+    val = spec.get("cues")
+    if val is None:
+        return ()
+    vals = [val] if isinstance(val, str) else val
+    if not isinstance(vals, list) or len(vals) > MAX_CUES or any(
+            isinstance(v, bool) or not isinstance(v, (str, int, float)) or not str(v).strip()
+            or len(str(v)) > 200 or not str(v).isprintable() for v in vals):
+        raise fail(f"{what}: cues must be a list of at most {MAX_CUES} one-line texts of at "
+                   "most 200 characters", key)
+    return tuple(dict.fromkeys(" ".join(str(v).split()) for v in vals))
 
 
 def _only(spec: dict, allowed: set[str], what: str, fail, key: str) -> None:

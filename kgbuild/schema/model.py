@@ -35,6 +35,7 @@ class EdgeType:
     inverse_iri: str | None = None
     transitive: bool = False
     description: str = ""
+    cues: tuple[str, ...] = ()  # words or phrases that state the relation in text
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,7 @@ class Attribute:
     datatype: str = "string"
     multiple: bool = False
     description: str = ""
+    cues: tuple[str, ...] = ()  # words or phrases that state the value's relation in text
 
 
 @dataclass
@@ -217,10 +219,12 @@ class Schema:
                            for n, t in sorted(self.node_types.items())},
             "edge_types": {n: {"inverse": e.inverse, "domain": list(e.domain),
                                "range": list(e.range), "transitive": e.transitive,
-                               "description": e.description, "iri": e.iri}
+                               "description": e.description, "iri": e.iri,
+                               **({"cues": list(e.cues)} if e.cues else {})}
                            for n, e in sorted(self.edge_types.items())},
             "attributes": {n: {"datatype": a.datatype, "multiple": a.multiple,
-                               "description": a.description, "iri": a.iri}
+                               "description": a.description, "iri": a.iri,
+                               **({"cues": list(a.cues)} if a.cues else {})}
                            for n, a in sorted(self.attributes.items())},
         }
 

@@ -15,7 +15,7 @@ import yaml
 _TOP = ("name", "version", "namespace", "prefix", "description")
 _SECTIONS = ("node_types", "edge_types", "attributes")
 _TERM_KEYS = ("parent", "domain", "range", "inverse", "transitive", "datatype", "multiple",
-              "description", "iri", "inverse_iri")
+              "description", "cues", "iri", "inverse_iri")
 _PLAIN = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 
 

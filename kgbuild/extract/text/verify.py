@@ -260,10 +260,14 @@ class PredicateIndex:
                 if et.inverse_iri:
                     self._put(self._loose, _local(et.inverse_iri), Predicate(et, None, True, True))
             self._label(et.description, Predicate(et, None, loose=True))
+            for cue in et.cues:  # labels and alternative labels are names, however long
+                self._put(self._loose, cue, Predicate(et, None, loose=True))
         for at in schema.attributes.values():
             self._put(self._exact, at.name, Predicate(None, at))
             self._put(self._loose, _local(at.iri), Predicate(None, at, loose=True))
             self._label(at.description, Predicate(None, at, loose=True))
+            for cue in at.cues:
+                self._put(self._loose, cue, Predicate(None, at, loose=True))
 
     def _label(self, description: str, pred: Predicate) -> None:
         label = description.split(":", 1)[0].strip()
