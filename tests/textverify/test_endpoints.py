@@ -180,3 +180,18 @@ def test_no_referring_end_is_accepted_on_the_visible_split():
                            "evidence": sents[d["id"]]}
                     assert not one(schema, rel, sents[d["id"]]).accepted, t
     assert seen >= 1
+
+
+@pytest.mark.parametrize("obj,text,longer", [
+    ("Rio de Janeiro", "Acme served the Rio de Janeiro Military Police for years.",
+     "Rio de Janeiro Military Police"),
+    ("Japan", "Acme was bought by Technos Japan Corp. in 1987.", "Technos Japan Corp.")])
+def test_a_name_inside_a_longer_name_is_no_mention_and_the_reason_says_so(obj, text, longer):
+    from kgbuild import parse_schema
+    s = parse_schema({"name": "x", "namespace": "https://e.org/x#",
+                      "node_types": {"Org": {}, "Place": {}},
+                      "edge_types": {"locatedIn": {"domain": "Org", "range": "Place"}}})
+    [rej] = one(s, {"subject": "Acme", "predicate": "locatedIn", "object": obj,
+                    "evidence": text}, text).rejected
+    assert rej.reason == "object-not-grounded"
+    assert f"only inside the longer name {longer!r}" in rej.detail

@@ -46,7 +46,7 @@ from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
 from .contract import Relation, relation_from_dict
 from .cues import has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
-from .endpoints import antecedent, referring, referring_in, sentence_span, sentence_starts
+from .endpoints import antecedent, proper_names, referring, referring_in, sentence_span, sentence_starts
 from .grounding import Match, find_name, find_quote, literal, stated_date
 
 __all__ = ["REASONS", "Chunk", "TextChunk", "VerifiedEdge", "Rejected", "VerifyResult",
@@ -786,14 +786,36 @@ def _locate(name: str, declared: str | None, allowed: tuple[str, ...], role: str
             if ant is not None and find_name(name, text[ant[0]:ant[1]], aliases) is not None:
                 return _End(name, declared, Match(ant[0], ant[1], False, "antecedent"),
                             scope.qa <= r[0] < scope.qb, "chunk")
-    where = ""
-    if find_name(name, text, aliases, skip) is not None:
+    where = _inside_longer(name, text, scope.sa, scope.sb)
+    if where:
+        pass
+    elif find_name(name, text, aliases, skip) is not None:
         where = (": it is named elsewhere in the chunk, not in the quote's sentence (the quote "
                  "states a relation between other entities)")
     elif find_name(name, text) is not None:
         where = " apart from the subject's own mention"
     return Rejected(None, f"{role}-not-grounded",
                     f"{_short(name)!r} is not mentioned in the quote's sentence{where}")
+
+
+def _inside_longer(name: str, text: str, a: int, b: int) -> str:
+    """Why a name written in the sentence is no mention of its own: it occurs only inside a
+    longer proper name ("Rio de Janeiro" in "the Rio de Janeiro Military Police", "Japan" in
+    "Technos Japan Corp."). The rule: a proper name is one name; the words inside it name
+    the whole (a police force, a company), not the place or country they also spell, so an
+    edge to the shorter name would rest on a mention of something else."""
+    words = name.strip().split()
+    if not words:
+        return ""
+    pattern = r"(?<!\w)" + r"\s+".join(re.escape(w) for w in words) + r"(?!\w)"
+    for m in re.finditer(pattern, text[a:b]):
+        start, end = a + m.start(), a + m.end()
+        for x, y in proper_names(text, a, b):
+            if x <= start and end <= y and (x, y) != (start, end):
+                return (f": it occurs only inside the longer name {text[x:y]!r}, which names "
+                        "another thing (a name inside a proper name is part of that name, not "
+                        "a mention of its own)")
+    return ""
 
 
 def _clear_of(span: tuple, skip: tuple[tuple[int, int], ...]) -> bool:
