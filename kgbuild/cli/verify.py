@@ -45,7 +45,8 @@ def verify(edges, sources, schema_name, output, report, store_path, no_store, re
 
     \b
     Reason codes: malformed, unknown-predicate, evidence-not-found, subject-not-grounded,
-    object-not-grounded, invalid-literal, ambiguous-entity, type-mismatch.
+    object-not-grounded, anaphoric-endpoint, invalid-literal, ambiguous-entity,
+    type-mismatch, no-relation-cue.
 
     \b
     Examples:
