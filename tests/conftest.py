@@ -31,7 +31,16 @@ CORPUS_REASON = "needs ../shared/corpora (real-world corpora beside the repo)"
 HAVE_CORPORA = SHARED.is_dir()
 
 
+# Tests that need a provisioned server, model or browser are slow by nature: the default run
+# (pyproject's addopts: -m "not slow") leaves them to .ci/run, which runs everything.
+SLOW_BY_NATURE = ("server", "llm_real", "browser")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by the markers added here
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.get_closest_marker(m) is not None for m in SLOW_BY_NATURE):
+            item.add_marker(pytest.mark.slow)
     if HAVE_CORPORA:
         return
     skip = pytest.mark.skip(reason=CORPUS_REASON)
