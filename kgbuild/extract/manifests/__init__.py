@@ -11,6 +11,8 @@ from . import (  # noqa: F401
     compose,
     cyclonedx,
     gomod,
+    helm,
+    kubernetes,
     npm,
     openapi,
     python,
