@@ -396,8 +396,15 @@ def retrieve(store: str | Path, questions: Iterable[Question | str], *, k: int =
     with PassageRetriever(store, principal, embeddings, settings, schema) as retriever:
         vectors = None
         if retriever.matrix is not None and qs:
-            vectors = embed_questions([q.text for q in qs], embeddings,
-                                      Path(store) / "embeddings")
+            try:
+                vectors = embed_questions([q.text for q in qs], embeddings,
+                                          Path(store) / "embeddings")
+            except KgbuildError as exc:  # the endpoint is down: the other signals still answer
+                if settings.method == "dense":
+                    raise
+                retriever.matrix = None
+                retriever.notes.append(f"dense search off: the questions could not be embedded "
+                                       f"({exc.message} [{exc.code}])")
         return [retriever.run(q, None if vectors is None else vectors[i]) for i, q in enumerate(qs)]
 
 

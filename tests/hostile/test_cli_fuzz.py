@@ -59,6 +59,12 @@ def world(tmp_path_factory):
     os.mkfifo(w / "fifo")
     (w / "fifo-link").symlink_to(w / "fifo")
     shutil.copytree(REPO / "fixtures" / "prose", w / "docs")
+    (w / "corpus.jsonl").write_text(
+        json.dumps({"id": "p1", "title": "Payments API", "text": "Payments API charges cards."})
+        + "\n" + json.dumps({"id": "p2", "title": "Pricing SDK", "text": "Prices for Payments API."})
+        + "\n{not json\n")
+    (w / "q.jsonl").write_text(json.dumps({"id": "a", "question": "Who owns Payments API?",
+                                           "supporting_ids": ["p1"]}) + "\n")
     (w / "edges.jsonl").write_text(
         json.dumps({"subject": "Checkout Service", "predicate": "dependsOn",
                     "object": "Pricing SDK", "evidence": "Checkout Service depends on",
@@ -67,6 +73,9 @@ def world(tmp_path_factory):
         r = run(["build", "cat", "--timestamp", "0", "-o", "graph.ttl"])  # into ./.kgbuild
     assert r.exit_code == 0, r.output
     assert (w / "graph.ttl").stat().st_size > 1000
+    with cwd(w):
+        r = run(["ingest", "corpus.jsonl", "--no-embed"])  # passages beside the graph
+    assert r.exit_code == 0, r.output
     with cwd(w):
         r = run(["traverse", "--seed", "api:default/payments-api", "--path", "ownedBy",
                  "--format", "json"])
@@ -246,6 +255,16 @@ COMMANDS: dict[tuple[str, ...], tuple[list, list]] = {
                      ("--token", names), ("--format", fmt("text", "json"))]),
     ("pull",): ([], [("--endpoint", urls), ("-o", outputs), ("--graph-iri", ids),
                      ("--format", fmt("text", "json"))]),
+    # ingest: a scratch store by default; embeddings only from a refused loopback port
+    ("ingest",): ([mostly(pick("corpus.jsonl"), inputs)], [
+        ("--store", pick("scratch/pstore", "afile", "fifo", "adir")), ("--full", None),
+        ("--no-embed", None), ("--embeddings-url", urls), ("--embeddings-model", names),
+        ("--format", fmt("text", "json"))]),
+    ("retrieve",): ([], [
+        ("-q", questions), ("-q", questions), ("--questions", mostly(pick("q.jsonl"), inputs)),
+        ("--k", numbers), ("--method", fmt("default", "bm25", "dense", "hybrid", "graph")),
+        ("--store", stores), ("--embeddings-url", urls), ("--principal", labels),
+        ("--all-access", None), ("--format", fmt("text", "json", "jsonl", "context"))]),
     ("schema",): ([], []),
     ("resolve",): ([], []),
     ("eval",): ([], []),
@@ -278,6 +297,8 @@ def command_lines(draw, commands=COMMANDS):
         argv[len(path):len(path)] = args
     if path in (("push",), ("pull",)):  # bounded: a refused port is never retried
         argv += ["--retries", "0", "--timeout", "2"]
+    if path == ("ingest",):  # a scratch store by default (the world's passages stay)
+        argv[1:1] = ["--store", "scratch/pstore"]
     if path == ("extract",):  # bounded: no retries, a short timeout, a scratch store by default
         argv[1:1] = ["--store", "scratch/xstore"]
         argv += ["--max-retries", "0", "--timeout", "2"]
