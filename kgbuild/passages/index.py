@@ -30,9 +30,10 @@ from typing import Iterable, Iterator
 
 from ..errors import KgbuildError, Problem
 from .corpus import Passage, read_corpus
-from .links import Linker, link_all, name_key
+from .links import Linker, find_by_lookup, link_all, name_key
 
 Catalogued = tuple  # (proper: bool, [(entity ID, access labels)])
+FEW = 200  # touched passages linked by looking their word runs up instead of an automaton
 FOLDER = "passages"
 DATABASE = "passages.sqlite"
 SCHEMA_VERSION = "1"
@@ -61,6 +62,15 @@ CREATE TABLE IF NOT EXISTS catalog(name INTEGER NOT NULL, node TEXT NOT NULL, ac
 CREATE TABLE IF NOT EXISTS vectors(model TEXT NOT NULL, hash TEXT NOT NULL, vec BLOB NOT NULL,
                                    PRIMARY KEY(model, hash)) WITHOUT ROWID;
 """
+
+
+def _first(found: Iterable[tuple[int, int, int]]) -> Iterator[tuple[int, int, int]]:
+    """Each name once, at its first mention."""
+    seen: set[int] = set()
+    for nid, a, b in found:
+        if nid not in seen:
+            seen.add(nid)
+            yield nid, a, b
 
 
 def embedded_text(header: str, text: str) -> str:
@@ -374,7 +384,12 @@ class PassageIndex:
         """Link the touched passages against every name, and every other passage against the
         new names only."""
         db = self.db
-        if touched:
+        if touched and len(touched) <= FEW:  # look the texts' word runs up: no automaton
+            longest = max((len(k.split()) for (k,) in db.execute("SELECT key FROM names")), default=0)
+            self._link_rows(((row, nid, a, b) for row, text in self._texts(sorted(touched))
+                             for nid, a, b in _first(find_by_lookup(text, self._lookup, longest))))
+            result.relinked += len(touched)
+        elif touched:
             names = {k: (nid, bool(p)) for nid, k, p in db.execute("SELECT id, key, proper FROM names")}
             self._link(Linker(names), self._texts(sorted(touched)))
             result.relinked += len(touched)
@@ -385,6 +400,16 @@ class PassageIndex:
             self._link(linker, self._texts(list(others)))
             result.relinked += max(0, self.count() - len(touched))
 
+    def _lookup(self, keys: set[str]) -> dict[str, tuple[int, bool]]:
+        out: dict[str, tuple[int, bool]] = {}
+        keys = sorted(keys)
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            out.update((k, (nid, bool(p))) for nid, k, p in self.db.execute(
+                f"SELECT id, key, proper FROM names WHERE key IN ({','.join('?' * len(chunk))})",
+                chunk))
+        return out
+
     def _texts(self, rowids: list[int]) -> Iterator[tuple[int, str]]:
         for start in range(0, len(rowids), 2000):
             chunk = rowids[start:start + 2000]
@@ -393,8 +418,11 @@ class PassageIndex:
                 chunk).fetchall()
 
     def _link(self, linker: Linker, texts: Iterable[tuple[int, str]]) -> None:
+        self._link_rows(link_all(linker, texts))
+
+    def _link_rows(self, rows: Iterable[tuple[int, int, int, int]]) -> None:
         batch: list[tuple[int, int, int, int]] = []
-        for row in link_all(linker, texts):
+        for row in rows:
             batch.append(row)
             if len(batch) >= 50_000:
                 self.db.executemany("INSERT OR IGNORE INTO links VALUES(?,?,?,?)", batch)

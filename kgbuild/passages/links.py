@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 import ahocorasick
 
@@ -83,3 +83,34 @@ def link_all(linker: Linker, texts: Iterable[tuple[int, str]]) -> Iterator[tuple
             if nid not in seen:
                 seen.add(nid)
                 yield row, nid, start, end
+
+
+_TOKEN = re.compile(r"\S+")
+
+
+def candidate_keys(text: str, longest: int) -> Iterator[tuple[str, int, int]]:
+    """Every run of up to ``longest`` words of ``text`` that a name key could be, with its
+    span: words (folded) joined by exactly one space, as the automaton of :class:`Linker`
+    would see them. For a few texts, looking these up is cheaper than building the
+    automaton of every name."""
+    folded = fold(text)
+    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(folded)]
+    for i, (start, end) in enumerate(tokens):
+        for j in range(i, min(i + longest, len(tokens))):
+            if j > i and tokens[j][0] != tokens[j - 1][1] + 1:
+                break
+            end = tokens[j][1]
+            yield folded[start:end], start, end
+
+
+def find_by_lookup(text: str, lookup, longest: int) -> Iterator[tuple[int, int, int]]:
+    """What :meth:`Linker.find` yields for ``text``, in the same order (by end), from
+    ``lookup(keys) -> {key: (name ID, proper)}`` instead of an automaton."""
+    spans = list(candidate_keys(text, longest))
+    known = lookup({k for k, _, _ in spans})
+    for key, start, end in sorted(spans, key=lambda x: (x[2], -len(x[0]))):
+        if key in known:
+            nid, proper = known[key]
+            if proper and not any(c.isupper() or c.isdigit() for c in text[start:end]):
+                continue
+            yield nid, start, end

@@ -146,3 +146,15 @@ def test_cli_errors_are_one_line(tmp_path, monkeypatch):
     assert out.exit_code == 2
     assert out.output.strip().endswith("q.jsonl:2: question 'b': no 'question' (a non-empty string) [input]")
     assert len(out.output.strip().splitlines()) == 1
+
+
+def test_looking_word_runs_up_finds_what_the_automaton_finds():
+    from kgbuild.passages.links import Linker, find_by_lookup
+
+    names = {"mara quill": (1, True), "tallinn": (2, True), "pricing sdk": (3, False),
+             "quill": (4, True), "blue harbor": (5, True)}
+    automaton = Linker(names)
+    for text in ["Blue Harbor, by Mara Quill (born in Tallinn).", "the pricing-sdk and Pricing SDK",
+                 "mara quill in lower case; Quill alone", "Mara  Quill with two spaces", ""]:
+        looked_up = find_by_lookup(text, lambda keys: {k: names[k] for k in keys if k in names}, 2)
+        assert sorted(looked_up) == sorted(automaton.find(text)), text
