@@ -38,6 +38,7 @@ CODES: dict[str, str] = {  # every code kgbuild uses -> what it means (README: E
     "bad-json": "serve: the request body is not UTF-8 JSON",
     "bad-k8s-object": "a Kubernetes object or one of its references cannot be read",
     "bad-label": "an access label has characters other than letters, digits and _ . : / -",
+    "bad-lockfile": "a lock file or one of its package entries cannot be read",
     "bad-module": "a go.mod has no valid module path",
     "bad-name": "a package name its ecosystem would refuse",
     "bad-queue": "a review queue file is not one",

@@ -39,7 +39,7 @@ def test_bundled_software_schema(schema):
     pairs = {e.name: e.inverse for e in schema.edge_types.values()}
     assert pairs == {"ownedBy": "ownerOf", "dependsOn": "dependencyOf", "providesApi": "apiProvidedBy",
                      "consumesApi": "apiConsumedBy", "partOf": "hasPart", "memberOf": "hasMember",
-                     "childOf": "parentOf"}
+                     "childOf": "parentOf", "routesTo": "routedFrom"}
     assert schema.is_a("Service", "Component") and not schema.is_a("Component", "Service")
 
 

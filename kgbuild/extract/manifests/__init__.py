@@ -7,12 +7,14 @@ claim files by name.
 from ..registry import register
 from . import (  # noqa: F401
     backstage,  # noqa: F401
+    cargo,
     codeowners,
     compose,
     cyclonedx,
     gomod,
     helm,
     kubernetes,
+    lockfiles,
     npm,
     openapi,
     python,

@@ -7,6 +7,8 @@ without version, so every manifest that names a package points at the same node:
 * npm: lowercase, the scope's ``@`` percent-encoded, ``@Backstage/Core`` ->
   ``pkg:npm/%40backstage/core``;
 * Go: the module path, case-sensitive, as written -> ``pkg:golang/github.com/spf13/cobra``.
+* Cargo: the crate name as written -> ``pkg:cargo/regex-syntax``;
+* Maven: ``groupId`` and ``artifactId`` -> ``pkg:maven/org.apache.commons/commons-lang3``.
 
 Each function raises :class:`ValueError` for a name its ecosystem does not allow.
 """
@@ -22,6 +24,8 @@ from ...io.text import brief
 _PYPI = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _NPM_PART = re.compile(r"^[a-z0-9~-][a-z0-9._~!'()*-]*$")
 _GO_ELEM = re.compile(r"^[A-Za-z0-9._~+-]+$")
+_CRATE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_MAVEN_PART = re.compile(r"^[A-Za-z0-9_.-]{1,255}$")
 _PURL = re.compile(r"^pkg:[A-Za-z.+-][A-Za-z0-9.+-]*/[^/@?#]")
 
 
@@ -67,6 +71,23 @@ def npm_purl(name: str) -> str:
 def golang_purl(path: str) -> str:
     """``pkg:golang/<module path>``, case kept."""
     return "pkg:golang/" + "/".join(quote(p, safe="") for p in go_module(path).split("/"))
+
+
+def cargo_purl(name: str) -> str:
+    """``pkg:cargo/<crate name>``."""
+    name = name.strip()
+    if not _CRATE.match(name):
+        raise InvalidValue(f"not a valid crate name: {brief(name)}", code="bad-name")
+    return "pkg:cargo/" + name
+
+
+def maven_purl(group: str, artifact: str) -> str:
+    """``pkg:maven/<groupId>/<artifactId>``."""
+    group, artifact = group.strip(), artifact.strip()
+    if not (_MAVEN_PART.match(group) and _MAVEN_PART.match(artifact)):
+        raise InvalidValue(f"not a valid Maven coordinate: {brief(group)}:{brief(artifact)}",
+                           code="bad-name")
+    return f"pkg:maven/{group}/{artifact}"
 
 
 def is_purl(value: str) -> bool:
