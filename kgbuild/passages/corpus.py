@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterator
 
@@ -38,6 +38,7 @@ class Passage:
     line: int
     meta: dict = field(default_factory=dict, hash=False, compare=False)
     access: tuple[str, ...] = ()
+    raw: str = ""  # the digest of its line as read (a line unchanged byte for byte is unchanged)
 
     @property
     def header(self) -> str:
@@ -45,6 +46,8 @@ class Passage:
 
     @property
     def digest(self) -> str:
+        if self.raw:
+            return self.raw
         body = json.dumps([self.id, self.title, self.text, self.meta, list(self.access)],
                           sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -102,6 +105,7 @@ def read_corpus(path: str | Path, problems: list[Problem]) -> Iterator[Passage]:
             passage = _passage(obj, name, number, report)
             if passage is None:
                 continue
+            passage = replace(passage, raw=hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()[:32])
             if passage.id in seen:
                 report(number, f"passage id {passage.id!r} repeats line {seen[passage.id]}",
                        "duplicate-id")

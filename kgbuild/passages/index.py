@@ -283,7 +283,7 @@ class PassageIndex:
         problems: list[Problem] = []
         for p in read_corpus(path, problems):
             digest.update(p.digest.encode())
-            p = Passage(p.id, p.title, p.text, key, p.line, p.meta, p.access)
+            p = Passage(p.id, p.title, p.text, key, p.line, p.meta, p.access, p.raw)
             if p.id in existing:
                 seen.add(p.id)
                 rowid, old = existing[p.id]
