@@ -132,14 +132,15 @@ def _write(folder: Path, model: ReadModel) -> None:
 
 
 def _prune(cache: Path, keep: str) -> None:
-    """Remove read models and dense matrices of older revisions (the newest few stay)."""
+    """Remove read models, dense matrices and view indexes of older revisions (the newest
+    few stay)."""
     models = sorted((p for p in cache.glob("model-*") if p.name != keep),
                     key=lambda p: p.stat().st_mtime, reverse=True)
     for old in models[KEEP - 1:]:
         revision = old.name.removeprefix("model-")
         shutil.rmtree(old, ignore_errors=True)
-        for dense in cache.glob(f"dense-*-{revision}.npy"):
-            dense.unlink(missing_ok=True)
+        for stale in [*cache.glob(f"dense-*-{revision}.npy"), *cache.glob(f"view-*-{revision}.sqlite")]:
+            stale.unlink(missing_ok=True)
 
 
 def _make(index: PassageIndex, revision: str) -> ReadModel:
