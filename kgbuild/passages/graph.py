@@ -21,9 +21,11 @@ reached to lead on. On the two-hop visible set a second and third round change n
 
 **Scores** are path scores: a passage reached from a seed gets ``lam`` times the seed's
 score (its best path), added to its own base score, so a neighbour must still be about the
-question to rise. Measured against a personalized-PageRank propagation on the visible set
-(``bench/passages_quality.py``): the one-hop path score was as good or better and is exact,
-cheap and explainable (each passage says which seed and name brought it in).
+question to rise. Measured against personalized PageRank over the same links on the visible set
+(``bench/passages_quality.py --ppr``: the same seeds as the personalization, passages ranked
+by PageRank as HippoRAG does): R@5 88.0 / 90.0 / 93.0 and all@5 76 / 80 / 86 at damping 0.3 /
+0.5 / 0.7, against the path scores' 96.0 / 92. Path scores are also exact, cheap and
+explainable (each passage says which seed and name brought it in).
 """
 
 from __future__ import annotations
