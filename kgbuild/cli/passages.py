@@ -40,7 +40,7 @@ def _settings(store, url, model, query_model):
 
 
 @main.command()
-@click.argument("files", nargs=-1, required=True, type=FileArg())
+@click.argument("files", nargs=-1, type=FileArg())
 @STORE
 @click.option("--full", is_flag=True, help="Re-read every file, even one whose size and mtime "
                                            "are unchanged.")
@@ -54,7 +54,8 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
            query_embeddings_model, fmt):
     """Ingest passage corpora (JSONL: id, title, text; other keys kept as metadata) into the
     store: indexed for BM25, linked to the names they mention (other passages' titles; the
-    store's entities, when `kgbuild build` made a graph there), embedded.
+    store's entities, when `kgbuild build` made a graph there), embedded. The text chunks
+    `kgbuild extract` stored are passages too (without FILES: only those).
 
     Incremental: an unchanged file is not read, a changed line is re-indexed, a removed
     line's passage disappears. Bad lines are reported (file:line) and skipped.
@@ -73,12 +74,15 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
         if sys.stderr.isatty():
             click.echo(f"\rembedding {done}/{total}", err=True, nl=done == total)
 
-    from ..passages.catalog import catalog_names
+    from ..passages.catalog import from_store
     from ..schema.loader import load_schema
 
-    catalog = catalog_names(store_path, load_schema(project().schema_ref()))
+    catalog, chunks = from_store(store_path, load_schema(project().schema_ref()))
+    if not files and not chunks:
+        raise UsageError("give at least one JSONL file (the store holds no text `kgbuild "
+                         "extract` chunked either)")
     result = run(store_path, files, embeddings=settings, full=full, catalog=catalog,
-                 progress=progress)
+                 chunks=chunks, progress=progress)
     for problem in result.problems[:20]:
         echo(str(problem), err=True)
     if len(result.problems) > 20:

@@ -34,6 +34,7 @@ from .links import Linker, find_by_lookup, link_all, name_key
 
 Catalogued = tuple  # (proper: bool, [(entity ID, access labels)])
 FEW = 200  # touched passages linked by looking their word runs up instead of an automaton
+STORE_CHUNKS = "kgbuild:extract"  # the source of the store's text chunks (kgbuild extract)
 FOLDER = "passages"
 DATABASE = "passages.sqlite"
 SCHEMA_VERSION = "1"
@@ -233,11 +234,13 @@ class PassageIndex:
     # --- ingest -----------------------------------------------------------------------------
 
     def ingest(self, files: Iterable[str | Path], catalog: dict[str, Catalogued] | None = None,
-               full: bool = False) -> IngestResult:
+               full: bool = False, chunks: list[Passage] | None = None) -> IngestResult:
         """Bring the index up to date with ``files`` (JSONL corpora), in one transaction.
         ``catalog``: the names of the store's entities (key -> whether it is written with
         capitals, and the entities with their access labels; see :mod:`.catalog`).
-        ``full``: re-read files even when their size and mtime are unchanged."""
+        ``full``: re-read files even when their size and mtime are unchanged. ``chunks``:
+        the passages ``kgbuild extract`` chunked into the store (source ``STORE_CHUNKS``),
+        kept in line like a file's; None leaves them as they are."""
         if not self.write:
             raise KgbuildError("the passage index was opened read-only")
         result = IngestResult()
@@ -247,6 +250,9 @@ class PassageIndex:
         try:
             for path in files:
                 self._ingest_file(Path(path), result, touched, full)
+            if chunks is not None:
+                self._ingest_passages(STORE_CHUNKS, STORE_CHUNKS, chunks, result.problems, result,
+                                      touched)
             new_names = self._update_names(catalog or {})
             self._relink(touched, new_names, result)
             catalog_changed = self._update_catalog(catalog or {})
@@ -275,14 +281,29 @@ class PassageIndex:
             result.unchanged += db.execute("SELECT count(*) FROM passages WHERE source=?",
                                            (key,)).fetchone()[0]
             return
-        existing = {pid: (rowid, digest) for rowid, pid, digest in db.execute(
-            "SELECT rowid, id, digest FROM passages WHERE source=?", (key,))}
-        seen: set[str] = set()
         digest = hashlib.sha256()
         shown = os.path.relpath(path) if not path.is_absolute() else str(path)
         problems: list[Problem] = []
-        for p in read_corpus(path, problems):
-            digest.update(p.digest.encode())
+
+        def passages() -> Iterator[Passage]:
+            for p in read_corpus(path, problems):
+                digest.update(p.digest.encode())
+                yield p
+
+        self._ingest_passages(key, shown, passages(), problems, result, touched)
+        db.execute("INSERT OR REPLACE INTO sources(path, size, mtime_ns, digest) VALUES(?,?,?,?)",
+                   (key, st.st_size, st.st_mtime_ns, digest.hexdigest()[:32]))
+        result.problems += [Problem(x.severity, x.code, x.message, shown, x.line) for x in problems]
+
+    def _ingest_passages(self, key: str, shown: str, passages: Iterable[Passage],
+                         problems: list[Problem], result: IngestResult, touched: set[int]) -> None:
+        """Bring the passages of one source (``key``) in line with ``passages``: changed
+        ones re-indexed, new ones added, missing ones removed, the rest untouched."""
+        db = self.db
+        existing = {pid: (rowid, digest) for rowid, pid, digest in db.execute(
+            "SELECT rowid, id, digest FROM passages WHERE source=?", (key,))}
+        seen: set[str] = set()
+        for p in passages:
             p = Passage(p.id, p.title, p.text, key, p.line, p.meta, p.access, p.raw)
             if p.id in existing:
                 seen.add(p.id)
@@ -320,9 +341,6 @@ class PassageIndex:
                 db.execute("DELETE FROM passages WHERE rowid=?", (rowid,))
                 touched.discard(rowid)
                 result.removed += 1
-        db.execute("INSERT OR REPLACE INTO sources(path, size, mtime_ns, digest) VALUES(?,?,?,?)",
-                   (key, st.st_size, st.st_mtime_ns, digest.hexdigest()[:32]))
-        result.problems += [Problem(x.severity, x.code, x.message, shown, x.line) for x in problems]
 
     @staticmethod
     def _fields(p: Passage) -> tuple:

@@ -12,18 +12,20 @@ from .index import IngestResult, PassageIndex
 
 def ingest(store: str | Path, files: Iterable[str | Path], *,
            embeddings: EmbeddingSettings | None = None, full: bool = False,
-           catalog=None,
+           catalog=None, chunks=None,
            progress: Callable[[int, int], None] | None = None) -> IngestResult:
     """Bring ``<store>/passages/`` up to date with ``files`` (incremental, one transaction),
     then embed the passages that have no vector for ``embeddings`` yet. ``catalog``: the
-    store's entity names (:func:`~.catalog.catalog_names`), linked like titles. An embeddings
+    store's entity names (:func:`~.catalog.catalog_names`), linked like titles; ``chunks``:
+    the store's extracted text chunks, indexed as passages (:func:`~.catalog.from_store`). An embeddings
     endpoint that fails leaves the passages indexed and says why (``result.embeddings``);
     the next ingest embeds what is missing."""
     files = [Path(f) for f in files]
-    if not files:
-        raise KgbuildError("give at least one JSONL file", code="usage")
+    if not files and chunks is None:
+        raise KgbuildError("give at least one JSONL file (the store holds no extracted text "
+                           "either)", code="usage")
     with PassageIndex(store, write=True) as index:
-        result = index.ingest(files, catalog=catalog, full=full)
+        result = index.ingest(files, catalog=catalog, full=full, chunks=chunks)
         if embeddings is not None:
             try:
                 result.embedded = embed_passages(index, embeddings, progress)

@@ -51,3 +51,23 @@ def test_typed_edges_lead_from_a_named_entity(tmp_path, monkeypatch):
     passages = {p["id"]: p for p in json.loads(out.stdout)["passages"]}
     assert passages["n4"]["signals"]["graph"] == {"from": "n1", "way": "ownedBy",
                                                   "name": "commerce platform"}
+
+
+def test_extracted_chunks_are_passages(tmp_path, monkeypatch):
+    """The chunks kgbuild extract stored are ingested like corpus lines (header: the
+    document's title and section path), and follow the store."""
+    from kgbuild.graph.model import Passage
+    from kgbuild.passages.catalog import chunk_passages
+    from kgbuild.passages.index import STORE_CHUNKS, PassageIndex
+    from kgbuild.passages.ingest import ingest
+
+    chunk = Passage("docs/design.md#c1", "docs/design.md", 0, 40, "Checkout depends on Pricing SDK.",
+                    "Checkout design", ("Decision",))
+    store = tmp_path / "store"
+    ingest(store, [], chunks=chunk_passages([chunk]))
+    with PassageIndex(store) as index:
+        row = index.db.execute("SELECT id, source, header FROM passages").fetchone()
+    assert row == ("docs/design.md#c1", STORE_CHUNKS,
+                   "Checkout design\ndocument: docs/design.md\nsection: Decision\nspan: 0-40")
+    gone = ingest(store, [], chunks=[])
+    assert gone.removed == 1
