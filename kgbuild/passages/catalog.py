@@ -31,7 +31,7 @@ def chunk_passages(chunks) -> list[Passage]:
     """The graph's text chunks (``kg:Passage``) as passages: the chunk ID, the document's
     title, the text; document, span and section path as metadata (so in the header)."""
     return [Passage(c.id, c.title, c.text, "", 0,
-                    {"document": c.document, "span": f"{c.start}-{c.end}",
+                    {"document": c.document, "span": [c.start, c.end],
                      **({"section": " > ".join(c.section)} if c.section else {})},
                     tuple(sorted(c.access)))
             for c in sorted(chunks, key=lambda c: c.id)]

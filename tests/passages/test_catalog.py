@@ -68,6 +68,6 @@ def test_extracted_chunks_are_passages(tmp_path, monkeypatch):
     with PassageIndex(store) as index:
         row = index.db.execute("SELECT id, source, header FROM passages").fetchone()
     assert row == ("docs/design.md#c1", STORE_CHUNKS,
-                   "Checkout design\ndocument: docs/design.md\nsection: Decision\nspan: 0-40")
+                   "Checkout design\ndocument: docs/design.md\nsection: Decision")
     gone = ingest(store, [], chunks=[])
     assert gone.removed == 1
