@@ -11,13 +11,16 @@ from . import (  # noqa: F401
     codeowners,
     compose,
     cyclonedx,
+    cyclonedx_xml,
     gomod,
     helm,
     kubernetes,
     lockfiles,
+    maven,
     npm,
     openapi,
     python,
+    spdx,
 )
 
 register(openapi.ApiSpecExtractor())  # sniffs any JSON/YAML: tried last
