@@ -59,6 +59,7 @@ class RetrievalSettings:
     k: int = 10
     method: str = "default"
     lexical_weight: float = LEXICAL_WEIGHT
+    rrf_weights: tuple[float, float] = (1.0, 1.0)  # hybrid: BM25's and dense's weights in RRF
     graph: GraphParams = field(default_factory=GraphParams)
     abstain: AbstainPolicy = field(default_factory=AbstainPolicy)
 
@@ -327,7 +328,7 @@ class PassageRetriever:
             size = self.model.size
             rb = top(np.where(bm > 0, bm, -np.inf), 100, self.model.idrank)
             rd = top(cos, 100, self.model.idrank)
-            scores = rrf([rb, rd], size=size)
+            scores = rrf([rb, rd], list(s.rrf_weights), size=size)
             scores = np.where(scores > 0, scores, -np.inf)
         else:
             base = (dense_z + s.lexical_weight * lexical_z) if dense_z is not None else lexical_z
