@@ -14,6 +14,9 @@ the seed (a director's films), and on the visible set every weight above 0 made 
 (91 -> 87-90). A name more than ``hub_cap`` visible passages mention is a hub and is not
 expanded through (linking everything, it says nothing).
 
+A passage naming its own title (every chunk of a news article may repeat its headline) leads
+nowhere: the other passages of the same document are not a bridge.
+
 **Rounds.** The best passages after an expansion that were not yet expanded are expanded in
 turn (``rounds``, 2): a question of three or four hops needs the bridge the first expansion
 reached to lead on. On the two-hop visible set a second and third round change nothing
@@ -157,7 +160,9 @@ def propagate(model: ReadModel, base: np.ndarray, names: list[int],
             s = scores[a]
             if not np.isfinite(s) or s <= 0:
                 continue
-            steps = [(k, model.titled(k), "mentions", s) for k in model.mentions(a).tolist()]
+            own = int(model.title[a])  # its own title names its document: no bridge there
+            steps = [(k, model.titled(k), "mentions", s) for k in model.mentions(a).tolist()
+                     if k != own]
             if model.title[a] >= 0 and params.back > 0:
                 k = int(model.title[a])
                 steps.append((k, model.mentioned_by(k), "mentioned-by", s * params.back))
