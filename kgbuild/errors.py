@@ -49,6 +49,7 @@ CODES: dict[str, str] = {  # every code kgbuild uses -> what it means (README: E
     "bad-requirement": "a Python requirement cannot be read",
     "bad-service": "a Compose service is not a mapping",
     "bad-spdx": "an SPDX document, package or relationship cannot be read",
+    "bad-terraform": "a Terraform block cannot be read (HCL syntax error, missing labels)",
     "bad-title": "a passage's title is not a string",
     "bad-value": "a value kgbuild cannot use",
     "blank-node": "a blank node: a node needs a stable ID",

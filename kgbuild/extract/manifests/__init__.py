@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     openapi,
     python,
     spdx,
+    terraform,
 )
 
 register(openapi.ApiSpecExtractor())  # sniffs any JSON/YAML: tried last
