@@ -35,9 +35,8 @@ from catalog_gen import write_catalog  # noqa: E402
 
 from kgbuild.project.pipeline import build_graph  # noqa: E402
 from kgbuild.graph.access import Principal  # noqa: E402
-from kgbuild.retrieve.traverse import TraversalSpec, Traverser  # noqa: E402
+from kgbuild.retrieve.traverse import TraversalSpec, open_traverser  # noqa: E402
 from kgbuild.schema.loader import load_schema  # noqa: E402
-from kgbuild.store.graphstore import GraphStore  # noqa: E402
 
 
 def mix(components: int, size: int = 24, seed: int = 7) -> list[dict]:
@@ -149,12 +148,11 @@ def run(components: int, requests: int, seconds: float, levels: list[int], cli_r
             build_graph([tmp / "catalog"], schema, store=store, validate=False,
                         timestamp=0).store.close()
             out(f"built {components:,} components in {time.perf_counter() - t:.1f} s")
-        with GraphStore(store, schema, write=False) as st:
-            kg = st.knowledge_graph()
-        edges = len({(a.subject, a.predicate, a.object) for a in kg.assertions.values()})
-        out(f"store: {len(kg.nodes):,} nodes, {edges:,} edges")
+        traverser = open_traverser(store, schema, Principal())
+        ix = traverser.model.index
+        nodes = int((ix.node_type != ix.type_names.index("")).sum())
+        out(f"store: {nodes:,} nodes, {len(ix.src):,} edges")
         bodies = mix(components)
-        traverser = Traverser(kg, Principal(), store / "adjacency")
         expected = [json.loads(json.dumps(traverser.run(spec_of(b)).to_dict())) for b in bodies]
         lib = []
         for _ in range(5):

@@ -19,7 +19,9 @@ import time
 import numpy as np
 from rdflib import Graph, URIRef
 
-from kgbuild.retrieve.adjacency import AdjacencyIndex, follow_walk
+from kgbuild.retrieve.walk import Walker
+from kgbuild.store.adjacency import AdjacencyIndex, csr_lists
+from kgbuild.store.strings import Strings
 
 EDGE_TYPES = [f"e{i}" for i in range(6)]
 FOLLOW = [(0, 0), (0, 1), (1, 1)]  # e0 both ways, e1 inward
@@ -94,8 +96,8 @@ class RdflibWalk:
         return layers
 
 
-def kgbuild_layers(index, seed: int, hops: int) -> list[set[int]]:
-    layers = follow_walk(index, np.array([seed]), FOLLOW, hops, CAP).layers
+def kgbuild_layers(walker: Walker, seed: int, hops: int) -> list[set[int]]:
+    layers = walker.follow(np.array([seed]), FOLLOW, hops, CAP).layers
     return [set(x.tolist()) for x in layers] + [set()] * (hops + 1 - len(layers))
 
 
@@ -115,9 +117,12 @@ def main() -> None:
     for size in (int(x) for x in args.sizes.split(",")):
         ids, src, dst, et, conf, rec = generate(size)
         t = time.perf_counter()
-        index = AdjacencyIndex.from_arrays(ids, np.zeros(len(ids), np.int16), ["Node"], EDGE_TYPES,
-                                           src, dst, et, conf, rec)
+        src, dst, et = src.astype(np.int32), dst.astype(np.int32), et.astype(np.int16)
+        lists = csr_lists(len(ids), len(EDGE_TYPES), src, dst, et, conf, rec)
+        index = Walker(AdjacencyIndex(Strings.of(ids), np.zeros(len(ids), np.int16), ["Node"],
+                                      EDGE_TYPES, src, dst, et, lists))
         build_s = time.perf_counter() - t
+        nbytes = sum(a.nbytes for c in lists.values() for a in (c.indptr, c.nbr, c.eid, c.rank))
         t = time.perf_counter()
         index.merged(FOLLOW)
         merge_s = time.perf_counter() - t
@@ -129,7 +134,7 @@ def main() -> None:
         has = index.degree(np.arange(len(ids)), FOLLOW) > 0
         seeds = np.random.default_rng(1).choice(np.flatnonzero(has), args.seeds, replace=False)
         print(f"\n{len(src):,} edges, {len(ids):,} nodes, max degree {deg.max():,}: index build "
-              f"{build_s:.2f} s ({index.nbytes() / 1e6:.0f} MB) + merged list for the follow set "
+              f"{build_s:.2f} s ({nbytes / 1e6:.0f} MB) + merged list for the follow set "
               f"{merge_s:.2f} s; rdflib load {load_s:.1f} s")
         print(f"{'hops':>4} {'kg med':>8} {'kg p90':>8} {'rdf med':>9} {'rdf p90':>9} "
               f"{'ratio med':>9} {'nodes med':>9}")
@@ -138,7 +143,7 @@ def main() -> None:
                 kgbuild_layers(index, int(s), hops)
             kg_ms, rdf_ms, sizes = [], [], []
             for s in seeds.tolist():
-                kg_ms.append(timed(follow_walk, index, np.array([s]), FOLLOW, hops, CAP))
+                kg_ms.append(timed(index.follow, np.array([s]), FOLLOW, hops, CAP))
                 rdf_ms.append(timed(base.run, s, hops))
                 layers = kgbuild_layers(index, s, hops)
                 if layers != base.run(s, hops):

@@ -40,9 +40,8 @@ _MODULES = {  # module -> the names of __all__ it defines
     "resolve.resolver": "Resolver Resolution",
     "retrieve.browse": "Browser",
     "retrieve.paths": "typed_paths",
-    "retrieve.snapshot": "Snapshot open_snapshot",
-    "retrieve.traverse": "Traverser TraversalSpec TraversalResult "
-                         "traverse store_traverser SnapshotTraverser",
+    "retrieve.spec": "TraversalSpec",
+    "retrieve.traverse": "Traverser TraversalResult traverse open_traverser store_traverser",
     "schema.importer": "import_ontology infer_schema SchemaDraft",
     "schema.loader": "load_schema parse_schema",
     "schema.model": "Schema",
@@ -80,7 +79,7 @@ __all__ = [
     "Resolver", "Resolution", "AliasRegistry",
     # retrieve and evaluate
     "Traverser", "TraversalSpec", "TraversalResult", "traverse", "typed_paths", "eval_retrieval",
-    "store_traverser", "SnapshotTraverser", "Snapshot", "open_snapshot",
+    "open_traverser", "store_traverser",
     # passage retrieval
     "ingest", "IngestResult", "retrieve", "Retrieved", "Question", "PassageRetriever",
     "RetrievalSettings", "EmbeddingSettings", "eval_passages",

@@ -15,7 +15,8 @@ LAYERS = [
     {"llm"},
     {"schema"},
     {"graph"},
-    {"store", "extract", "resolve", "validate"},
+    {"resolve"},  # (the store's read model holds the resolver's names table)
+    {"store", "extract", "validate"},
     {"remote"},
     {"retrieve"},
     {"passages"},

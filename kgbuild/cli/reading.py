@@ -4,12 +4,10 @@ to read (a file or the store) and as which principal."""
 from __future__ import annotations
 
 import gc
-from pathlib import Path
 
 import click
 
 from ..schema.loader import load_schema
-from ..store.graphstore import GraphStore, cached_file_graph
 from .main import FileArg, UsageError, echo
 
 GRAPH = click.option("--graph", "graph_file", type=FileArg(),
@@ -20,25 +18,30 @@ PRINCIPAL = click.option("--principal", "--as", "labels", multiple=True, metavar
 ALL_ACCESS = click.option("--all-access", is_flag=True, help="See every item (trusted local use).")
 
 
-def graph_and_cache(graph_file, store_path, schema_name):
-    """The graph to walk (a file, read once per content into a cache, or the store) and where
-    its adjacency index is cached."""
-    from ..graph.rdf import from_rdf
-    from ..io.rdffile import load_graph
+def graph_source(graph_file, store_path, schema_name):
+    """The graph to read: a file (its read model cached per content) or the store (its own
+    read model)."""
+    from ..retrieve.sources import GraphFile, StoreGraph
 
     schema = load_schema(schema_name)
-    if graph_file:
-        def read(path):
-            problems: list = []
-            return from_rdf(load_graph(path), schema, problems, source=str(path)), problems
+    return GraphFile(graph_file, schema) if graph_file else StoreGraph(store_path, schema)
 
-        kg, problems, cache = cached_file_graph(graph_file, schema, read)
-        print_warnings(problems)
-        return kg, cache
-    with GraphStore(store_path, schema, write=False) as store:
-        kg = store.knowledge_graph()
+
+def read_model(source, principal):
+    """``source``'s read model for ``principal``; a file's reading warnings are printed."""
+    model = source.model(principal)
+    print_warnings(getattr(source, "problems", []))
+    return model
+
+
+def whole_graph(graph_file, store_path, schema_name):
+    """The whole graph in memory (for what reads every node: resolve review, accept, reject,
+    eval): a file read, or the store materialised."""
+    source = graph_source(graph_file, store_path, schema_name)
+    kg = source.graph()
+    print_warnings(getattr(source, "problems", []))
     gc.freeze()  # one command, one graph: later collections need not rescan it
-    return kg, Path(store_path) / "adjacency"
+    return kg
 
 
 def print_warnings(problems, limit: int = 20) -> None:

@@ -8,7 +8,15 @@ import click
 
 from ..schema.loader import load_schema
 from .main import FORMAT, SCHEMA, STORE, FileArg, emit, main, project
-from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_and_cache, principal_of
+from .reading import (
+    ALL_ACCESS,
+    GRAPH,
+    PRINCIPAL,
+    graph_source,
+    principal_of,
+    read_model,
+    whole_graph,
+)
 
 REGISTRY = click.option(
     "--registry", "registry_path", type=FileArg(exists=False),
@@ -49,8 +57,8 @@ def resolve_explain(mention, type_name, graph_file, store_path, schema_name, reg
     from ..resolve.review import explain, render_explain
 
     principal = principal_of(labels, all_access)
-    kg = graph_and_cache(graph_file, store_path, schema_name)[0]
-    result = explain(kg, mention, type_name, registry_path, principal)
+    model = read_model(graph_source(graph_file, store_path, schema_name), principal)
+    result = explain(model, mention, type_name, registry_path, principal)
     emit(result, fmt, render_explain(result))
 
 
@@ -76,7 +84,7 @@ def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, r
     principal = principal_of(labels, all_access)
     if queue_path is None and not graph_file and (Path(store_path) / "review-queue.json").is_file():
         queue_path = Path(store_path) / "review-queue.json"  # written by the last build
-    kg = graph_and_cache(graph_file, store_path, schema_name)[0]
+    kg = whole_graph(graph_file, store_path, schema_name)
     report = review(kg, registry_path, queue_path, type_name, principal)
     emit(report, fmt, render_review(report))
 
@@ -98,7 +106,7 @@ def _decide_command(decision: str):
 
         kg = None
         if graph_file or not new or Path(store_path).is_dir():
-            kg = graph_and_cache(graph_file, store_path, schema_name)[0]
+            kg = whole_graph(graph_file, store_path, schema_name)
         exists = kg is not None and entity_id in kg.nodes
         made = getattr(aliases, decision)(registry_path, mention, type_name, entity_id,
                                           load_schema(schema_name), kg, new)

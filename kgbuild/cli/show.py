@@ -20,15 +20,16 @@ from .main import (
     main,
     write_or_echo,
 )
-from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_and_cache, principal_of
+from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_source, principal_of, read_model
 
 
 def _browser(graph_file, store_path, schema_name, labels, all_access):
     from ..retrieve.browse import Browser
+    from ..retrieve.sources import OpenModel
 
     principal = principal_of(labels, all_access)
-    kg, cache = graph_and_cache(graph_file, store_path, schema_name)
-    return Browser(kg, principal, cache)
+    model = read_model(graph_source(graph_file, store_path, schema_name), principal)
+    return Browser(OpenModel(model), principal)
 
 
 @main.command()

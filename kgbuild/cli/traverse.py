@@ -23,7 +23,15 @@ from .main import (
     main,
     project,
 )
-from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_and_cache, principal_of
+from .reading import (
+    ALL_ACCESS,
+    GRAPH,
+    PRINCIPAL,
+    graph_source,
+    principal_of,
+    read_model,
+    whole_graph,
+)
 
 
 def _setting(name: str) -> dict:
@@ -121,8 +129,9 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
       kgbuild traverse --graph graph.ttl --seed api:default/payments-api \\
         --path ownedBy/ownerOf --no-cap --format json
     """
+    from ..retrieve.sources import OpenModel
     from ..retrieve.spec import request_spec
-    from ..retrieve.traverse import Traverser, store_traverser
+    from ..retrieve.traverse import open_traverser
 
     spec = request_spec(dict(
         seeds=seeds, names=names, question=question, follow=follow, hops=hops, path=path,
@@ -135,37 +144,33 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
     if semantic and question and embeddings_url is not None:
         check_http_url(embeddings_url, "--embeddings-url", "http://localhost:11434/v1")
     principal = principal_of(labels, all_access)
-    spec.check(load_schema(schema_name))  # before the graph is read
+    schema = load_schema(schema_name)
+    spec.check(schema)  # before the graph is read
     if endpoint:
         if graph_file or semantic:
             raise UsageError("--endpoint walks the server's graph: it takes neither --graph nor "
                              "--semantic")
         from ..remote.sparql import SparqlClient
-        from ..retrieve.remote import remote_traverse
 
         with SparqlClient(endpoint) as client:
-            result = remote_traverse(client, load_schema(schema_name), spec, principal)
+            result = open_traverser(client, schema, principal).run(spec)
         emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
         sys.exit(1 if result.abstain else 0)
-    if graph_file:
-        kg, cache = graph_and_cache(graph_file, store_path, schema_name)
-        embeddings_dir = cache.parent / "embeddings" if cache else None
-    else:
-        embeddings_dir = Path(store_path) / "embeddings"
+    source = graph_source(graph_file, store_path, schema_name)
+    model = read_model(source, principal) if graph_file else None
     matcher = None
     if semantic and question:
         from ..retrieve.embeddings import EmbeddingMatcher
 
+        folder = source.folder if graph_file else Path(store_path)
         try:  # the client checks the URL its own way and raises its own error types
             matcher = EmbeddingMatcher.from_env(embeddings_model, embeddings_url,
-                                                cache_dir=embeddings_dir)
+                                                cache_dir=folder / "embeddings" if folder else None)
         except Exception as exc:
             raise UsageError(f"--embeddings-url {embeddings_url!r}: {type(exc).__name__}: {exc}") from None
-    if graph_file:
-        traverser = Traverser(kg, principal, cache, matcher=matcher)
-    else:  # by ID: the store's memory-mapped snapshot; a walk reads what it touches
-        traverser = store_traverser(store_path, load_schema(schema_name), principal, matcher)
-    result = traverser.run(spec)
+    # the read model: a walk reads the index pages, node rows and edge records it touches
+    graph = OpenModel(model) if model is not None else source
+    result = open_traverser(graph, schema, principal, matcher=matcher).run(spec)
     emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
     sys.exit(1 if result.abstain else 0)
 
@@ -215,8 +220,7 @@ def eval_retrieval(cases, graph_file, store_path, schema_name, k, labels, all_ac
     from ..evaluate.retrieval import eval_retrieval as run_cases
     from ..evaluate.retrieval import render_report
 
-    kg = graph_and_cache(graph_file, store_path, schema_name)[0] \
-        if graph_file or store_path else None
+    kg = whole_graph(graph_file, store_path, schema_name) if graph_file or store_path else None
     report = run_cases(cases, kg)
     emit(report, fmt, render_report(report))
     sys.exit(1 if report["total"]["failed"] else 0)

@@ -202,8 +202,7 @@ def _without(kg: KnowledgeGraph, edges: set) -> KnowledgeGraph:
     return out
 
 
-def eval_retrieval(cases_path: str | Path, graph: KnowledgeGraph | None = None,
-                   cache_dir: str | Path | None = None) -> dict:
+def eval_retrieval(cases_path: str | Path, graph: KnowledgeGraph | None = None) -> dict:
     """Run every case of ``cases_path`` on ``graph`` (default: the file's own) and score it."""
     raw = load_cases(cases_path)
     kg = graph if graph is not None else graph_for_cases(cases_path, raw)
@@ -217,8 +216,7 @@ def eval_retrieval(cases_path: str | Path, graph: KnowledgeGraph | None = None,
             removed = frozenset(_item(kg, {"edge": e}, name)[1] for e in case.get("remove") or [])
             key = (principal, removed)
             if key not in traversers:
-                traversers[key] = Traverser(_without(kg, removed) if removed else kg, principal,
-                                            cache_dir)
+                traversers[key] = Traverser(_without(kg, removed) if removed else kg, principal)
             spec = request_spec({k: v for k, v in case.items() if k in _SPEC_KEYS})
             result = traversers[key].run(spec)
             results.append(_score(kg, case, name, result))

@@ -41,7 +41,6 @@ from ..graph.model import (
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
 from ..resolve.review import resolution_report, save_review_queue
-from ..retrieve.snapshot import Change, refresh_snapshot
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.export import write_export
@@ -328,15 +327,15 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     if phase and (updates or changes["deleted"]):
         phase("storing")
     touched = None  # a rebuilt store is validated in full
+    indexing = (lambda: phase("indexing")) if phase else None  # the store's read model
     if replace and not others:
-        problems = store.replace_all(updates, settings)
+        problems = store.replace_all(updates, settings, indexing=indexing)
     else:
         changed: dict[str, DocumentUpdate | None] = dict(updates)
         changed.update({d: None for d in changes["deleted"]})
         touched = touched_terms(store, changed, (t for u in updates.values() for t in u.triples))
         # (for incremental validation: before the change)
-        revision = store.revision()
-        problems = store.apply(changed, all_states, settings)
+        problems = store.apply(changed, all_states, settings, indexing=indexing)
     taken = {c.path for c in found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
                        Path(p).name) for p in paths if Path(p).is_file()
@@ -344,9 +343,6 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     result = BuildResult(store, schema, ignored + found_all.problems + store.problems() + problems,
                          names, {k: sorted(v) for k, v in changes.items()})
     result.touched = touched
-    if updates or changes["deleted"]:  # the store's snapshot, for traversal: the change applied
-        change = None if touched is None else Change(revision, sorted(changed), touched)
-        refresh_snapshot(store, change, (lambda: phase("indexing")) if phase else None)
     return result
 
 

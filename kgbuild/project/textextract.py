@@ -23,7 +23,6 @@ from ..graph.access import AccessRules, load_access
 from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
 from ..resolve.aliases import AliasRegistry
-from ..resolve.resolver import Resolver
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
@@ -106,7 +105,7 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
             return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm),
                                  client.mode_report(), None, plan, [s.doc_id for s in pending])
         extractor.prepare(pending, ctx)  # every request, concurrently: fills the cache
-        extractor.resolver = Resolver.from_graph(graph_store.knowledge_graph(), reg)
+        extractor.resolver = graph_store.read_model().resolver(reg)
         result = update_store(graph_store, paths, full=full, timestamp=timestamp,
                               max_file_bytes=max_file_bytes, access=access, registry=registry,
                               root=root, exclude=exclude, gitignore=gitignore,

@@ -126,7 +126,7 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
     reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
     if store is not None:
         with GraphStore(store, schema, write=False) as gs:
-            resolver = Resolver.from_graph(gs.knowledge_graph(), reg)
+            resolver = gs.read_model().resolver(reg)
     else:
         resolver = Resolver(schema, reg)
     per_doc: dict[str, list[tuple[int, dict]]] = {}

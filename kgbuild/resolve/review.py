@@ -18,7 +18,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Container, Iterable
 
 from ..errors import InputError
 from ..graph.access import NameScreen, Principal, name_forms, visible_graph
@@ -178,7 +178,8 @@ def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
     decided = {(fold(d.mention), d.type) for d in (registry.decisions if registry else ())}
     view = visible_graph(kg, principal or Principal())
     restricted = view is not kg
-    resolver = package_resolver(view, _visible_registry(registry, view) if restricted else registry)
+    resolver = package_resolver(view, visible_registry(registry, view.nodes) if restricted
+                                else registry)
     type_name = kg.schema.node_type(type).name if type else None
     pending = [q for q in queue if (fold(q["mention"]), q.get("type") or "") not in decided
                and (type_name is None or q.get("type") == type_name)]
@@ -218,16 +219,17 @@ def load_review_queue(path: str | Path) -> list[dict]:
     return items
 
 
-def _visible_registry(registry: AliasRegistry | None, view: KnowledgeGraph) -> AliasRegistry | None:
-    """``registry`` without the aliases and accepted decisions naming an entity not in ``view``
-    (hidden and nonexistent alike); distinct pairs and rejections only ever forbid, and stay."""
+def visible_registry(registry: AliasRegistry | None, nodes: Container[str]) -> AliasRegistry | None:
+    """``registry`` without the aliases and accepted decisions naming an entity not in
+    ``nodes`` (the visible ones: hidden and nonexistent alike); distinct pairs and rejections
+    only ever forbid, and stay."""
     if registry is None:
         return None
     return AliasRegistry(
-        {t: {cid: list(names) for cid, names in ids.items() if cid in view.nodes}
+        {t: {cid: list(names) for cid, names in ids.items() if cid in nodes}
          for t, ids in registry.aliases.items()},
         set(registry.distinct),
-        [d for d in registry.decisions if d.decision == "rejected" or d.id in view.nodes])
+        [d for d in registry.decisions if d.decision == "rejected" or d.id in nodes])
 
 
 def _strings(value: object) -> Iterable[str]:
@@ -268,14 +270,19 @@ def render_review(report: dict) -> str:
     return "\n".join(lines)
 
 
-def explain(kg: KnowledgeGraph, mention: str, type: str | None = None,
+def explain(graph, mention: str, type: str | None = None,
             registry_path: str | Path | None = None, principal: Principal | None = None) -> dict:
-    """How ``mention`` resolves against the nodes of ``kg`` that ``principal`` (public items
-    only when None) may see: the JSON-ready explanation."""
+    """How ``mention`` resolves against the nodes of ``graph`` that ``principal`` (public items
+    only when None) may see: the JSON-ready explanation. ``graph``: a graph in memory, or the
+    read model of the principal's view (a store's, a file's: its names table answers)."""
     registry = AliasRegistry.load(registry_path, missing_ok=True) if registry_path else None
-    view = visible_graph(kg, principal or Principal())
-    if view is not kg:
-        registry = _visible_registry(registry, view)
+    if not isinstance(graph, KnowledgeGraph):
+        restricted = graph.view is not None
+        resolver = graph.resolver(visible_registry(registry, graph) if restricted else registry)
+        return resolver.resolve(mention, type).explain()
+    view = visible_graph(graph, principal or Principal())
+    if view is not graph:
+        registry = visible_registry(registry, view.nodes)
     return Resolver.from_graph(view, registry).resolve(mention, type).explain()
 
 

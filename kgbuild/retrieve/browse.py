@@ -1,9 +1,9 @@
 """Looking around a graph: one node's summary, listings by type, statistics, a neighbourhood.
 
-Everything runs on the principal's visible graph (:func:`kgbuild.graph.access.visible_graph`),
-as traversal does: a hidden node is reported exactly like a nonexistent one, and hidden
-nodes, edges, assertions and documents are never listed, counted or suggested. Output is
-bounded (``max_edges``, ``limit``, ``top``) and deterministic (sorted by ID, degree, name).
+Everything runs on the read model of the principal's visible graph
+(:func:`kgbuild.graph.access.visible_graph`), as traversal does: a hidden node is reported
+exactly like a nonexistent one, and hidden nodes, edges, assertions and documents are never
+listed, counted or suggested. Output is bounded (``max_edges``, ``limit``, ``top``) and deterministic (sorted by ID, degree, name).
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import heapq
 import textwrap
 from collections import Counter
-from pathlib import Path
+
+import numpy as np
 
 from ..errors import KgbuildError
 from ..graph.access import Principal
-from ..graph.model import KnowledgeGraph
 from .seeds import SeedIndex
 from .spec import MAX_COUNT, MAX_HOPS, MAX_NAME_CHARS, TraversalSpec
 from .traverse import Traverser
@@ -28,55 +28,54 @@ def _bounded(name: str, value: int, low: int = 0, high: int = MAX_COUNT) -> int:
     return value
 
 
-def _assertion(a) -> dict:
-    out = {"source": a.source, "location": a.location, "evidence": a.evidence,
-           "extractor": a.extractor, "confidence": a.confidence,
-           "qualifiers": sorted(a.qualifiers)}
-    if a.chunk:
-        out["passage"] = a.chunk
-    return out
+def _assertion(a: dict) -> dict:
+    """An assertion as traversal outputs it, without its time."""
+    return {k: v for k, v in a.items() if k != "generated_at"}
 
 
 class Browser:
     """Summaries, listings and statistics of one graph as one principal (public items only
-    when ``principal`` is None); the visible graph and its adjacency are built once.
-    The visible graph is the one a :class:`~kgbuild.retrieve.traverse.Traverser` for the
-    principal walks (built once, also for :meth:`neighbourhood`); ``cache_dir`` is where
-    its adjacency index is cached, as for traversal."""
+    when ``principal`` is None), read from the read model of the principal's view: the one
+    a :class:`~kgbuild.retrieve.traverse.Traverser` for the principal walks (also for
+    :meth:`neighbourhood`). ``graph``: a graph source or a graph in memory."""
 
-    def __init__(self, kg: KnowledgeGraph, principal: Principal | None = None,
-                 cache_dir: str | Path | None = None):
-        self.traverser = Traverser(kg, principal, cache_dir)  # (for neighbourhoods)
+    def __init__(self, graph, principal: Principal | None = None):
+        self.traverser = Traverser(graph, principal)
         self.principal = self.traverser.principal
-        self.view = self.traverser.view  # the visible graph, built once for both
-        self.edges = self.traverser.evidence  # its edges with their assertions
+        self.model = self.traverser.model
+        ix = self.model.index
+        n = ix.size
+        loops = ix.src[ix.src == ix.dst]
+        self._degree = (np.bincount(ix.src, minlength=n) + np.bincount(ix.dst, minlength=n)
+                        - np.bincount(loops, minlength=n))
+        self._typed = np.flatnonzero(ix.node_type != ix.type_names.index(""))
         self._seeds: SeedIndex | None = None
-        self._out: dict[str, list[tuple[str, str, str]]] = {}
-        self._in: dict[str, list[tuple[str, str, str]]] = {}
-        for e in self.edges:
-            self._out.setdefault(e[0], []).append(e)
-            self._in.setdefault(e[2], []).append(e)
 
     def degree(self, node_id: str) -> int:
         """Visible edges touching the node, either way (a self-loop counts once)."""
-        loops = sum(1 for e in self._out.get(node_id, ()) if e[2] == node_id)
-        return len(self._out.get(node_id, ())) + len(self._in.get(node_id, ())) - loops
+        pos = self.model.index.position(node_id)
+        return 0 if pos is None else int(self._degree[pos])
+
+    def ids(self) -> list[str]:
+        """The visible nodes' IDs, sorted."""
+        ids = self.model.index.node_ids
+        return [ids[p] for p in self._typed.tolist()]
 
     def _brief(self, node_id: str) -> dict:
-        n = self.view.nodes.get(node_id)
-        return {"id": node_id, "label": n.label if n else node_id, "type": n.type if n else ""}
+        n = self.model.brief(node_id)
+        return {"id": node_id, "label": n[0] if n else node_id, "type": n[1] if n else ""}
 
     def find(self, text: str) -> str:
         """The visible node ``text`` names: its exact ID, or the ID written another way, as
         traversal seeds are read (:mod:`kgbuild.retrieve.seeds`: percent-encoding, purl
         versions, Backstage default kind and namespace). Raises :class:`KgbuildError`:
         ``unknown-node`` (with suggestions among visible nodes) or ``ambiguous``."""
-        if text in self.view.nodes:
+        if self.model.brief(text) is not None:
             return text
         if len(text) > MAX_NAME_CHARS:
             raise KgbuildError(f"an ID has at most {MAX_NAME_CHARS:,} characters", code="usage")
         if self._seeds is None:
-            self._seeds = SeedIndex(self.view.nodes, self.view.schema)
+            self._seeds = SeedIndex(self.ids(), self.model.schema)
         found = self._seeds.lookup(text)
         if len(found) == 1:
             return found[0]
@@ -84,16 +83,23 @@ class Browser:
             raise KgbuildError(f"{text!r} names {len(found)} nodes: "
                                + ", ".join(self._named(i) for i in found[:10])
                                + "; give one by its ID", code="ambiguous")
-        from ..resolve.resolver import Resolver
-
-        r = Resolver.from_graph(self.view).resolve(text)
+        r = self.traverser.resolver.resolve(text)
         ids = self._seeds.suggest(text) + ([r.id] if r.id else []) + [c[0] for c in r.candidates]
-        hint = ", ".join(self._named(i) for i in dict.fromkeys(ids) if i in self.view.nodes)
+        hint = ", ".join(self._named(i) for i in dict.fromkeys(ids)
+                         if self.model.brief(i) is not None)
         raise KgbuildError(f"no node {text!r} in the graph"
                            + (f"; did you mean: {hint}" if hint else ""), code="unknown-node")
 
     def _named(self, node_id: str) -> str:
         return f"{self._brief(node_id)['label']} ({node_id})"
+
+    def _edges(self, pos: int) -> tuple[list[int], list[int]]:
+        """The edge numbers leaving and entering node ``pos``, in edge order."""
+        ix = self.model.index
+        lo, hi = (int(x) for x in np.searchsorted(ix.src, [pos, pos + 1]))
+        incoming = sorted(int(e) for (_, d), c in ix.lists.items() if d == 1
+                          for e in c.eid[c.indptr[pos]:c.indptr[pos + 1]].tolist())
+        return list(range(lo, hi)), incoming
 
     def node(self, node_id: str, max_edges: int = 100) -> dict:
         """One node (``node_id`` as :meth:`find` reads it): ID, label, type, attributes,
@@ -102,30 +108,33 @@ class Browser:
         (``truncated`` counts the rest). A node the principal cannot see is unknown."""
         _bounded("max_edges", max_edges)
         node_id = self.find(node_id)
-        n = self.view.nodes[node_id]
-        schema = self.view.schema
+        model = self.model
+        n = model.node(node_id)
+        schema = model.schema
         out = {**self._brief(node_id),
                "attributes": {k: sorted(v) for k, v in sorted(n.attributes.items())},
                "aliases": sorted(n.aliases), "access": sorted(n.access),
-               "defined_in": sorted(d for d in n.defined_in if d in self.view.documents)}
+               "defined_in": sorted(d for d in n.defined_in if d in model.documents)}
         cited = set()
         truncated = {}
-        for key, edges, other in (("out", self._out, 2), ("in", self._in, 0)):
-            mine = edges.get(node_id, [])
-            counts = Counter(e[1] for e in mine)
-            out[f"{key}_counts"] = dict(sorted(counts.items()))
-            for e in mine:
-                cited.update(a.source for a in self.edges[e])
-            ranked = heapq.nsmallest(max_edges, mine, key=lambda e: (
-                e[1], self._brief(e[other])["label"], e[other]))
+        for key, eids, other in zip(("out", "in"), self._edges(model.index.position(node_id)),
+                                    (2, 0)):
+            edges = {eid: model.edge(eid) for eid in eids}
+            records = {eid: model.record(eid)["a"] for eid in eids}
+            out[f"{key}_counts"] = dict(sorted(Counter(e[1] for e in edges.values()).items()))
+            for found in records.values():
+                cited.update(a["source"] for _, a in found)
+            ranked = heapq.nsmallest(max_edges, eids, key=lambda i: (
+                edges[i][1], self._brief(edges[i][other])["label"], edges[i][other]))
             listed = []
-            for e in ranked:
+            for eid in ranked:
+                e = edges[eid]
                 inverse = schema.edge_types[e[1]].inverse if e[1] in schema.edge_types else None
                 listed.append({"predicate": e[1], "name": e[1] if key == "out" else
                                (inverse or e[1]), "node": self._brief(e[other]),
-                               "assertions": [_assertion(a) for a in self.edges[e]]})
+                               "assertions": [_assertion(a) for _, a in records[eid]]})
             out[key] = listed
-            truncated[key] = len(mine) - len(listed)
+            truncated[key] = len(eids) - len(listed)
         out["sources"] = sorted(cited | set(out["defined_in"]))
         out["truncated"] = truncated
         return out
@@ -134,33 +143,45 @@ class Browser:
         """Nodes of ``type_name`` (and its subtypes; all types when None), sorted by ID, at most
         ``limit``: ``{type, total, nodes: [{id, label, type, degree}], truncated}``."""
         _bounded("limit", limit)
-        schema = self.view.schema
-        types = set(schema.descendants(schema.node_type(type_name).name)) if type_name else None
-        ids = sorted(i for i, n in self.view.nodes.items() if types is None or n.type in types)
-        shown = [{**self._brief(i), "degree": self.degree(i)} for i in ids[:limit]]
+        schema, ix = self.model.schema, self.model.index
+        positions = self._typed
+        if type_name:
+            types = set(schema.descendants(schema.node_type(type_name).name))
+            codes = [i for i, t in enumerate(ix.type_names) if t in types]
+            positions = positions[np.isin(ix.node_type[positions], codes)]
+        shown = [{**self._brief(ix.node_ids[p]), "degree": int(self._degree[p])}
+                 for p in positions[:limit].tolist()]
         return {"type": schema.node_type(type_name).name if type_name else None,
-                "total": len(ids), "nodes": shown, "truncated": len(ids) - len(shown)}
+                "total": len(positions), "nodes": shown, "truncated": len(positions) - len(shown)}
 
     def stats(self, top: int = 10) -> dict:
         """Counts by node type and edge type, assertions, the degree distribution (power-of-two
         buckets), the ``top`` hubs by degree, documents by assertion count, extractors."""
         _bounded("top", top)
-        view = self.view
-        degrees = {i: self.degree(i) for i in view.nodes}
-        values = sorted(degrees.values())
+        model, ix = self.model, self.model.index
+        typed = self._typed
+        degrees = self._degree[typed]
+        values = sorted(degrees.tolist())
         buckets: Counter = Counter()
         for d in values:
             buckets["0" if d == 0 else "1" if d == 1 else
                     f"{1 << (d.bit_length() - 1)}-{(1 << d.bit_length()) - 1}"] += 1
-        hubs = sorted(degrees.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
-        per_doc = Counter(a.source for a in view.assertions.values())
-        documents = sorted(view.documents, key=lambda d: (-per_doc[d], d))
-        extractors = Counter(a.extractor for a in view.assertions.values())
-        by_type = Counter(n.type for n in view.nodes.values())
-        by_edge = Counter(e[1] for e in self.edges)
+        order = np.lexsort((typed, -degrees))[:top]  # (positions are in ID order)
+        hubs = [(ix.node_ids[int(typed[i])], int(degrees[i])) for i in order.tolist()]
+        per_doc: Counter = Counter()
+        extractors: Counter = Counter()
+        assertions = 0
+        for eid in range(len(ix.src)):
+            for _, a in model.record(eid)["a"]:
+                per_doc[a["source"]] += 1
+                extractors[a["extractor"]] += 1
+                assertions += 1
+        documents = sorted(model.documents, key=lambda d: (-per_doc[d], d))
+        by_type = Counter(ix.type_names[t] for t in ix.node_type[typed].tolist())
+        by_edge = Counter(ix.edge_types[t] for t in ix.etype.tolist())
         return {
-            "nodes": len(view.nodes), "edges": len(self.edges),
-            "assertions": len(view.assertions), "documents": len(view.documents),
+            "nodes": len(typed), "edges": len(ix.src),
+            "assertions": assertions, "documents": len(model.documents),
             "nodes_by_type": dict(sorted(by_type.items())),
             "edges_by_type": dict(sorted(by_edge.items())),
             "degree": {"min": values[0] if values else 0, "max": values[-1] if values else 0,

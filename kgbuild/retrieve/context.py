@@ -24,7 +24,8 @@ import re
 import textwrap
 
 from ..graph.access import WITHHELD
-from ..graph.model import KnowledgeGraph
+from ..graph.model import Passage
+from ..store.readmodel import GraphModel
 
 
 def phrase(predicate: str) -> str:
@@ -47,19 +48,21 @@ def _line(item: dict) -> str:
     return f"[{item['id']}] {item['text']}" + (f" ({where})" if where else "")
 
 
-def context_pack(view: KnowledgeGraph, seeds: list[dict], nodes: list[dict], edges: list[dict],
-                 abstain: dict | None, max_chars: int | None) -> dict:
-    """Build the pack for a traversal; returns ``{"items", "chars", "abstain", "dropped"}``."""
+def context_pack(model: GraphModel, passages: dict[str, Passage], seeds: list[dict],
+                 nodes: list[dict], edges: list[dict], abstain: dict | None,
+                 max_chars: int | None) -> dict:
+    """Build the pack for a traversal (``passages``: those the edges' assertions cite);
+    returns ``{"items", "chars", "abstain", "dropped"}``."""
     if abstain:
         return {"items": [], "chars": 0, "abstain": abstain["message"], "dropped": 0}
     candidates: list[dict] = []
     for s in seeds:
-        node = view.nodes.get(s["id"])
+        node = model.node(s["id"])
         kind = s["type"] or "node"
         text = f"{s['label']} is {'an' if kind[0] in 'AEIOU' else 'a'} {kind} (ID {s['id']})."
         if node and node.attributes.get("description"):
             text += " " + " ".join(sorted(node.attributes["description"]))
-        docs = sorted(d for d in (node.defined_in if node else ()) if d in view.documents)
+        docs = sorted(d for d in (node.defined_in if node else ()) if d in model.documents)
         candidates.append({"kind": "seed", "node": s["id"], "text": text,
                            "sources": [{"source": d, "location": ""} for d in docs]})
     label = {n["id"]: n["label"] for n in nodes}
@@ -76,7 +79,7 @@ def context_pack(view: KnowledgeGraph, seeds: list[dict], nodes: list[dict], edg
     cited = set()
     for e in edges:
         for a in e["assertions"]:
-            p = view.passages.get(a.get("passage") or "")
+            p = passages.get(a.get("passage") or "")
             if p is not None and p.id not in cited:
                 cited.add(p.id)
                 candidates.append({"kind": "passage", "id": p.id,
@@ -173,7 +176,7 @@ WIDTH = 100
 
 
 def render_result(result) -> str:
-    """A :class:`~kgbuild.traverse.TraversalResult` as text for people."""
+    """A :class:`~kgbuild.retrieve.traverse.TraversalResult` as text for people."""
     lines = []
     known = {n["id"]: n["label"] for n in result.nodes}
     for s in result.seeds:

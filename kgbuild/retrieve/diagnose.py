@@ -14,7 +14,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .adjacency import DIRECTIONS, AdjacencyIndex
+from ..store.adjacency import DIRECTIONS, AdjacencyIndex
+from .walk import Walker
 
 MAX_LISTED = 10  # nodes and alternative steps named in one diagnosis
 
@@ -28,7 +29,7 @@ def _written(schema, edge: str, dirs: tuple[int, ...], inverse: bool) -> str:
     return f"{name}:{d}"
 
 
-def diagnose_path(index: AdjacencyIndex, schema, seeds: Sequence[int], steps: Sequence,
+def diagnose_path(walker: Walker, schema, seeds: Sequence[int], steps: Sequence,
                   lists: Callable, keep: Callable | None, label: Callable[[int], str]) -> dict:
     """The diagnosis of a path walk with no complete walk (see the module doc).
 
@@ -43,11 +44,11 @@ def diagnose_path(index: AdjacencyIndex, schema, seeds: Sequence[int], steps: Se
     parents: list[dict[int, tuple[int, int, int]]] = []
     for i, step in enumerate(steps):
         last = i == len(steps) - 1
-        ent, _ = index.expand(layer, lists(step.edge, step.dirs), None, keep if last else None)
+        ent, _ = walker.expand(layer, lists(step.edge, step.dirs), None, keep if last else None)
         if not len(ent.eid):
             typed = last and keep is not None and len(
-                index.expand(layer, lists(step.edge, step.dirs), None)[0].eid)
-            return _report(index, schema, i, step, layer, parents, lists, label,
+                walker.expand(layer, lists(step.edge, step.dirs), None)[0].eid)
+            return _report(walker, schema, i, step, layer, parents, lists, label,
                            "no-type" if typed else "no-edge")
         first: dict[int, tuple[int, int, int]] = {}
         for o, n, e, d in zip(ent.owner.tolist(), ent.nbr.tolist(), ent.eid.tolist(),
@@ -61,19 +62,20 @@ def diagnose_path(index: AdjacencyIndex, schema, seeds: Sequence[int], steps: Se
                        "or raise --hub-cap"}
 
 
-def _report(index, schema, i, step, layer, parents, lists, label, reason) -> dict:
+def _report(walker, schema, i, step, layer, parents, lists, label, reason) -> dict:
+    index = walker.index
     et = schema.edge_types[step.edge]
     inverse_written = step.text.split(":")[0] != step.edge
     names = [{"id": index.node_ids[n], "label": label(n)} for n in layer[:MAX_LISTED].tolist()]
     alternatives = []
     other = tuple(d for d in (0, 1) if d not in step.dirs)
     if other:
-        n = len(index.expand(layer, lists(step.edge, other), None)[0].eid)
+        n = len(walker.expand(layer, lists(step.edge, other), None)[0].eid)
         if n:
             same = _written(schema, step.edge, other, not inverse_written) if et.inverse else None
             alternatives.append({"step": _written(schema, step.edge, other, inverse_written),
                                  "same_as": same, "edges": n})
-    leaving = leaving_edges(index, schema, layer)
+    leaving = leaving_edges(walker, schema, layer)
     partial = _partial(index, parents, layer, label) if parents else None
     where = ", ".join(x["label"] for x in names[:3]) + (
         f" and {len(layer) - 3} more" if len(layer) > 3 else "")
@@ -93,16 +95,17 @@ def _report(index, schema, i, step, layer, parents, lists, label, reason) -> dic
             "partial": partial, "message": message}
 
 
-def leaving_edges(index: AdjacencyIndex, schema, nodes) -> list[dict]:
+def leaving_edges(walker: Walker, schema, nodes) -> list[dict]:
     """The steps (``ownedBy:out``, inverse names for ``in``) with edges at ``nodes`` and how
     many, most first, at most :data:`MAX_LISTED`."""
+    index = walker.index
     nodes = np.asarray(nodes, dtype=np.int32)
     code = {t: c for c, t in enumerate(index.edge_types)}
     leaving = []
     for edge in sorted(schema.edge_types):
         for d in (0, 1):
             if edge in code and (code[edge], d) in index.lists:
-                n = int(index.degree(nodes, [(code[edge], d)]).sum())
+                n = int(walker.degree(nodes, [(code[edge], d)]).sum())
                 if n:
                     leaving.append({"step": _written(schema, edge, (d,), d == 1), "edges": n})
     return sorted(leaving, key=lambda x: (-x["edges"], x["step"]))[:MAX_LISTED]

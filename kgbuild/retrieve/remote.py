@@ -8,8 +8,9 @@ from the server's other graphs. The frontier grows along the edge types the spec
 as many hops as it walks, and one more ring of nodes is read for what decides the visibility
 of the last hop's edges (their types, access labels, defining documents and mentions).
 The source documents and passages those quads cite are fetched too. The result is the
-same model a store gives (:func:`~kgbuild.graph.rdf.from_quads`), and the local
-:class:`~kgbuild.retrieve.traverse.Traverser` walks it: access rules, the hub cap and its
+same graph a store gives (:func:`~kgbuild.graph.rdf.from_quads`), handed to the walk as a read
+model in memory (:class:`Endpoint`, a graph source): the one
+:class:`~kgbuild.retrieve.traverse.Traverser` walks it, so access rules, the hub cap and its
 ranking (whose neighbour degrees are complete for every node the walk can rank), budgets
 and output are the ones of a local traversal, which the tests check result by result.
 
@@ -19,14 +20,14 @@ Seeds are stable IDs (``--seed``): resolving a name needs every name of the grap
 from __future__ import annotations
 
 from ..errors import KgbuildError
-from ..graph.access import Principal
+from ..graph.access import Principal, visible_graph
 from ..graph.model import KnowledgeGraph, node_iri
 from ..graph.rdf import from_quads
 from ..remote.sparql import RemoteError, SparqlClient
 from ..schema.model import Schema
 from ..schema.namespaces import BASE, KG
+from ..store.readmodel import GraphModel
 from .spec import TraversalSpec, parse_path, parse_step
-from .traverse import TraversalResult, Traverser
 
 BATCH = 200  # IRIs in one VALUES block
 MAX_ROWS = 2_000_000  # quads fetched for one traversal
@@ -145,16 +146,21 @@ def walked_edge_types(spec: TraversalSpec, schema: Schema) -> set[str]:
     return {s.edge for s in steps} or set(schema.edge_types)
 
 
-def remote_traverse(client: SparqlClient, schema: Schema, spec: TraversalSpec,
-                    principal: Principal | None = None) -> TraversalResult:
-    """Run ``spec`` against the kgbuild graphs on ``client``'s server, with the semantics of
-    :meth:`Traverser.run` on the whole graph (see the module doc)."""
-    spec.check()
-    if spec.names or spec.question:
-        raise KgbuildError("a remote traversal is seeded by --seed ID only (resolving a name "
-                           "needs every name of the graph: kgbuild pull it and traverse the "
-                           "file)", code="usage")
-    hops = len(parse_path(spec.path, schema)) if spec.path else spec.hops
-    remote = RemoteGraph(client, schema)
-    kg = remote.neighbourhood(list(spec.seeds), walked_edge_types(spec, schema), hops)
-    return Traverser(kg, principal).run(spec)
+class Endpoint:
+    """A SPARQL endpoint as a graph source (:mod:`kgbuild.retrieve.sources`): per spec, the
+    neighbourhood its walk can reach or rank, fetched and made a read model in memory."""
+
+    per_spec = True
+
+    def __init__(self, client: SparqlClient, schema: Schema):
+        self.client, self.schema = client, schema
+
+    def model(self, principal: Principal, spec: TraversalSpec) -> GraphModel:
+        if spec.names or spec.question:
+            raise KgbuildError("a remote traversal is seeded by --seed ID only (resolving a "
+                               "name needs every name of the graph: kgbuild pull it and "
+                               "traverse the file)", code="usage")
+        hops = len(parse_path(spec.path, self.schema)) if spec.path else spec.hops
+        kg = RemoteGraph(self.client, self.schema).neighbourhood(
+            list(spec.seeds), walked_edge_types(spec, self.schema), hops)
+        return GraphModel.of_graph(visible_graph(kg, principal))

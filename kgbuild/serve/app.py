@@ -1,7 +1,7 @@
 """The HTTP JSON API (Starlette): traverse, resolve, node, SPARQL query, health, OpenAPI.
 
 Every answer is JSON. ``POST /traverse`` takes the fields of
-:class:`~kgbuild.retrieve.traverse.TraversalSpec` and answers exactly what ``kgbuild traverse
+:class:`~kgbuild.retrieve.spec.TraversalSpec` and answers exactly what ``kgbuild traverse
 --format json`` prints for the same spec and principal. Errors are ``{"error": one line,
 "code": ...}`` with a 4xx status (5xx: the server's own failure), never a traceback. A request's
 principal comes from its bearer token (:mod:`kgbuild.serve.config`); without one it sees public
@@ -36,9 +36,9 @@ from starlette.routing import Route
 from ..errors import KgbuildError
 from ..graph.access import Principal
 from ..graph.model import safe_text
-from ..retrieve.adjacency import DIRECTIONS
 from ..retrieve.spec import MAX_NAME_CHARS
 from ..schema.model import Schema
+from ..store.adjacency import DIRECTIONS
 from ..store.query import query_store
 from .config import ServeConfig
 from .live import LiveIndex
@@ -160,21 +160,21 @@ class Pool:
 def node_record(view, node_id: str) -> dict | None:
     """A visible node: ID, label, type, aliases, attributes, the visible documents defining
     it, and its visible edges counted by edge type and direction (stored names)."""
-    node = view.view.nodes.get(node_id)
+    model = view.model
+    node = model.node(node_id)
     if node is None:
         return None
-    index = view.traverser.index
+    index = model.index
     pos = index.position(node_id)
     edges: dict[str, dict[str, int]] = {}
-    if pos is not None:
-        for (code, d), csr in sorted(index.lists.items()):
-            n = int(csr.indptr[pos + 1] - csr.indptr[pos])
-            if n:
-                edges.setdefault(index.edge_types[code], {})[DIRECTIONS[d]] = n
+    for (code, d), csr in sorted(index.lists.items()):
+        n = int(csr.indptr[pos + 1] - csr.indptr[pos])
+        if n:
+            edges.setdefault(index.edge_types[code], {})[DIRECTIONS[d]] = n
     return {"id": node.id, "label": node.label, "type": node.type,
             "aliases": sorted(node.aliases),
             "attributes": {k: sorted(v, key=str) for k, v in sorted(node.attributes.items())},
-            "documents": sorted(d for d in node.defined_in if d in view.view.documents),
+            "documents": sorted(d for d in node.defined_in if d in model.documents),
             "edges": edges}
 
 
@@ -214,20 +214,20 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         return await pool.run(timed, timeout, what)
 
     async def health(request: Request):
-        snap = live.snapshot
+        snap = live.current
         if not principal(request).everyone:  # (a bad token is refused everywhere)
             return JSON({"status": "ok", "generation": snap.generation})  # up; what it serves
         return JSON({"status": "ok" if live.last_error is None else "stale",
                      "store": str(live.path), "store_id": snap.store_id,
                      "generation": snap.generation, "loaded_at": snap.loaded_at,
                      "reloads": live.reloads, "last_error": live.last_error,
-                     "nodes": len(snap.kg.nodes), "edges": snap.edges})
+                     "nodes": snap.nodes, "edges": snap.edges})
 
     async def traverse(request: Request):
         who = principal(request)
         spec = parse_spec(await read_json(request, limits.max_body_bytes, limits.body_timeout),
                           schema, semantic=live.matcher is not None)
-        snap = live.snapshot
+        snap = live.current
         response = await work(lambda: snap.view(who).traverser.run(spec).to_dict())
         response.headers["x-kgbuild-generation"] = snap.generation
         return response
@@ -237,7 +237,7 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         mention, type_name = _param(request, "mention"), _param(request, "type", False)
         if type_name:
             schema.node_type(type_name)
-        snap = live.snapshot
+        snap = live.current
         response = await work(lambda: snap.view(who).resolver.resolve(mention, type_name).explain())
         response.headers["x-kgbuild-generation"] = snap.generation
         return response
@@ -245,7 +245,7 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
     async def node(request: Request):
         who = principal(request)
         node_id = _param(request, "id")
-        snap = live.snapshot
+        snap = live.current
         response = await work(lambda: node_record(snap.view(who), node_id))
         if response is None:
             raise ApiError(404, f"no node {node_id!r} in the graph", "unknown-node")

@@ -1,14 +1,15 @@
-"""A store's graph held in memory for serving, following the store's updates.
+"""The store's read model served, following the store's commits.
 
-A :class:`Snapshot` is one committed generation of the store: its graph and, per principal,
-a :class:`~kgbuild.retrieve.traverse.Traverser` (visible graph, adjacency index, resolver)
-built once. :class:`LiveIndex` checks the store every ``interval`` seconds in a background
-thread: first a cheap fingerprint of the files (``CURRENT`` and the stat of the committed
-database's files), and only when that changed the store's identity and revision; a new
-revision is loaded and warmed in the background and then swapped in with one assignment.
-A request takes the snapshot once and works on it to the end, so requests in flight finish on
-the old index while new ones get the new one. A failed reload (a build replacing the database
-at that moment, a damaged store) keeps the old snapshot and is reported by ``/health``.
+A :class:`Generation` is one committed revision of the store: per principal, the read model
+of their view (:meth:`~kgbuild.store.graphstore.GraphStore.read_model`, memory-mapped) with a
+:class:`~kgbuild.retrieve.traverse.Traverser` and a resolver over it, opened once.
+:class:`LiveIndex` checks the store every ``interval`` seconds in a background thread: first a
+cheap fingerprint of the files (``CURRENT`` and the stat of the committed database's files),
+and only when that changed the store's identity and revision; a new revision is opened in the
+background and then swapped in with one assignment. A request takes the generation once and
+works on it to the end, so requests in flight finish on the old one while new ones get the new
+one. A failed reload (a build replacing the database at that moment, a damaged store) keeps
+the old generation and is reported by ``/health``.
 """
 
 from __future__ import annotations
@@ -20,50 +21,61 @@ import time
 from pathlib import Path
 
 from ..graph.access import Principal
-from ..graph.model import KnowledgeGraph
 from ..resolve.aliases import AliasRegistry
-from ..resolve.resolver import Resolver
-from ..resolve.review import _visible_registry
+from ..resolve.review import visible_registry
+from ..retrieve.sources import OpenModel
 from ..retrieve.traverse import Traverser
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
+from ..store.readmodel import GraphModel
 
 _DB = re.compile(rb"db-[0-9]{1,9}")
 
 
 class View:
-    """What one principal sees of one snapshot: its traverser and its resolver."""
+    """What one principal sees of one generation: their read model, its traverser and the
+    resolver (with the registry's aliases of visible entities, as ``kgbuild resolve
+    explain``)."""
 
-    def __init__(self, kg: KnowledgeGraph, principal: Principal, cache_dir: Path | None,
+    def __init__(self, model: GraphModel, principal: Principal,
                  registry: AliasRegistry | None, matcher=None):
-        self.traverser = Traverser(kg, principal, cache_dir, matcher=matcher)
-        self.view = self.traverser.view
-        if registry is None:
-            self.resolver = self.traverser.resolver
-        else:  # as ``kgbuild resolve explain``: only aliases naming a visible entity
-            self.resolver = Resolver.from_graph(
-                self.view, registry if self.view is kg else _visible_registry(registry, self.view))
+        self.model = model
+        self.traverser = Traverser(OpenModel(model), principal, matcher=matcher)
+        self.resolver = self.traverser.resolver if registry is None else model.resolver(
+            registry if model.view is None else visible_registry(registry, model))
 
 
-class Snapshot:
-    """One generation of the store, with a :class:`View` per principal (built on first use)."""
+class Generation:
+    """One committed revision of the store, with a :class:`View` per principal (those given
+    are opened with the store at once; another one, on first use, from the store then)."""
 
-    def __init__(self, kg: KnowledgeGraph, store_id: str, generation: str,
-                 cache_dir: Path | None, registry: AliasRegistry | None, matcher=None):
-        self.kg, self.store_id, self.generation = kg, store_id, generation
-        self.matcher = matcher
+    def __init__(self, store: GraphStore, principals: list[Principal],
+                 registry: AliasRegistry | None, matcher=None):
+        self.store_id, self.generation = store.store_id(), store.generation()
         self.loaded_at = time.time()
-        self.edges = len({(a.subject, a.predicate, a.object) for a in kg.assertions.values()}
-                         | kg.untyped_edges)
-        self._cache_dir, self._registry = cache_dir, registry
-        self._views: dict[Principal, View] = {}
+        self.whole = store.read_model()
+        ix = self.whole.index
+        self.nodes = int((ix.node_type != ix.type_names.index("")).sum())
+        self.edges = len(ix.src)
+        self._path, self._schema = store.path, store.schema
+        self._registry, self._matcher = registry, matcher
+        self._views = {p: self._view(p, store) for p in principals}
         self._lock = threading.Lock()
+
+    def _view(self, principal: Principal, store: GraphStore | None = None) -> View:
+        if self.whole.serves(principal):
+            model = self.whole
+        elif store is not None:
+            model = store.read_model(principal)
+        else:
+            with GraphStore(self._path, self._schema, write=False) as opened:
+                model = opened.read_model(principal)
+        return View(model, principal, self._registry, self._matcher)
 
     def view(self, principal: Principal) -> View:
         with self._lock:
             if principal not in self._views:
-                self._views[principal] = View(self.kg, principal, self._cache_dir, self._registry,
-                                              self.matcher)
+                self._views[principal] = self._view(principal)
             return self._views[principal]
 
 
@@ -82,7 +94,8 @@ def fingerprint(store: Path) -> tuple | None:
 
 
 class LiveIndex:
-    """The store at ``path`` in memory, reloaded in the background when it changes."""
+    """The store at ``path`` served from its read model, reopened in the background when it
+    changes."""
 
     def __init__(self, path: str | Path, schema: Schema, principals: list[Principal] = (),
                  aliases: Path | None = None, interval: float = 1.0,
@@ -94,40 +107,35 @@ class LiveIndex:
 
             self.matcher = EmbeddingMatcher.from_env(*embeddings,
                                                      cache_dir=self.path / "embeddings")
-        self.principals = list(principals) or [Principal()]
+        self.principals = list(dict.fromkeys(principals)) or [Principal()]
         self.aliases = aliases
         self.reloads = 0
         self.last_error: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._seen = fingerprint(self.path)
-        self.snapshot = self._load()  # raises KgbuildError: no store, a damaged one
+        self.current = self._load()  # raises KgbuildError: no store, a damaged one
 
-    def _load(self) -> Snapshot:
+    def _load(self) -> Generation:
         registry = AliasRegistry.load(self.aliases) if self.aliases else None
         with GraphStore(self.path, self.schema, write=False) as store:
-            ident, generation = store.store_id(), store.generation()
-            kg = store.knowledge_graph()
-        snap = Snapshot(kg, ident, generation, self.path / "adjacency", registry, self.matcher)
-        for p in self.principals:  # warm before anyone is served from it
-            snap.view(p)
-        return snap
+            return Generation(store, self.principals, registry, self.matcher)
 
     def _revision(self) -> tuple[str, str]:
         with GraphStore(self.path, self.schema, write=False) as store:
             return store.store_id(), store.generation()
 
     def check(self) -> bool:
-        """Load a new generation if the store has one; True when one was swapped in."""
+        """Open a new generation if the store has one; True when one was swapped in."""
         seen = fingerprint(self.path)
         if seen == self._seen:
             return False
-        snap = self.snapshot
+        snap = self.current
         if self._revision() == (snap.store_id, snap.generation):
             self._seen = seen
             return False
         new = self._load()
-        self.snapshot, self._seen = new, seen  # one assignment: requests see old or new
+        self.current, self._seen = new, seen  # one assignment: requests see old or new
         self.reloads += 1
         return True
 

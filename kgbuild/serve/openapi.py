@@ -1,5 +1,5 @@
 """The API's OpenAPI 3.1 description (served at ``/openapi.json``); the traverse request's
-schema is derived from :class:`~kgbuild.retrieve.traverse.TraversalSpec`, so the two never
+schema is derived from :class:`~kgbuild.retrieve.spec.TraversalSpec`, so the two never
 drift apart."""
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ Layout of a store folder (default ``.kgbuild/``)::
     lock          held (flock) by the one process allowed to write
     CURRENT       name of the active database folder, replaced atomically
     db-N/         a pyoxigraph (RocksDB) database
+    model/        the read model of the committed revision (node table, ranked adjacency,
+                  edge records, names), brought up to date by every commit
+                  (:mod:`kgbuild.store.storemodel`)
 
 Each source document owns the named graph ``<source IRI>``: its source triple (path, hash),
 the facts and type/label claims about the nodes it defines or mentions, its edges and their
@@ -22,19 +25,16 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import hashlib
 import json
 import os
-import pickle
 import re
 import shutil
-import stat
 import time
 import uuid
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import pyoxigraph as ox
 
@@ -59,14 +59,15 @@ from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
 from ..schema.model import Schema
 from ..schema.namespaces import KG, NODES_GRAPH
+from .splice import MAX_CHANGED
+from .storemodel import Change, open_model, refresh_model
 
 DEFAULT_STORE = ".kgbuild"
-CACHE_FORMAT = 2  # bump when the pickled KnowledgeGraph/Schema classes change shape
 PROBLEM = f"<{KG.problem}>"
 MANIFEST = f"<{KG.manifest}>"  # JSON literals, one per shard: its documents' DocumentState
 SHARDS = 64
 GENERATION = f"<{KG.generation}>"  # a counter bumped by every committed update
-STORE_ID = f"<{KG.storeId}>"  # random, new with every database: caches are keyed by it
+STORE_ID = f"<{KG.storeId}>"  # random, new with every database: the read model is keyed by it
 SETTINGS = f"<{KG.buildSettings}>"  # one JSON literal: what the last build was made with
 COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
 MANIFEST_GRAPH = "https://kgbuild.dev/graph/manifest"
@@ -119,7 +120,6 @@ IDENTITY = ".id"  # beside db-N: the random identity it must hold (CURRENT keeps
 _CURRENT = re.compile(r"(db-[0-9]{1,9})(?: ([0-9a-f]{32}))?")  # an identity after it: read too
 _ID = re.compile(r"[0-9a-f]{32}")
 _DB_ERRORS = (OSError, RuntimeError)  # pyoxigraph: OSError for I/O, RuntimeError("Corruption...")
-CACHE_MAGIC = b"kgbuild-cache-1"
 READ_ATTEMPTS = 30  # read-only opens of a database a build keeps changing, before giving up
 
 
@@ -230,8 +230,8 @@ class _Guarded:
 class GraphStore:
     """A persistent (``path``) or in-memory (``path=None``) kgbuild graph store.
 
-    ``write=False`` opens the database read-only (no lock, nothing written but caches, which
-    are skipped where the folder cannot be written); an open that meets a build's commit (the
+    ``write=False`` opens the database read-only (no lock, nothing written but the read model,
+    which is kept in memory where the folder cannot be written); an open that meets a build's commit (the
     files it lists replaced while it reads them) is tried again, so a reader sees the state
     before or after the commit, never "damaged". ``rebuild=True`` (``build --full``) opens
     a damaged store too: the damage is reported as a warning of the rebuild, the store reads as
@@ -249,6 +249,7 @@ class GraphStore:
         self._rebuild = rebuild and write
         self._damage: str | None = None  # what was wrong with the database being rebuilt
         self._current_name: str | None = None
+        self._graph: tuple[str, KnowledgeGraph] | None = None  # (revision, its graph)
         self._opened: frozenset[str] = frozenset()  # the database's files when opened
         self._db: _Guarded
         if self.path is None:
@@ -606,22 +607,22 @@ class GraphStore:
         """The store's graph as an in-memory :class:`KnowledgeGraph` (``defined_in`` holds the
         documents that define each node).
 
-        Materialising walks every quad (about 10 s per million in pyoxigraph's Python API), so
-        a persistent store keeps the result in ``cache/``. The cache's header names what it was
-        made from (the database's random identity, its revision, which is new and random with
-        every committed update, and the schema's digest) and a SHA-256 of its content: a
-        recreated or rolled-back database, another schema or a damaged file never meets it
-        (it is rebuilt). Where ``cache/`` cannot be written the cache is skipped."""
-        if self.path is None or self._damage is not None:
+        Materialising walks every quad (about 10 s per million in pyoxigraph's Python API): what
+        reads by ID, by name, browsing and serving need is the read model (:meth:`read_model`).
+        The graph is kept in memory for the revision it was made of (one process's builds,
+        validation and reports read it once); nothing is written."""
+        if self._damage is not None:
             return self._materialise()
-        key = f"{CACHE_FORMAT}:{self.store_id()}:{self.generation()}:{self.schema.digest}"
-        name = hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:32]
-        cache = self.path / "cache" / f"kg{CACHE_FORMAT}-{name}.pickle"
-        kg = _read_cache(cache, key)
-        if kg is None:
-            kg = self._materialise()
-            _write_cache(cache, key, kg)
-        return kg
+        revision = self.revision()
+        if self._graph is None or self._graph[0] != revision:
+            self._graph = (revision, self._materialise())
+        return self._graph[1]
+
+    def read_model(self, principal=None):
+        """The read model that serves ``principal`` (default: the unrestricted one), made
+        from the whole graph only when no commit kept it current (see
+        :mod:`kgbuild.store.storemodel`)."""
+        return open_model(self, principal)
 
     def _materialise(self) -> KnowledgeGraph:
         with gc_paused():
@@ -640,31 +641,16 @@ class GraphStore:
                                  prefixes=prefixes)
 
     def revision(self) -> str:
-        """Names the committed content for caches: database identity and generation."""
+        """Names the committed content for the read model: database identity and generation."""
         return f"{self.store_id()}:{self.generation()}"
 
     def triple_count(self) -> int:
-        """How many distinct triples :meth:`triples` yields: counted inside the store once per
-        revision and kept in ``cache/triples.json`` (so an unchanged store answers at once)."""
-        cache = self.path / "cache" / "triples.json" if self.path and self._damage is None else None
-        key = self.revision()
-        try:
-            record = json.loads(cache.read_bytes()[:1000]) if cache else {}
-            if record.get("key") == key and isinstance(record.get("triples"), int):
-                return record["triples"]
-        except (OSError, ValueError, AttributeError):
-            pass
+        """How many distinct triples :meth:`triples` yields (counted inside the store)."""
         internal = ", ".join(sorted(INTERNAL))
         [row] = list(self._db.query(
             f"SELECT (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?s ?p ?o WHERE {{ GRAPH ?g "
             f"{{ ?s ?p ?o }} FILTER(?p NOT IN ({internal})) }} }}"))
-        count = int(row["n"].value)
-        if cache is not None:
-            try:
-                atomic_write(cache, json.dumps({"key": key, "triples": count}), durable=False)
-            except (OSError, KgbuildError):  # a read-only store: counted again next time
-                pass
-        return count
+        return int(row["n"].value)
 
     def node_count(self) -> int:
         """How many nodes the graph has (cheap: one aggregate over the nodes graph)."""
@@ -698,19 +684,43 @@ class GraphStore:
     # -- writing ---------------------------------------------------------------------------------
     def apply(self, changes: dict[str, DocumentUpdate | None],
               states: dict[str, DocumentState] | None = None,
-              settings: dict | None = None) -> list[Problem]:
-        """Replace (or, for ``None``, delete) documents' graphs in one transaction.
+              settings: dict | None = None, *,
+              indexing: Callable[[], None] | None = None) -> list[Problem]:
+        """Replace (or, for ``None``, delete) documents' graphs in one transaction, then bring
+        the read model to the new revision (``indexing()`` is called when that starts).
 
         Nodes claimed by the old or new content of a changed document are re-resolved against
         every other document's claims; a node nobody claims any more disappears. ``states``
         is :meth:`document_states` when the caller already read it (it is updated in place).
         """
         if self._damage is None:
+            revision = self.revision()
+            used = self._used_iris(changes) if len(changes) <= MAX_CHANGED else set()
             problems = self._apply(changes, states, settings)
             if self._damage is None:
+                refresh_model(self, Change(revision, sorted(changes), used), indexing)
                 return problems
         # a full rebuild found the database damaged: what can be kept is what was given
-        return self.replace_all({d: u for d, u in changes.items() if u is not None}, settings)
+        return self.replace_all({d: u for d, u in changes.items() if u is not None}, settings,
+                                indexing=indexing)
+
+    def _used_iris(self, changes: dict[str, DocumentUpdate | None]) -> set[str]:
+        """The IRIs the changed documents' graphs use as subject or object now, and their new
+        content (classes and the schema's own IRIs left out): the nodes the read model
+        re-reads after the change."""
+        schema = self.schema
+        own = {*schema.type_by_iri, *schema.edge_by_iri, *(a.iri for a in schema.attributes.values()),
+               *(e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri)}
+        found = {x[1:-1] for upd in changes.values() if upd is not None
+                 for s, p, o in upd.triples for x in ((s, o) if p != A else (s,))
+                 if x.startswith("<")}
+        for doc in changes:
+            for q in self._db.quads_for_pattern(None, None, None, ox.NamedNode(_source_graph(doc))):
+                if isinstance(q.subject, ox.NamedNode):
+                    found.add(q.subject.value)
+                if isinstance(q.object, ox.NamedNode) and q.predicate.value != A[1:-1]:
+                    found.add(q.object.value)
+        return found - own
 
     def _apply(self, changes: dict[str, DocumentUpdate | None],
                states: dict[str, DocumentState] | None, settings: dict | None) -> list[Problem]:
@@ -839,8 +849,10 @@ class GraphStore:
             return _first_claim(claims, self.schema)
 
     def replace_all(self, documents: dict[str, DocumentUpdate],
-                    settings: dict | None = None) -> list[Problem]:
-        """A full rebuild: the store afterwards holds exactly ``documents``.
+                    settings: dict | None = None, *,
+                    indexing: Callable[[], None] | None = None) -> list[Problem]:
+        """A full rebuild: the store afterwards holds exactly ``documents``; its read model is
+        made from the whole graph (``indexing()`` is called when that starts).
 
         A persistent store is loaded into a fresh database folder and switched to only once
         complete, so a crash leaves the previous store usable. A damaged database (see
@@ -871,6 +883,7 @@ class GraphStore:
                     "warning", "store-rebuilt", f"the store was damaged ({damaged}); it was "
                     f"rebuilt from the sources{f' (the damaged {old} removed)' if old else ''}; "
                     f"documents it held outside the given paths are not kept", str(self.path)))
+            refresh_model(self, None, indexing)
         return problems
 
     def _load(self, target: _Guarded, documents: dict[str, DocumentUpdate],
@@ -987,106 +1000,6 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
-
-
-FILE_CACHE_ENTRIES = 8  # graph files kept in the file-graph cache (least recently used go)
-
-
-def file_graph_cache() -> Path:
-    """Where graphs read from files are cached: ``$XDG_CACHE_HOME/kgbuild/graphs`` (default
-    ``~/.cache/kgbuild/graphs``)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "kgbuild" / "graphs"
-
-
-def cached_file_graph(path: str | Path, schema: Schema, read, cache: Path | None = None
-                      ) -> tuple[KnowledgeGraph, list[Problem], Path | None]:
-    """The graph ``read(path) -> (KnowledgeGraph, problems)`` makes of an RDF file, cached
-    by the file's path and content (SHA-256) and the schema: the graph pickled with a checksum, its
-    reading warnings beside it, in ``cache/<digest>/`` (default :func:`file_graph_cache`).
-    Also returned: the entry's ``index/`` folder for the file's adjacency index (None when
-    the cache cannot be written); what else is cached beside it goes with the entry. At most ``FILE_CACHE_ENTRIES`` files stay cached."""
-    try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
-        regular = False
-    if not regular:  # reading says what is wrong; a FIFO is never opened here
-        return (*read(path), None)
-    digest = hashlib.sha256(str(Path(path).resolve()).encode("utf-8", "replace") + b"\0")
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    key = f"{CACHE_FORMAT}:file:{digest.hexdigest()}:{schema.digest}"
-    folder = (cache or file_graph_cache()) / _cache_key(key)[:32]
-    kg = _read_cache(folder / "kg.pickle", key)
-    if kg is not None:
-        try:
-            problems = [Problem(**p) for p in json.loads((folder / "problems.json").read_bytes())]
-            os.utime(folder)  # recently used
-            return kg, problems, folder / "index"
-        except (OSError, ValueError, TypeError):
-            pass
-    kg, problems = read(path)
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(folder / "problems.json", json.dumps([p.to_dict() for p in problems]),
-                     durable=False)
-        _write_cache(folder / "kg.pickle", key, kg)
-        entries = sorted((e for e in folder.parent.iterdir() if e.is_dir() and not e.is_symlink()),
-                         key=lambda e: e.stat().st_mtime, reverse=True)
-        for old in entries[FILE_CACHE_ENTRIES:]:
-            shutil.rmtree(old, ignore_errors=True)
-    except (OSError, KgbuildError):  # a read-only home: no cache
-        return kg, problems, None
-    return kg, problems, folder / "index"
-
-
-def _read_cache(path: Path, key: str) -> KnowledgeGraph | None:
-    """The cached graph made for ``key``, or None when absent, unreadable, made from anything
-    else or damaged (its checksum is checked before unpickling)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            header = fh.readline(1024)
-            body = fh.read()
-        magic, made_for, digest = header.rstrip(b"\n").split(b" ")
-        if magic != CACHE_MAGIC or made_for.decode() != _cache_key(key) or \
-                hashlib.sha256(body).hexdigest().encode() != digest:
-            return None
-        kg = _unpickle(body)
-        return kg if isinstance(kg, KnowledgeGraph) else None
-    except Exception:  # a damaged cache is rebuilt, whatever unpickling it raises
-        return None
-    finally:
-        os.close(fd)
-
-
-def _unpickle(body: bytes):
-    with gc_paused():
-        return pickle.loads(body)
-
-
-def _write_cache(path: Path, key: str, kg: KnowledgeGraph) -> None:
-    """Replace the cache with ``kg`` (made for ``key``); skipped where it cannot be written."""
-    try:
-        body = pickle.dumps(kg, protocol=pickle.HIGHEST_PROTOCOL)
-        header = b" ".join([CACHE_MAGIC, _cache_key(key).encode(),
-                            hashlib.sha256(body).hexdigest().encode()]) + b"\n"
-        if path.parent.is_dir():
-            for old in path.parent.glob("kg*.pickle"):
-                old.unlink(missing_ok=True)
-        atomic_write(path, header + body)
-    except Exception:  # noqa: BLE001 - a read-only store or a full disk: no cache, no failure
-        pass
-
-
-def _cache_key(key: str) -> str:
-    return hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()
 
 
 def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[str, str] | None:

@@ -2,7 +2,8 @@
 
 Every command on a damaged store answers in one line naming the store and the way out (exit 2,
 no traceback); ``build --full`` rebuilds from the sources whatever state the store is in;
-reads work on a store nobody may write; a damaged or stale cache is rebuilt, never trusted.
+reads work on a store nobody may write; a damaged or stale read model or cache is made again,
+never trusted.
 The damage is generated here (truncated, zeroed, garbage, deleted files of the database and
 of the store's own bookkeeping), not kept in git.
 """
@@ -22,9 +23,8 @@ from conftest import FIXTURE_CATALOG, REPO, require
 
 from kgbuild.cli.main import main
 from kgbuild.errors import KgbuildError
-from kgbuild.graph.turtle import to_turtle
 from kgbuild.retrieve.embeddings import EmbeddingMatcher
-from kgbuild.store import graphstore
+from kgbuild.store import graphstore, modelfiles
 from kgbuild.store.graphstore import GraphStore
 
 CASES = REPO / "fixtures" / "retrieval" / "cases.yaml"
@@ -315,13 +315,13 @@ def _unprivileged():
 
 @pytest.fixture
 def readonly_store(built):
-    """A copy of the store, without caches, that its (unprivileged) reader cannot write."""
+    """A copy of the store, without its read model, that its (unprivileged) reader cannot write."""
     base = Path(tempfile.mkdtemp(prefix="kgbuild-ro-"))
     try:
         os.chmod(base, 0o755)
         store = base / "store"
         shutil.copytree(built[1], store)
-        for cache in ("cache", "adjacency", "embeddings"):
+        for cache in ("model", "embeddings"):
             shutil.rmtree(store / cache, ignore_errors=True)
         for p in [store, *store.rglob("*")]:
             mode = p.stat().st_mode
@@ -344,7 +344,7 @@ def test_read_only_store_can_be_read(built, readonly_store):
                            timeout=300)
         assert "Traceback" not in r.stderr, r.stderr
         assert r.returncode in (0, 1) and r.stdout == built[2][name], (name, r.stderr)
-    assert not (store / "cache").exists() and not (store / "adjacency").exists()
+    assert not (store / "model").exists()  # made in memory by each reader
     r = subprocess.run([*prefix, sys.executable, "-m", "kgbuild.cli", "build", str(FIXTURE_CATALOG),
                         "--store", str(store), "--no-validate"], capture_output=True, text=True,
                        cwd=base, env=env, timeout=300)
@@ -353,116 +353,70 @@ def test_read_only_store_can_be_read(built, readonly_store):
     assert len(r.stderr.strip().splitlines()) == 1
 
 
-def test_cache_folders_that_cannot_be_written(built, store):
-    """Simulated as root too: a file where each cache folder belongs."""
-    for cache in ("cache", "adjacency", "embeddings"):
+def test_folders_that_cannot_be_written(built, store):
+    """Simulated as root too: a file where the read model and the embeddings belong."""
+    for cache in ("model", "embeddings"):
         shutil.rmtree(store / cache, ignore_errors=True)
         (store / cache).write_text("in the way\n")
     for name in READS:
         r = read(name, store)
         assert r.exit_code in (0, 1) and r.output == built[2][name], (name, r.output)
-    assert all((store / c).read_text() == "in the way\n" for c in ("cache", "adjacency"))
+    assert (store / "model").read_text() == "in the way\n"
 
 
-def test_cache_writes_failing_never_fail_reads(built, store, monkeypatch, schema):
+def test_read_model_writes_failing_never_fail_reads(built, store, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
 
-    shutil.rmtree(store / "cache")
-    monkeypatch.setattr(graphstore, "atomic_write", refuse)
-    with GraphStore(store, schema, write=False) as s:
-        kg = s.knowledge_graph()
-    assert "api:default/payments-api" in kg.nodes
-    assert not list((store / "cache").glob("kg*.pickle"))
-    import kgbuild.retrieve.adjacency as adjacency
-    monkeypatch.setattr(adjacency, "atomic_write", refuse)
+    shutil.rmtree(store / "model")
+    monkeypatch.setattr(modelfiles, "save", refuse)
     assert read("traverse", store).output == built[2]["traverse"]
+    assert not (store / "model").exists()
 
 
-# -- caches ------------------------------------------------------------------------------------
-
-
-def _materialised(store, schema):
-    with GraphStore(store, schema, write=False) as s:
-        return to_turtle(s._materialise().triples(), schema)
-
-
-def _cached(store, schema):
-    with GraphStore(store, schema, write=False) as s:
-        return to_turtle(s.knowledge_graph().triples(), schema)
-
-
-@pytest.mark.parametrize("mode", ["half", "empty", "zero", "garbage", "header-only", "flipped"])
-def test_damaged_graph_cache_is_rebuilt(store, schema, mode):
-    truth = _cached(store, schema)
-    [cache] = (store / "cache").glob("kg*.pickle")
-    data = cache.read_bytes()
-    if mode == "header-only":
-        cache.write_bytes(data.split(b"\n", 1)[0] + b"\n")
-    elif mode == "flipped":  # one byte of the pickle changed: the checksum no longer matches
-        i = len(data) - 40
-        cache.write_bytes(data[:i] + bytes([data[i] ^ 0xFF]) + data[i + 1:])
-    else:
-        _damage_file(mode)(cache)
-    assert _cached(store, schema) == truth == _materialised(store, schema)
-    assert cache.read_bytes() == data or _cached(store, schema) == truth  # rewritten, valid
-
-
-def test_graph_cache_of_another_state_is_never_served(built, store, schema, tmp_path):
-    """A database rolled back (here: an old copy restored) and updated again reaches a state
-    whose counter equals a newer one's: the cache made for that newer state must not match."""
+def test_a_read_model_of_another_state_is_never_served(built, store, tmp_path):
+    """A database rolled back (here: an old copy restored) and updated again: the read model
+    made for the state it had before is not served for the state it has now."""
     cat = tmp_path / "cat"
     shutil.copytree(built[0], cat)
     snapshot = tmp_path / "snapshot"
     shutil.copytree(store, snapshot)
     web = cat / "components" / "web-shop.yaml"
     original = web.read_text()
+    walk = ["traverse", "--seed", "component:default/web-shop", "--hops", "1", "--store", store]
     web.write_text(original.replace("web-shop", "state-b-shop"))
     assert run("build", cat, "--store", store, "--timestamp", 0, "--no-validate").exit_code == 0
-    assert "state-b-shop" in _cached(store, schema)
-    newer_cache = next((store / "cache").glob("kg*.pickle")).read_bytes()
+    newer = tmp_path / "newer-model"
+    shutil.copytree(store / "model", newer)
     shutil.rmtree(database(store))
     shutil.copytree(database(snapshot), database(store))  # same identity, older content
     web.write_text(original.replace("web-shop", "state-c-shop"))
     assert run("build", cat, "--store", store, "--timestamp", 0, "--no-validate").exit_code == 0
-    (store / "cache").mkdir(exist_ok=True)
-    for name in ("cache",):  # the newer state's cache, under every name a cache could have
-        for p in (store / name).glob("kg*.pickle"):
-            p.write_bytes(newer_cache)
-    text = _cached(store, schema)
+    shutil.rmtree(store / "model")
+    shutil.copytree(newer, store / "model")  # the newer state's model in place
+    text = run(*[w.replace("web-shop", "state-c-shop") for w in map(str, walk)]).output
     assert "state-c-shop" in text and "state-b-shop" not in text
 
 
-@pytest.mark.parametrize("mode", ["half", "empty", "zero", "garbage", "folder", "other-graph",
-                                  "inconsistent"])
-def test_damaged_adjacency_cache_is_rebuilt(built, store, mode):
-    # an assertion filter walks the whole graph, whose adjacency index is cached
-    walk = [*READS["traverse"], "--min-confidence", "0", "--store", store]
-    expected = run(*walk).output
-    assert run(*walk).output == expected and "paths:" in expected
-    [npz] = (store / "adjacency").glob("adjacency-*.npz")
-    if mode == "folder":
-        npz.unlink()
-        npz.mkdir()
-    elif mode == "other-graph":  # a valid index of another graph under this graph's name
-        with np.load(npz) as z:
-            arrays = {k: z[k] for k in z.files}
-        arrays["fingerprint"] = np.array("0" * 64)
-        np.savez(npz.with_suffix(".tmp.npz"), **arrays)
-        npz.with_suffix(".tmp.npz").replace(npz)
-    elif mode == "inconsistent":  # the right fingerprint, arrays that would index past the end
-        with np.load(npz) as z:
-            arrays = {k: z[k] for k in z.files}
-        arrays["dst"] = arrays["dst"] + 10_000
-        np.savez(npz.with_suffix(".tmp.npz"), **arrays)
-        npz.with_suffix(".tmp.npz").replace(npz)
-    else:
-        _damage_file(mode)(npz)
-    r = run(*walk)
-    assert r.exit_code == 0 and r.output == expected, r.output
-    if mode != "folder":
-        with np.load(npz) as z:  # rewritten as a valid index
-            assert "fingerprint" in z.files and len(z["dst"]) and int(z["dst"].max()) < 10_000
+@pytest.mark.parametrize("mode", ["half", "empty", "zero", "garbage", "folder", "inconsistent"])
+def test_a_damaged_read_model_is_made_again(built, store, mode):
+    for walk in ([*READS["traverse"], "--store", store],  # by ID, and through a filter
+                 [*READS["traverse"], "--min-confidence", "0", "--store", store]):
+        expected = run(*walk).output
+        assert "paths:" in expected
+        folder = store / "model" / (store / "model" / "current").read_text()
+        npy = folder / "dst.npy"
+        if mode == "folder":
+            npy.unlink()
+            npy.mkdir()
+        elif mode == "inconsistent":  # arrays that would index past the end
+            np.save(npy, np.load(npy) + 10_000)
+        else:
+            _damage_file(mode)(npy)
+        r = run(*walk)
+        assert r.exit_code == 0 and r.output == expected, r.output
+        again = store / "model" / (store / "model" / "current").read_text()
+        assert again != folder and int(np.load(again / "dst.npy").max()) < 10_000
 
 
 class _FakeEmbeddings:

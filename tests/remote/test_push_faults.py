@@ -20,8 +20,7 @@ from kgbuild.graph.model import source_iri
 from kgbuild.remote import push as push_module
 from kgbuild.remote.push import BOOKKEEPING, push_store
 from kgbuild.remote.sparql import RemoteError, SparqlClient
-from kgbuild.retrieve.remote import remote_traverse
-from kgbuild.retrieve.traverse import TraversalSpec, Traverser
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser, open_traverser
 from kgbuild.schema.loader import load_schema
 from kgbuild.schema.namespaces import BASE
 from kgbuild.store.graphstore import MANIFEST_GRAPH, GraphStore
@@ -82,8 +81,8 @@ def local_walks(store) -> list[dict]:
 
 def remote_walks(url) -> list[dict]:
     with SparqlClient(url) as client:
-        return [remote_traverse(client, SCHEMA, spec, Principal.all_access()).to_dict()
-                for spec in SPECS]
+        walker = open_traverser(client, SCHEMA, Principal.all_access())
+        return [walker.run(spec).to_dict() for spec in SPECS]
 
 
 def edit(tmp_path, doc: str, old: str, new: str) -> None:

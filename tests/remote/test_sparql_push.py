@@ -14,8 +14,7 @@ from kgbuild.graph.access import Principal
 from kgbuild.graph.model import source_iri
 from kgbuild.remote.push import BOOKKEEPING, kgbuild_graphs
 from kgbuild.remote.sparql import Auth, SparqlClient
-from kgbuild.retrieve.remote import remote_traverse
-from kgbuild.retrieve.traverse import TraversalSpec, Traverser
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser, open_traverser
 from kgbuild.schema.loader import load_schema
 from kgbuild.schema.namespaces import NODES_GRAPH
 from kgbuild.store.graphstore import MANIFEST_GRAPH, GraphStore
@@ -142,7 +141,7 @@ def test_remote_traversal_equals_local(server, tmp_path):
             local = Traverser(kg, principal)
             for spec in SPECS:
                 want = local.run(spec).to_dict()
-                assert remote_traverse(client, SCHEMA, spec, principal).to_dict() == want
+                assert open_traverser(client, SCHEMA, principal).run(spec).to_dict() == want
     # the restricted principal sees less than everyone: the comparison covers access
     spec = SPECS[2]
     assert Traverser(kg, Principal()).run(spec).to_dict()["nodes"] != \

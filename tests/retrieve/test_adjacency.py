@@ -1,4 +1,5 @@
-"""The CSR adjacency index: ranking, the expand kernel against brute force, storing and caching."""
+"""The CSR adjacency index (kgbuild/store/adjacency.py): ranking; the expand kernel of the walks
+(kgbuild/retrieve/walk.py) against brute force; a graph's node numbering."""
 
 from __future__ import annotations
 
@@ -7,22 +8,27 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kgbuild import Assertion, KnowledgeGraph
-from kgbuild.retrieve.adjacency import AdjacencyIndex, cached_index
+from kgbuild.retrieve.walk import Walker
+from kgbuild.store.adjacency import AdjacencyIndex, csr_lists
+from kgbuild.store.readmodel import GraphModel
+from kgbuild.store.strings import Strings
 
 
-def small_index(edges, n, conf=None, rec=None):
+def small_index(edges, n, conf=None, rec=None) -> Walker:
     src, et, dst = (np.array(x, dtype=np.int64) for x in zip(*edges)) if edges else (np.zeros(0, int),) * 3
     m = len(edges)
-    return AdjacencyIndex.from_arrays(
-        [f"n{i:02d}" for i in range(n)], np.zeros(n, np.int16), ["T"], ["a", "b"], src, dst, et,
-        np.ones(m) if conf is None else np.array(conf), np.zeros(m, int) if rec is None else np.array(rec))
+    src, dst, et = src.astype(np.int32), dst.astype(np.int32), et.astype(np.int16)
+    lists = csr_lists(n, 2, src, dst, et, np.ones(m) if conf is None else np.array(conf),
+                      np.zeros(m, int) if rec is None else np.array(rec))
+    return Walker(AdjacencyIndex(Strings.of([f"n{i:02d}" for i in range(n)]),
+                                 np.zeros(n, np.int16), ["T"], ["a", "b"], src, dst, et, lists))
 
 
 def test_lists_are_ranked_by_confidence_recency_degree_then_id():
     # node 0 owns edges of type 0 to nodes 1..4; node 4 also has two extra edges (a hub)
     edges = [(0, 0, 1), (0, 0, 2), (0, 0, 3), (0, 0, 4), (5, 1, 4), (6, 1, 4), (0, 1, 1)]
     ix = small_index(edges, 7, conf=[0.5, 1, 1, 1, 1, 1, 1], rec=[9, 1, 5, 5, 0, 0, 0])
-    out = ix.lists[(0, 0)]
+    out = ix.index.lists[(0, 0)]
     assert out.nbr[out.indptr[0]:out.indptr[1]].tolist() == [3, 4, 2, 1]
     ent, cut = ix.expand(np.array([0]), [(0, 0)], cap=2)
     assert ent.nbr.tolist() == [3, 4] and cut.tolist() == [2]
@@ -87,26 +93,9 @@ def _kg(schema, extra=False) -> KnowledgeGraph:
     return kg
 
 
-def test_save_load_round_trip(tmp_path, schema):
-    ix = AdjacencyIndex.from_graph(_kg(schema, extra=True))
-    assert ix.node_ids == ["component:default/other", "component:default/süß", "group:default/t"]
+def test_a_graph_numbers_its_nodes_and_edge_ends_by_id(schema):
+    ix = GraphModel.of_graph(_kg(schema, extra=True)).index
+    assert list(ix.node_ids) == ["component:default/other", "component:default/süß",
+                                 "group:default/t"]
     assert ix.type_names[ix.node_type[0]] == ""  # only known as an edge endpoint
-    ix.save(tmp_path / "ix.npz")
-    back = AdjacencyIndex.load(tmp_path / "ix.npz")
-    assert back.node_ids == ix.node_ids and back.fingerprint == ix.fingerprint != ""
-    assert back.lists.keys() == ix.lists.keys()
-    for key, c in ix.lists.items():
-        for name in ("indptr", "nbr", "eid", "rank", "dir"):
-            assert np.array_equal(getattr(back.lists[key], name), getattr(c, name))
-
-
-def test_cache_is_keyed_by_fingerprint_and_survives_a_corrupt_file(tmp_path, schema):
-    first = cached_index(_kg(schema), tmp_path)
-    files = list(tmp_path.glob("adjacency-*.npz"))
-    assert len(files) == 1 and first.fingerprint[:32] in files[0].name
-    assert cached_index(_kg(schema), tmp_path).fingerprint == first.fingerprint
-    other = cached_index(_kg(schema, extra=True), tmp_path)
-    assert other.fingerprint != first.fingerprint and len(list(tmp_path.glob("*.npz"))) == 2
-    files[0].write_bytes(b"not an npz")
-    again = cached_index(_kg(schema), tmp_path)
-    assert again.fingerprint == first.fingerprint and again.node_ids == first.node_ids
+    assert ix.position("group:default/t") == 2 and ix.position("nope") is None

@@ -172,7 +172,7 @@ def test_a_new_generation_is_picked_up(tmp_path):
         f = catalog / "components" / "checkout-service.yaml"
         f.write_text(f.read_text().replace("dependsOn:", "dependsOn:\n    - component:payments-service", 1))
         build_graph([catalog], schema, store=tmp_path / "store", timestamp=0).store.close()
-        old = live.snapshot
+        old = live.current
         assert live.check() is True and live.reloads == 1
         after = c.post("/traverse", json=spec)
         assert "component:default/payments-service" in {n["id"] for n in after.json()["nodes"]}

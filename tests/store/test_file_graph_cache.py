@@ -1,4 +1,5 @@
-"""``traverse --graph FILE``: the file is read once per content, then served from the cache."""
+"""``traverse --graph FILE``: the file is read once per content, its read model then served
+from the cache."""
 
 import json
 import shutil
@@ -6,10 +7,10 @@ import shutil
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
-import kgbuild.io.rdffile as rdffile
-from kgbuild.project.pipeline import build
+import kgbuild.store.filemodel as filemodel
 from kgbuild.cli.main import main
-from kgbuild.store.graphstore import FILE_CACHE_ENTRIES, file_graph_cache
+from kgbuild.project.pipeline import build
+from kgbuild.store.filemodel import FILE_CACHE_ENTRIES, file_graph_cache
 
 SEED = "component:default/pricing-sdk"
 
@@ -25,14 +26,16 @@ def test_second_walk_reads_the_cache_and_a_changed_file_is_read_again(tmp_path, 
     graph = tmp_path / "g.ttl"
     build([FIXTURE_CATALOG], graph, store=None, timestamp=0, validate=False, resolve=False)
     reads = []
-    real = rdffile.load_graph
-    monkeypatch.setattr(rdffile, "load_graph", lambda p: reads.append(p) or real(p))
+    real = filemodel.load_graph
+    monkeypatch.setattr(filemodel, "load_graph", lambda p: reads.append(p) or real(p))
     first = walk(graph)
     assert len(reads) == 1 and json.loads(first.stdout)["nodes"]
     assert walk(graph).stdout == first.stdout and len(reads) == 1
     entry = next(file_graph_cache().iterdir())
-    assert (entry / "kg.pickle").is_file() and any(entry.glob("index/adjacency-*.npz"))
-    (entry / "kg.pickle").write_bytes(b"damaged")  # a damaged cache is rebuilt
+    model = entry / "model" / (entry / "model" / "current").read_text()
+    assert (model / "meta.json").is_file() and sorted(entry.iterdir()) == [
+        entry / "model", entry / "problems.json"]
+    (model / "src.npy").write_bytes(b"damaged")  # a damaged model is made again
     assert walk(graph).stdout == first.stdout and len(reads) == 2
     graph.write_text(graph.read_text().replace("pricing-sdk", "pricing-kit"))
     assert json.loads(walk(graph).stdout)["seeds"] == [] and len(reads) == 3

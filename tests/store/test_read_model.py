@@ -1,5 +1,6 @@
-"""The store's memory-mapped snapshot: the same traversals as the store's whole graph, kept
-current by applying each build's changes (equal to a snapshot made from scratch)."""
+"""The store's read model: the same traversals as the store's whole graph, kept current by each
+commit applying its change (equal to a model made from scratch), names and filters read from
+it (never the whole graph), views per label set, damage made good."""
 
 from __future__ import annotations
 
@@ -14,22 +15,18 @@ import numpy as np
 import pytest
 from conftest import CATALOGS, REPO
 
-from kgbuild.project.pipeline import build_graph
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
-from kgbuild.retrieve import snapshot as snapshot_module
-from kgbuild.retrieve.snapshot import (
-    MAX_VIEWS,
-    Strings,
-    apply_changes,
-    open_snapshot,
-    snapshot_tables,
-    tables_of,
-    view_key,
-)
-from kgbuild.retrieve.traverse import SnapshotTraverser, TraversalSpec, Traverser, store_traverser
+from kgbuild.project.pipeline import build_graph
+from kgbuild.retrieve.sources import OpenModel
+from kgbuild.retrieve.traverse import TraversalSpec, Traverser, open_traverser
 from kgbuild.schema.loader import load_schema
+from kgbuild.store import storemodel
 from kgbuild.store.graphstore import GraphStore
+from kgbuild.store.modelfiles import MAX_VIEWS
+from kgbuild.store.readmodel import view_key
+from kgbuild.store.splice import apply_changes
+from kgbuild.store.strings import Strings
 
 FIXTURE = REPO / "fixtures" / "catalog"
 SCHEMA = load_schema()
@@ -53,14 +50,26 @@ def _specs(ids: list[str]) -> list[TraversalSpec]:
                     TraversalSpec(seeds=[ids[0].upper()], hops=1)]
 
 
-def _assert_same(store: Path, principal: Principal, sample: int = 12) -> SnapshotTraverser:
-    """The snapshot's traversals == the whole graph's, and its tables == fresh ones."""
+def _saved(model) -> dict[str, np.ndarray]:
+    return {p.stem: np.load(p) for p in model.folder.glob("*.npy")}
+
+
+def _assert_equal_columns(model, arrays: dict, meta: dict, why=None) -> None:
+    saved = _saved(model)
+    assert saved.keys() == arrays.keys(), why
+    for name, a in arrays.items():
+        assert a.dtype == saved[name].dtype and np.array_equal(a, saved[name]), (name, why)
+    assert model.meta == meta, why
+
+
+def _assert_same(store: Path, principal: Principal, sample: int = 12) -> Traverser:
+    """The store's model == one made from the whole graph, and its traversals == those of
+    the whole graph in memory."""
     with GraphStore(store, SCHEMA, write=False) as st:
         kg = st.knowledge_graph()
-        fresh = snapshot_tables(kg, st)
-        assert tables_of(open_snapshot(st)) == fresh
-    walker = store_traverser(store, SCHEMA, principal)
-    assert isinstance(walker, SnapshotTraverser)
+        model = st.read_model()
+        _assert_equal_columns(model, *storemodel._whole(st, kg))
+    walker = open_traverser(store, SCHEMA, principal)
     reference = Traverser(kg, principal)
     ids = sorted(kg.nodes)
     for spec in _specs(ids[:: max(1, len(ids) // sample)]):
@@ -69,7 +78,7 @@ def _assert_same(store: Path, principal: Principal, sample: int = 12) -> Snapsho
 
 
 def _current_revision(store: Path) -> str | None:
-    root = store / "snapshot"
+    root = store / "model"
     if not (root / "current").exists():
         return None
     return json.loads((root / (root / "current").read_text() / "meta.json").read_text())["revision"]
@@ -104,7 +113,7 @@ def _edit(folder: Path, rng: random.Random) -> str:
     return f"{op} {path.name}"
 
 
-def test_snapshot_walks_like_the_whole_graph_and_follows_every_change(tmp_path):
+def test_the_model_walks_like_the_whole_graph_and_follows_every_change(tmp_path):
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
     _build(folder, store)
@@ -112,7 +121,7 @@ def test_snapshot_walks_like_the_whole_graph_and_follows_every_change(tmp_path):
     rng = random.Random(12)
     for _ in range(8):
         did = _edit(folder, rng)
-        _build(folder, store)  # refreshes the saved snapshot by applying the change
+        _build(folder, store)  # the commit brings the saved model up to date
         with GraphStore(store, SCHEMA, write=False) as st:
             assert _current_revision(store) == st.revision(), did
         _assert_same(store, Principal.all_access())
@@ -120,7 +129,7 @@ def test_snapshot_walks_like_the_whole_graph_and_follows_every_change(tmp_path):
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", ["backstage-demo", "janus-idp-backstage-showcase"])
-def test_snapshot_follows_changes_to_real_catalogs(tmp_path, name):
+def test_the_model_follows_changes_to_real_catalogs(tmp_path, name):
     folder, store = tmp_path / name, tmp_path / "store"
     shutil.copytree(CATALOGS / "backstage" / name, folder)
     _build(folder, store)
@@ -133,21 +142,20 @@ def test_snapshot_follows_changes_to_real_catalogs(tmp_path, name):
         with GraphStore(store, SCHEMA, write=False) as st:
             applied += _current_revision(store) == st.revision()
         _assert_same(store, Principal(), sample=20)
-    assert applied == 6  # every change applied to the saved snapshot, none rebuilt whole
+    assert applied == 6  # every change applied to the saved model, none made whole
 
 
 def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
     """Thirty builds of one to three random edits each (copies and deletions of files among
     them), at random times (new latest times, earlier and later ones): every change is applied
-    to the saved snapshot (never made from the whole graph), whose tables and files equal
-    those made from the whole graph after each build."""
+    to the saved model (never made from the whole graph), whose columns (the names table
+    among them) equal those made from the whole graph after each build."""
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
     _build(folder, store)
     whole = []
-    made = snapshot_module.snapshot_tables
-    monkeypatch.setattr(snapshot_module, "snapshot_tables",
-                        lambda kg, st: whole.append(1) or made(kg, st))
+    made = storemodel._whole
+    monkeypatch.setattr(storemodel, "_whole", lambda *a: whole.append(1) or made(*a))
     rng, widest = random.Random(7), 0
     for step in range(30):
         did = [_edit(folder, rng) for _ in range(rng.randint(1, 3))]
@@ -156,14 +164,9 @@ def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
         assert not whole, (step, did)
         with GraphStore(store, SCHEMA, write=False) as st:
             assert _current_revision(store) == st.revision()
-            fresh, snap = snapshot_tables(st.knowledge_graph(), st), open_snapshot(st)
-            assert tables_of(snap) == fresh, did
-            files = snapshot_module._arrays(fresh, SCHEMA)
-            saved = {p.stem: np.load(p) for p in snap.folder.glob("*.npy")}
-            assert saved.keys() == files.keys(), did
-            for name, a in files.items():
-                assert a.dtype == saved[name].dtype and np.array_equal(a, saved[name]), (name, did)
-            widest = max(widest, len(snap.times))
+            model = st.read_model()
+            _assert_equal_columns(model, *made(st, st.knowledge_graph()), did)
+            widest = max(widest, len(model.times))
     assert widest > 2  # (edges of several latest times, new ones among them)
     _assert_same(store, Principal.all_access())
 
@@ -181,7 +184,7 @@ def test_a_new_file_stating_edges_others_state_keeps_their_assertions(tmp_path):
     _assert_same(store, Principal.all_access())
 
 
-def test_restricted_principals_walk_a_snapshot_of_their_view(tmp_path, monkeypatch):
+def test_restricted_principals_walk_a_model_of_their_view(tmp_path, monkeypatch):
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
     _build(folder, store)  # payments is labelled pci
@@ -193,18 +196,18 @@ def test_restricted_principals_walk_a_snapshot_of_their_view(tmp_path, monkeypat
         Traverser(kg, Principal.all_access()).run(replace(spec)).to_dict()  # something is hidden
     for principal in (public, pci):
         walker = _assert_same(store, principal)  # == Traverser(whole graph, principal)
-        assert walker.snapshot.meta["view"] == view_key(principal)
-    views = store / "snapshot" / "views"
+        assert walker.model.view == view_key(principal)
+    views = store / "model" / "views"
     assert sorted(p.name for p in views.iterdir()) == sorted({view_key(public), view_key(pci)})
     with GraphStore(store, SCHEMA, write=False) as st:
-        with pytest.raises(ValueError):  # the unrestricted snapshot shows a public caller too much
-            SnapshotTraverser(open_snapshot(st), SCHEMA, public, lambda: None)
+        with pytest.raises(ValueError):  # the unrestricted model shows a public caller too much
+            OpenModel(st.read_model()).model(public)
         for other in (Principal.all_access(), pci):
             with pytest.raises(ValueError):  # a view serves its own label set only
-                SnapshotTraverser(open_snapshot(st, public), SCHEMA, other, lambda: None)
+                OpenModel(st.read_model(public)).model(other)
     with monkeypatch.context() as m:  # a saved view is opened, not made again
         m.setattr(GraphStore, "knowledge_graph", lambda self: pytest.fail("read whole"))
-        assert store_traverser(store, SCHEMA, public).run(replace(spec)).to_dict() == \
+        assert open_traverser(store, SCHEMA, public).run(replace(spec)).to_dict() == \
             Traverser(kg, public).run(replace(spec)).to_dict()
     rng = random.Random(5)
     for _ in range(3):  # a build drops every view (stale); the next call makes it again
@@ -213,29 +216,36 @@ def test_restricted_principals_walk_a_snapshot_of_their_view(tmp_path, monkeypat
         assert not views.exists()
         _assert_same(store, public)
     for i in range(MAX_VIEWS + 2):
-        store_traverser(store, SCHEMA, Principal.of(f"team-{i}"))
+        open_traverser(store, SCHEMA, Principal.of(f"team-{i}"))
     assert len(list(views.iterdir())) == MAX_VIEWS
 
 
-def test_names_questions_and_filters_walk_the_whole_graph(tmp_path):
-    store = tmp_path / "store"
-    _build(FIXTURE, store)
-    walker = store_traverser(store, SCHEMA, Principal.all_access())
+def test_names_questions_and_filters_read_the_model_not_the_whole_graph(tmp_path, monkeypatch):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    edited = folder / "components" / "pricing-sdk.yaml"
+    edited.write_text(edited.read_text().replace("name: pricing-sdk", "name: pricing-kit"))
+    _build(folder, store)  # (the names table spliced)
     with GraphStore(store, SCHEMA, write=False) as st:
         reference = Traverser(st.knowledge_graph(), Principal.all_access())
+    monkeypatch.setattr(GraphStore, "knowledge_graph", lambda self: pytest.fail("read whole"))
+    walker = open_traverser(store, SCHEMA, Principal.all_access())
     for spec in (TraversalSpec(names=["Payments API"], path="ownedBy:out/ownerOf:out"),
-                 TraversalSpec(question="Who owns Pricing SDK?", types=["Group"], shortest_path=True),
-                 TraversalSpec(seeds=["component:default/payments-service"], min_confidence=0.9)):
+                 TraversalSpec(names=["pricing kit", "Pricing SDK", "paymnets api"]),
+                 TraversalSpec(question="Who owns Pricing Kit?", types=["Group"], shortest_path=True),
+                 TraversalSpec(seeds=["component:default/payments-service"], min_confidence=0.9),
+                 TraversalSpec(seeds=["group:default/commerce-platform"],
+                               exclude_qualifiers=["dev,test"], extractors=["backstage"])):
         assert walker.run(replace(spec)).to_dict() == reference.run(replace(spec)).to_dict()
-    assert walker._full is not None  # (made on first use only)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "pointer", "fifo", "fifo-pointer"])
-def test_a_damaged_snapshot_is_made_again(tmp_path, damage):
+def test_a_damaged_model_is_made_again(tmp_path, damage):
     store = tmp_path / "store"
     _build(FIXTURE, store)
-    store_traverser(store, SCHEMA, Principal.all_access())
-    root = store / "snapshot"
+    open_traverser(store, SCHEMA, Principal.all_access())
+    root = store / "model"
     folder = root / (root / "current").read_text()
     if damage == "garbage":
         (folder / "src.npy").write_bytes(b"\x93NUMPY garbage")
@@ -257,23 +267,23 @@ def test_what_the_merge_cannot_reproduce_is_refused(tmp_path):
     store = tmp_path / "store"
     _build(FIXTURE, store)
     with GraphStore(store, SCHEMA, write=False) as st:
-        old = tables_of(open_snapshot(st))
+        old = st.read_model()
         for meta in ({"schema": "other"}, {"untyped": 1}, {"settings": {}},
                      {"revision": "another-database:1"}):
             assert apply_changes(replace(old, meta={**old.meta, **meta}), st, SCHEMA, [],
                                  set()) is None
 
 
-def test_a_snapshot_older_than_the_change_is_not_patched_with_it(tmp_path):
+def test_a_model_older_than_the_change_is_not_patched_with_it(tmp_path):
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
     _build(folder, store)
-    root = store / "snapshot"
+    root = store / "model"
     stale = root / (root / "current").read_text()
     shutil.copytree(stale, tmp_path / "stale")
     first = folder / "components" / "web-shop.yaml"
     first.write_text(first.read_text().replace("  name: ", "  description: one\n  name: ", 1))
-    _build(folder, store)  # (a change the stale snapshot never saw)
+    _build(folder, store)  # (a change the stale model never saw)
     shutil.copytree(tmp_path / "stale", stale)
     (root / "current").write_text(stale.name)
     last = folder / "components" / "pricing-sdk.yaml"
@@ -282,7 +292,7 @@ def test_a_snapshot_older_than_the_change_is_not_patched_with_it(tmp_path):
     _assert_same(store, Principal.all_access())
 
 
-def test_strings_find_and_index():
+def test_strings_find_and_index():  # (kgbuild/store/strings.py)
     items = sorted(["a", "ab", "b", "ü", ""])
     strings = Strings(*Strings.pack(items))
     assert list(strings) == items and strings[1] == items[1] and strings[-1] == items[-1]
@@ -297,7 +307,13 @@ def test_strings_splice():
     assert len(Strings(*strings.splice(np.zeros(0, dtype=np.int64), []))) == 0
 
 
-def test_traverse_cli_answers_from_the_snapshot(tmp_path, monkeypatch):
+def test_strings_changed():
+    strings = Strings.of(["a", "c", "e", "g"])
+    changed = Strings(*strings.changed({"c", "g"}, {"b", "d", "h", "0"}))
+    assert list(changed) == ["0", "a", "b", "d", "e", "h"]
+
+
+def test_traverse_cli_answers_from_the_model(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     store = tmp_path / "store"
@@ -306,23 +322,23 @@ def test_traverse_cli_answers_from_the_snapshot(tmp_path, monkeypatch):
             "component:default/payments-service", "--hops", "2", "--format", "json"]
     first = CliRunner().invoke(main, args)
     assert first.exit_code == 0, first.output
-    assert (store / "snapshot" / "current").exists()
+    assert (store / "model" / "current").exists()
     monkeypatch.setattr(GraphStore, "knowledge_graph", lambda self: pytest.fail("read whole"))
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 0 and again.output == first.output
 
 
-def test_a_no_change_build_leaves_the_snapshot_alone(tmp_path):
+def test_a_no_change_build_leaves_the_model_alone(tmp_path):
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
     _build(folder, store)  # the build made it
-    made = (store / "snapshot" / "current").read_text()
+    made = (store / "model" / "current").read_text()
     _build(folder, store)
-    assert (store / "snapshot" / "current").read_text() == made
-    assert sorted(p.name for p in (store / "snapshot").iterdir()) == ["current", made]
+    assert (store / "model" / "current").read_text() == made
+    assert sorted(p.name for p in (store / "model").iterdir()) == ["current", made]
 
 
-def test_a_full_rebuild_at_another_time_makes_a_whole_snapshot(tmp_path):
+def test_a_full_rebuild_at_another_time_makes_a_whole_model(tmp_path):
     store = tmp_path / "store"
     _build(FIXTURE, store)
     build_graph([FIXTURE], SCHEMA, store=store, full=True, timestamp=86400, validate=False,

@@ -1,0 +1,121 @@
+"""Where a traversal reads the graph: a small interface and its implementations.
+
+A :class:`GraphSource` gives the read model (:class:`~kgbuild.store.readmodel.GraphModel`)
+a principal may see: the whole graph's view, or (``per_spec``) the part one spec's walk can
+reach. The walk (:class:`~kgbuild.retrieve.traverse.Traverser`) is the same over each:
+
+* :class:`MemoryGraph`: a :class:`~kgbuild.graph.model.KnowledgeGraph` in memory, its
+  principal's view made into a model on first use;
+* :class:`GraphFile`: an RDF file, its model cached per content (:mod:`kgbuild.store.filemodel`);
+* :class:`StoreGraph`: a store's own read model (:mod:`kgbuild.store.storemodel`),
+  memory-mapped: a walk reads the pages it touches (:class:`OpenModel`: one already open);
+* :class:`~kgbuild.retrieve.remote.Endpoint`: a SPARQL server, the neighbourhood a spec walks
+  fetched and handed to the walk as a model in memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import Problem
+from ..graph.access import Principal, visible_graph
+from ..graph.model import KnowledgeGraph
+from ..store.filemodel import file_model, read_graph_file
+from ..store.graphstore import GraphStore
+from ..store.readmodel import GraphModel
+
+
+class GraphSource(Protocol):
+    """What a walk reads: :meth:`model` (with ``per_spec``, per spec)."""
+
+    per_spec: bool
+
+    def model(self, principal: Principal, spec=None) -> GraphModel:
+        """The read model ``principal`` may see (of the part ``spec`` walks, when
+        ``per_spec``; else of the whole graph)."""
+
+
+class MemoryGraph:
+    """A graph in memory; each principal's view made into a model once."""
+
+    per_spec = False
+
+    def __init__(self, kg: KnowledgeGraph):
+        self.kg = kg
+        self._models: dict[Principal, GraphModel] = {}
+
+    def model(self, principal: Principal, spec=None) -> GraphModel:
+        if principal not in self._models:
+            self._models[principal] = GraphModel.of_graph(visible_graph(self.kg, principal))
+        return self._models[principal]
+
+    def graph(self) -> KnowledgeGraph:
+        return self.kg
+
+
+class GraphFile:
+    """An RDF file (Turtle, N-Triples, ...); ``problems``: what reading it skipped;
+    ``folder``: its entry in the file cache, once read (None: not cached)."""
+
+    per_spec = False
+
+    def __init__(self, path: str | Path, schema):
+        self.path, self.schema = path, schema
+        self.problems: list[Problem] = []
+        self.folder: Path | None = None
+
+    def model(self, principal: Principal, spec=None) -> GraphModel:
+        model, self.problems, self.folder = file_model(self.path, self.schema, principal)
+        return model
+
+    def graph(self) -> KnowledgeGraph:
+        """The file's whole graph in memory (read again)."""
+        kg, self.problems = read_graph_file(self.path, self.schema)
+        return kg
+
+
+class StoreGraph:
+    """A store folder, read through its read model."""
+
+    per_spec = False
+
+    def __init__(self, path: str | Path, schema):
+        self.path, self.schema = path, schema
+
+    def model(self, principal: Principal, spec=None) -> GraphModel:
+        with GraphStore(self.path, self.schema, write=False) as store:
+            return store.read_model(principal)
+
+    def graph(self) -> KnowledgeGraph:
+        """The store's whole graph in memory (materialised from every quad)."""
+        with GraphStore(self.path, self.schema, write=False) as store:
+            return store.knowledge_graph()
+
+
+class OpenModel:
+    """A read model already open (a served generation's): it must serve the principal."""
+
+    per_spec = False
+
+    def __init__(self, model: GraphModel):
+        self._model = model
+
+    def model(self, principal: Principal, spec=None) -> GraphModel:
+        if not self._model.serves(principal):
+            raise ValueError("this read model shows more than the principal may see")
+        return self._model
+
+
+def source_of(graph, schema) -> GraphSource:
+    """The source of ``graph``: a source, a graph in memory, a store folder or a graph file
+    (a path), a SPARQL endpoint (a :class:`~kgbuild.remote.sparql.SparqlClient`)."""
+    if hasattr(graph, "model") and hasattr(graph, "per_spec"):
+        return graph
+    if isinstance(graph, KnowledgeGraph):
+        return MemoryGraph(graph)
+    if isinstance(graph, (str, Path)):
+        return StoreGraph(graph, schema) if Path(graph).is_dir() else GraphFile(graph, schema)
+    from .remote import Endpoint  # (a client: the SPARQL part is loaded only for one)
+
+    return Endpoint(graph, schema)

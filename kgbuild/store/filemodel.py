@@ -1,0 +1,123 @@
+"""Graph files (Turtle, N-Triples, ...) read for traversal and browsing, and their read models.
+
+A file's read model (:mod:`kgbuild.store.readmodel`) is saved once per content in the file
+cache, ``$XDG_CACHE_HOME/kgbuild/graphs/<digest>/`` (default ``~/.cache/kgbuild/graphs``),
+keyed by the file's path and content (SHA-256) and the schema, with the file's reading
+warnings beside it; the views of label sets beside it too, as in a store. At most
+:data:`FILE_CACHE_ENTRIES` files stay cached (the least recently used go); where the cache
+cannot be written the model is kept in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from ..errors import KgbuildError, Problem
+from ..graph.access import Principal, visible_graph
+from ..graph.model import KnowledgeGraph
+from ..graph.rdf import from_rdf
+from ..io.atomic import atomic_write
+from ..io.rdffile import load_graph
+from ..resolve.nametable import NAMES_FORMAT
+from .modelfiles import VIEWS, opened, prune
+from .readmodel import FORMAT, GraphModel, graph_tables, model_arrays, view_key, with_names
+
+FILE_CACHE_ENTRIES = 8  # graph files kept in the file cache (least recently used go)
+
+
+def file_graph_cache() -> Path:
+    """Where the read models of graph files are cached: ``$XDG_CACHE_HOME/kgbuild/graphs``
+    (default ``~/.cache/kgbuild/graphs``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "kgbuild" / "graphs"
+
+
+def read_graph_file(path: str | Path, schema) -> tuple[KnowledgeGraph, list[Problem]]:
+    """The graph of an RDF file and what reading it skipped."""
+    problems: list[Problem] = []
+    return from_rdf(load_graph(path), schema, problems, source=str(path)), problems
+
+
+def _columns(kg: KnowledgeGraph, meta: dict) -> tuple[dict, dict]:
+    tables = graph_tables(kg, meta)
+    return with_names(model_arrays(tables, kg.schema), tables.meta, kg.schema)
+
+
+def file_model(path: str | Path, schema, principal: Principal | None = None,
+               cache: Path | None = None) -> tuple[GraphModel, list[Problem], Path | None]:
+    """The read model of the graph file ``path`` that ``principal`` (public items only when
+    None) may see, the file's reading warnings (see the module's text) and its cache entry's
+    folder (None where there is none), where what else is cached for the file may go."""
+    principal = principal or Principal()
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        regular = False
+    if not regular:  # reading says what is wrong; a FIFO is never opened here
+        kg, problems = read_graph_file(path, schema)
+        return GraphModel.of_graph(visible_graph(kg, principal)), problems, None
+    digest = hashlib.sha256(str(Path(path).resolve()).encode("utf-8", "replace") + b"\0")
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    key = f"{FORMAT}:{NAMES_FORMAT}:file:{digest.hexdigest()}:{schema.digest}"
+    folder = (cache or file_graph_cache()) / hashlib.sha256(key.encode()).hexdigest()[:32]
+    read: list = []
+
+    def graph() -> KnowledgeGraph:
+        if not read:
+            read.append(read_graph_file(path, schema))
+        return read[0][0]
+
+    def fresh(model: GraphModel) -> bool:
+        return model.meta.get("file") == key
+
+    def whole() -> tuple[dict, dict]:
+        kg = graph()
+        return _columns(kg, {"file": key, "labelled": visible_graph(kg, Principal()) is not kg})
+
+    root = _entry(folder)
+    model = opened(root / "model" if root else None, schema, fresh, whole)
+    if not model.serves(principal):
+        view = view_key(principal)
+        model = opened(root / "model" / VIEWS / view if root else None, schema, fresh,
+                       lambda: _columns(visible_graph(graph(), principal),
+                                        {"file": key, "labelled": True, "view": view}))
+        if root is not None:
+            prune(root / "model" / VIEWS)
+    problems = read[0][1] if read else None
+    if root is not None:
+        try:
+            if problems is None:
+                problems = [Problem(**p) for p in json.loads((root / "problems.json").read_bytes())]
+            else:
+                atomic_write(root / "problems.json", json.dumps([p.to_dict() for p in problems]),
+                             durable=False)
+            os.utime(root)  # recently used
+            _bound(root.parent)
+        except (OSError, ValueError, TypeError, KgbuildError):
+            if problems is None:  # the warnings are lost: read the file again
+                problems = read_graph_file(path, schema)[1]
+    return model, problems or [], root
+
+
+def _entry(folder: Path) -> Path | None:
+    """The cache entry's folder, made if need be; None where the cache cannot be written."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder if folder.is_dir() and os.access(folder, os.W_OK) else None
+    except OSError:
+        return None
+
+
+def _bound(cache: Path) -> None:
+    """Keep the :data:`FILE_CACHE_ENTRIES` most recently used entries."""
+    entries = sorted((e for e in cache.iterdir() if e.is_dir() and not e.is_symlink()),
+                     key=lambda e: e.stat().st_mtime, reverse=True)
+    for old in entries[FILE_CACHE_ENTRIES:]:
+        shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,102 @@
+"""A read model on disk: one folder of ``.npy`` files and ``meta.json``, opened memory-mapped.
+
+Under a root folder, ``current`` names the model in use (``s-<random>/``); a new model is
+written beside it and ``current`` replaced atomically, so a reader opens the old one or the
+new one, never a part. The label sets' views live in ``views/<key>/``, each such a root, at
+most :data:`MAX_VIEWS` of them (the least recently made go). Anything missing, partial,
+damaged or of another format is made again, never trusted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ..resolve.nametable import NAMES_FORMAT
+from .readmodel import FORMAT, GraphModel, model_of
+
+VIEWS = "views"
+MAX_VIEWS = 4  # label sets whose views are kept
+
+
+def save(arrays: dict[str, np.ndarray], meta: dict, root: Path) -> Path:
+    """Write the columns ``arrays`` and ``meta`` as a new model folder under ``root`` and make
+    it the current one; earlier ones are removed. Returns the folder."""
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / f"s-{uuid.uuid4().hex[:16]}"
+    tmp = root / f".tmp-{folder.name}"
+    tmp.mkdir()
+    try:
+        for name, a in arrays.items():
+            np.save(tmp / f"{name}.npy", a, allow_pickle=False)
+        (tmp / "meta.json").write_text(json.dumps(meta, sort_keys=True))
+        os.replace(tmp, folder)
+        pointer = root / f".current-{folder.name}"
+        pointer.write_text(folder.name)
+        os.replace(pointer, root / "current")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    for old in root.iterdir():
+        if old.name.startswith("s-") and old.name != folder.name:
+            shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
+def load(folder: Path, schema) -> GraphModel:
+    """Open a saved model (columns memory-mapped); raises on anything incomplete."""
+    files = sorted(folder.glob("*.npy")) + [folder / "meta.json"]
+    if not all(p.is_file() for p in files):
+        raise ValueError("not a read model's regular files")
+    meta = json.loads((folder / "meta.json").read_text())
+    if meta.get("format") != FORMAT or meta.get("names") != NAMES_FORMAT:
+        raise ValueError("another read model format")
+    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in files[:-1]}
+    if "names_blob" not in arr:
+        raise ValueError("a read model without its names")
+    return model_of(arr, meta, schema, folder)
+
+
+def current(root: Path, schema) -> GraphModel | None:
+    """The saved model ``root/current`` names, or None (missing, partial or damaged)."""
+    try:
+        if not (root / "current").is_file():  # (a FIFO or device is never opened)
+            return None
+        name = (root / "current").read_text()[:100].strip()
+        if not name.startswith("s-") or "/" in name:
+            return None
+        return load(root / name, schema)
+    except Exception:  # noqa: BLE001 - missing, partial or damaged: made again
+        return None
+
+
+def opened(root: Path | None, schema, fresh: Callable[[GraphModel], bool],
+           make: Callable[[], tuple[dict, dict]]) -> GraphModel:
+    """The model saved under ``root`` when ``fresh(model)``, else ``make()``'s columns saved
+    there (kept in memory only where they cannot be written)."""
+    previous = current(root, schema) if root else None
+    if previous is not None and fresh(previous):
+        return previous
+    arrays, meta = make()
+    if root is not None:
+        try:
+            return load(save(arrays, meta, root), schema)
+        except OSError:
+            pass
+    return model_of(arrays, meta, schema)
+
+
+def prune(views: Path) -> None:
+    """Keep the :data:`MAX_VIEWS` most recently made views."""
+    try:
+        made = sorted(views.iterdir(), key=lambda p: (p / "current").stat().st_mtime
+                      if (p / "current").is_file() else 0, reverse=True)
+    except OSError:
+        return
+    for old in made[MAX_VIEWS:]:
+        shutil.rmtree(old, ignore_errors=True)

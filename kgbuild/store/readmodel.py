@@ -1,0 +1,347 @@
+"""A graph's read model: what traversal, name seeds, browsing and serving read, as arrays.
+
+A :class:`GraphModel` holds, for one graph (the store's, a principal's view of it, a graph
+file's, any graph in memory):
+
+* the node table: sorted IDs, labels, type codes, and per node a JSON record of its
+  attributes, aliases, access labels and defining documents (``info``; empty for a node only
+  known as an edge's end);
+* the edges, sorted by subject, type and object, with the ranked adjacency lists of
+  :mod:`kgbuild.store.adjacency`, and per edge a JSON record of its assertions (as traversal
+  outputs them) and the passages they cite, its best confidence, the code of its latest time
+  and the documents it comes from (8-byte name digests);
+* the names table of :mod:`kgbuild.resolve.nametable`: the resolver's index, one sorted
+  column of strings, so that a name is resolved by binary searches.
+
+Every column is a numpy array or a :class:`~kgbuild.store.strings.Strings` column; saved,
+they are ``.npy`` files opened memory-mapped (:mod:`kgbuild.store.modelfiles`), so a call
+reads the pages its walk or lookup touches. :func:`graph_tables` makes the tables of a
+:class:`~kgbuild.graph.model.KnowledgeGraph`; :meth:`GraphModel.of_graph` the model in memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..graph.model import KnowledgeGraph, Passage
+from ..resolve.nametable import NAMES_FORMAT, name_table, table_resolver
+from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists
+from .strings import Strings
+
+FORMAT = 3  # bump when the files change: older read models are made again
+_LISTS = ("indptr", "nbr", "eid", "rank")
+
+
+def assertion_dict(a) -> dict:
+    """An assertion as traversal outputs it (``passage``: the text chunk an LLM read it in)."""
+    out = {"source": a.source, "location": a.location, "evidence": a.evidence,
+           "extractor": a.extractor, "confidence": a.confidence, "generated_at": a.generated_at,
+           "qualifiers": sorted(a.qualifiers)}
+    if a.chunk:
+        out["passage"] = a.chunk
+    return out
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    """A node as the read model has it (``defined_in``: the graph's documents defining it)."""
+
+    id: str
+    label: str
+    type: str
+    attributes: dict[str, list[str]]
+    aliases: list[str]
+    access: list[str]
+    defined_in: list[str]
+
+    @property
+    def names(self) -> list[str]:
+        """The names the resolver knows it by besides its label: aliases and titles."""
+        return sorted({*self.aliases, *self.attributes.get("title", ())})
+
+
+@dataclass
+class Tables:
+    """Everything a read model holds, as plain Python values (:func:`graph_tables`)."""
+
+    meta: dict  # what it was made from; labelled graphs, documents, untyped edge count
+    ids: list[str]  # sorted: nodes and edge endpoints
+    labels: list[str]
+    types: list[str]  # "" for nodes only known as edge endpoints
+    info: list[str]  # JSON {"attributes", "aliases", "access", "docs"} or ""
+    edges: list[tuple[str, str, str]]  # sorted
+    records: list[bytes]  # JSON {"a": [[key, assertion]], "p": {passage: [text, doc, start, end]}}
+    conf: list[float]  # per edge: its best assertion's confidence (-1: none)
+    stamps: list[str]  # per edge: its latest assertion's time ("": none)
+    sources: list[bytes]  # per edge: its assertions' documents (sorted 8-byte name digests)
+
+
+def record_of(found: list, passages: dict) -> tuple[bytes, float, str, bytes]:
+    """An edge's record (``found``: ``[key, assertion dict]`` sorted by key), best confidence,
+    latest time and sources."""
+    return (json.dumps({"a": found, "p": passages}, sort_keys=True).encode(),
+            max((a["confidence"] for _, a in found), default=-1.0),
+            max((a["generated_at"] for _, a in found), default=""),
+            b"".join(sorted({digest(a["source"]) for _, a in found})))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def digest(document: str) -> bytes:
+    """A document's name as an edge's sources hold it."""
+    return hashlib.blake2b(document.encode(), digest_size=8).digest()
+
+
+def cite(a, passages: dict, cited: dict) -> None:
+    """Add the passage assertion ``a`` was read in (if any) to an edge record's ``cited``."""
+    p = passages.get(a.chunk) if a.chunk else None
+    if p is not None:
+        cited[p.id] = [p.text, p.document, p.start, p.end]
+
+
+def _graph_record(assertions, passages) -> tuple[bytes, float, str, bytes]:
+    cited: dict = {}
+    for a in assertions:
+        cite(a, passages, cited)
+    return record_of([[a.key, assertion_dict(a)] for a in assertions], cited)
+
+
+def node_info(node, docs: set[str]) -> str:
+    """A node's info record (``docs``: the graph's documents); "" for None."""
+    if node is None:
+        return ""
+    return json.dumps({"attributes": {k: sorted(v) for k, v in node.attributes.items()},
+                       "aliases": sorted(node.aliases), "access": sorted(node.access),
+                       "docs": sorted(d for d in node.defined_in if d in docs)}, sort_keys=True)
+
+
+def node_ids(kg: KnowledgeGraph, edges: dict) -> list[str]:
+    """The index's node numbering: the IDs of the graph's nodes and edge endpoints, sorted."""
+    return sorted(set(kg.nodes).union(*((s, o) for s, _, o in edges)))
+
+
+def graph_tables(kg: KnowledgeGraph, meta: dict | None = None) -> Tables:
+    """The tables of ``kg``; ``meta`` adds to what the graph says of itself (its documents and
+    edges without assertions)."""
+    edges = kg.edges()
+    ids = node_ids(kg, edges)
+    nodes, docs = kg.nodes, set(kg.documents)
+    per_edge = [_graph_record(assertions, kg.passages) for assertions in edges.values()]
+    meta = {**(meta or {}), "format": FORMAT, "documents": sorted(docs),
+            "untyped": len(kg.untyped_edges)}
+    return Tables(meta, ids,
+                  [nodes[i].label if i in nodes else i for i in ids],
+                  [nodes[i].type if i in nodes else "" for i in ids],
+                  [node_info(nodes.get(i), docs) for i in ids], list(edges),
+                  *([list(x) for x in zip(*per_edge)] if per_edge else ([], [], [], [])))
+
+
+def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
+    """The columns of tables ``t`` (the names table left to :func:`with_names`)."""
+    type_names, edge_types = code_names(schema)
+    tcode = {n: i for i, n in enumerate(type_names)}
+    ecode = {n: i for i, n in enumerate(edge_types)}
+    pos = {n: i for i, n in enumerate(t.ids)}
+    m = len(t.edges)
+    out = {"node_type": np.array([tcode[x] for x in t.types], dtype=np.int16),
+           "src": np.fromiter((pos[s] for s, _, _ in t.edges), dtype=np.int32, count=m),
+           "dst": np.fromiter((pos[o] for _, _, o in t.edges), dtype=np.int32, count=m),
+           "etype": np.fromiter((ecode[p] for _, p, _ in t.edges), dtype=np.int16, count=m),
+           "conf": np.asarray(t.conf, dtype=np.float64)}
+    times, recency = np.unique(np.array(t.stamps, dtype=str), return_inverse=True)
+    out["recency"] = recency.astype(np.int32)
+    for name, items in (("ids", t.ids), ("labels", t.labels), ("info", t.info),
+                        ("records", t.records), ("times", times.tolist()),
+                        ("sources", t.sources)):
+        out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
+    return with_lists(out, len(edge_types))
+
+
+def with_lists(out: dict[str, np.ndarray], edge_types: int) -> dict[str, np.ndarray]:
+    """``out`` (the node and edge columns) with the adjacency lists ranked from them."""
+    lists = csr_lists(len(out["node_type"]), edge_types, out["src"], out["dst"], out["etype"],
+                      out["conf"], out["recency"])
+    for (ty, d), c in lists.items():
+        for name in _LISTS:
+            out[f"l{ty}_{d}_{name}"] = getattr(c, name)
+    return out
+
+
+def with_names(out: dict[str, np.ndarray], meta: dict, schema) -> tuple[dict, dict]:
+    """``out`` and ``meta`` with the names table made from the node columns."""
+    model = model_of(out, meta, schema)
+    out = {**out}
+    out["names_blob"], out["names_ends"] = Strings.pack(name_table(model.entities(), schema))
+    return out, {**meta, "names": NAMES_FORMAT}
+
+
+def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> GraphModel:
+    """The model of columns ``arr``; raises ValueError when they do not fit together."""
+    def strings(name: str) -> Strings:
+        return Strings(arr[f"{name}_blob"], arr[f"{name}_ends"])
+
+    lists = {}
+    for name in arr:
+        if name.startswith("l") and name.endswith("_indptr"):
+            ty, d = (int(x) for x in name[1:].split("_")[:2])
+            if d not in (0, 1):
+                raise ValueError(f"bad list name {name!r}")
+            parts = [arr[f"l{ty}_{d}_{k}"] for k in _LISTS]
+            lists[(ty, d)] = Csr(*parts, np.full(len(parts[1]), d, dtype=np.int8))
+    index = AdjacencyIndex(strings("ids"), arr["node_type"], *code_names(schema), arr["src"],
+                           arr["dst"], arr["etype"], lists)
+    index.check()
+    names = strings("names") if "names_blob" in arr else None
+    model = GraphModel(folder, meta, schema, index, strings("labels"), strings("info"),
+                       strings("records"), strings("times"), arr["recency"], strings("sources"),
+                       arr["conf"], frozenset(meta["documents"]), names)
+    if not (len(model.labels) == len(model.info) == index.size
+            and len(model.records) == len(model.recency) == len(model.sources) == len(model.conf)
+            == len(index.src) and len(model.sources.blob) % 8 == 0
+            and int(model.recency.max(initial=-1)) < len(model.times)):
+        raise ValueError("inconsistent read model tables")
+    return model
+
+
+@dataclass
+class GraphModel:
+    """One graph's read model, saved (``folder``) or in memory (see the module's text)."""
+
+    folder: object  # a Path, or None in memory
+    meta: dict
+    schema: object
+    index: AdjacencyIndex
+    labels: Strings
+    info: Strings
+    records: Strings
+    times: Strings  # the edges' distinct latest times, sorted
+    recency: np.ndarray  # per edge: its latest time's position in ``times``
+    sources: Strings
+    conf: np.ndarray
+    documents: frozenset[str]
+    names: Strings | None = None  # (in memory: made on first use)
+
+    @classmethod
+    def of_graph(cls, kg: KnowledgeGraph, meta: dict | None = None) -> GraphModel:
+        """The read model of ``kg``, in memory."""
+        tables = graph_tables(kg, meta)
+        return model_of(model_arrays(tables, kg.schema), tables.meta, kg.schema)
+
+    @property
+    def labelled(self) -> bool:
+        """Whether anything in the graph carries an access label."""
+        return bool(self.meta.get("labelled"))
+
+    @property
+    def view(self) -> str | None:
+        """The label set this model is the view of (:func:`view_key`), or None."""
+        return self.meta.get("view")
+
+    def serves(self, principal) -> bool:
+        """Whether this model is what ``principal`` may see: the unrestricted one, when they
+        may see everything or nothing is labelled; a view, when they hold its labels."""
+        if self.view is None:
+            return principal.everyone or not self.labelled
+        return not principal.everyone and self.view == view_key(principal)
+
+    def record(self, eid: int) -> dict:
+        """Edge ``eid``'s assertions (``a``: ``[key, assertion]``) and cited passages (``p``)."""
+        return json.loads(self.records.raw(eid))
+
+    def passages(self, eid: int) -> dict[str, Passage]:
+        """The passages edge ``eid``'s assertions were read in."""
+        return {pid: Passage(pid, doc, start, end, text)
+                for pid, (text, doc, start, end) in self.record(eid)["p"].items()}
+
+    def edge(self, eid: int) -> tuple[str, str, str]:
+        """Edge ``eid`` as (subject, type, object)."""
+        ix = self.index
+        return (ix.node_ids[int(ix.src[eid])], ix.edge_types[int(ix.etype[eid])],
+                ix.node_ids[int(ix.dst[eid])])
+
+    def __contains__(self, node_id: str) -> bool:
+        """Whether the graph has a node with this ID (an edge's end only is none)."""
+        return self.brief(node_id) is not None
+
+    def brief(self, node_id: str) -> tuple[str, str] | None:
+        """A node's label and type (no JSON read), None when the graph has no such node."""
+        ix = self.index
+        pos = ix.position(node_id)
+        if pos is None or not self.info.ends[pos] - (self.info.ends[pos - 1] if pos else 0):
+            return None
+        return self.labels[pos], ix.type_names[ix.node_type[pos]]
+
+    def node(self, node_id: str) -> NodeInfo | None:
+        """The node with this ID, None when the graph has none (an edge's end only is none)."""
+        pos = self.index.position(node_id)
+        return None if pos is None else self.node_at(pos)
+
+    def node_at(self, pos: int) -> NodeInfo | None:
+        raw = self.info.raw(pos)
+        if not raw:
+            return None
+        info = json.loads(raw)
+        ix = self.index
+        return NodeInfo(ix.node_ids[pos], self.labels[pos], ix.type_names[ix.node_type[pos]],
+                        info["attributes"], info["aliases"], info["access"], info["docs"])
+
+    def nodes(self, type_codes: Sequence[int] | None = None):
+        """Every node (of the given type codes), in ID order."""
+        ix = self.index
+        typed = ix.node_type != ix.type_names.index("")
+        if type_codes is not None:
+            typed &= np.isin(ix.node_type, type_codes)
+        return (self.node_at(int(p)) for p in np.flatnonzero(typed))
+
+    def entities(self):
+        """``(ID, type, label, names)`` of every node, for the names table."""
+        return ((n.id, n.type, n.label, n.names) for n in self.nodes())
+
+    def entity(self, node_id: str) -> tuple[str, str, list[str]] | None:
+        """``(type, label, names)`` of a node, for a resolver over the names table."""
+        n = self.node(node_id)
+        return None if n is None else (n.type, n.label, n.names)
+
+    def resolver(self, registry=None):
+        """A resolver over this graph's nodes (:func:`~kgbuild.resolve.nametable.
+        table_resolver`): what ``Resolver.from_graph`` gives, reading what it looks up."""
+        if self.names is None:
+            self.names = Strings.of(name_table(self.entities(), self.schema))
+        return table_resolver(self.schema, self.names, self.entity, registry)
+
+
+def subgraph(model: GraphModel, edges: np.ndarray, records: Sequence[tuple]) -> GraphModel:
+    """``model`` in memory with only the edges numbered ``edges`` (ascending), each with its
+    new ``(record, confidence, time, sources)`` (:func:`record_of`); a node left with neither
+    a type nor an edge is dropped. The names table is the same."""
+    ix = model.index
+    edges = np.asarray(edges, dtype=np.int64)
+    src, dst = ix.src[edges], ix.dst[edges]
+    alive = ix.node_type != ix.type_names.index("")
+    alive[src] = alive[dst] = True
+    kept = np.flatnonzero(alive)
+    final = np.cumsum(alive) - 1
+    out = {"node_type": np.asarray(ix.node_type[kept]),
+           "src": final[src].astype(np.int32), "dst": final[dst].astype(np.int32),
+           "etype": np.asarray(ix.etype[edges]),
+           "conf": np.array([r[1] for r in records], dtype=np.float64)}
+    times, recency = np.unique(np.array([r[2] for r in records], dtype=str), return_inverse=True)
+    out["recency"] = recency.astype(np.int32)
+    for name, column in (("ids", ix.node_ids), ("labels", model.labels), ("info", model.info)):
+        out[f"{name}_blob"], out[f"{name}_ends"] = column.splice(kept, [])
+    for name, items in (("records", [r[0] for r in records]), ("times", times.tolist()),
+                        ("sources", [r[3] for r in records])):
+        out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
+    sub = model_of(with_lists(out, len(ix.edge_types)), model.meta, model.schema)
+    sub.names = model.names
+    return sub
+
+
+def view_key(principal) -> str:
+    """The name of the view of a principal's label set."""
+    return hashlib.sha256("\n".join(sorted(principal.labels)).encode()).hexdigest()[:16]
