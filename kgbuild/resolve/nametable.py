@@ -19,7 +19,9 @@ letter  fields                     what the in-memory index holds the same way
 The entries of an entity follow from its ID, type, label and names alone
 (:func:`entity_entries`); the rest from the keys that have an owner. So a change of a few
 entities is a few entries removed and added (:func:`table_changes`), found with lookups in
-the old table: nothing is read per entity of the whole graph.
+the old table: nothing is read per entity of the whole graph. A change of the entries or of
+the rules making them (normalisation, keys) bumps the read model's ``FORMAT``
+(:mod:`kgbuild.store.readmodel`), so saved tables are made again.
 """
 
 from __future__ import annotations
@@ -34,7 +36,6 @@ from .ecosystem import is_package_purl
 from .normalize import Normalizer, acronym, canonical_ref
 from .resolver import Resolver
 
-NAMES_FORMAT = 1  # bump when the entries or the rules making them change
 Entity = tuple[str, str, Sequence[str]]  # type, label, names (aliases and titles)
 
 

@@ -21,7 +21,6 @@ from typing import Protocol
 from ..errors import Problem
 from ..graph.access import Principal, visible_graph
 from ..graph.model import KnowledgeGraph
-from ..store.filemodel import file_model, read_graph_file
 from ..store.graphstore import GraphStore
 from ..store.readmodel import GraphModel
 
@@ -66,11 +65,15 @@ class GraphFile:
         self.folder: Path | None = None
 
     def model(self, principal: Principal, spec=None) -> GraphModel:
+        from ..store.filemodel import file_model  # (RDF parsers: only for a file)
+
         model, self.problems, self.folder = file_model(self.path, self.schema, principal)
         return model
 
     def graph(self) -> KnowledgeGraph:
         """The file's whole graph in memory (read again)."""
+        from ..store.filemodel import read_graph_file
+
         kg, self.problems = read_graph_file(self.path, self.schema)
         return kg
 

@@ -54,10 +54,8 @@ from ..store.adjacency import DIRECTIONS
 from ..store.readmodel import GraphModel
 from .context import context_pack, render_prompt, render_result
 from .diagnose import diagnose_path, leaving_edges
-from .embeddings import node_text
 from .filters import filtered_model
 from .paths import schema_steps
-from .seeds import SeedIndex
 from .sources import GraphSource, source_of
 from .spec import (
     SHORTEST_PATH_HOPS,
@@ -172,16 +170,18 @@ class _Reader:
     def __init__(self, model: GraphModel, root: _Reader | None = None):
         self.model, self.index, self.walker = model, model.index, Walker(model.index)
         self.root = root or self
-        self._seed_index: SeedIndex | None = None
+        self._seed_index = None
         self._resolver = None
         self._filtered: OrderedDict[tuple, _Reader] = OrderedDict()
         self._lock = threading.Lock()
 
     @property
-    def seed_index(self) -> SeedIndex:
-        """Reference keys of the visible node IDs, for ``seeds`` in any form (made on first
-        use: an exact ID needs none)."""
+    def seed_index(self):
+        """Reference keys of the visible node IDs (:class:`~kgbuild.retrieve.seeds.SeedIndex`),
+        for ``seeds`` in any form (made on first use: an exact ID needs none)."""
         if self._seed_index is None:
+            from .seeds import SeedIndex
+
             self._seed_index = SeedIndex(self.index.node_ids, self.model.schema)
         return self._seed_index
 
@@ -345,6 +345,8 @@ class _Reader:
                 else:
                     miss("question", m.status, m.candidates, mention=m.text, span=[m.start, m.end])
         if spec.question and spec.semantic and matcher is not None:
+            from .embeddings import node_text  # (its HTTP client only for semantic seeds)
+
             candidates = [(n.id, node_text(n.label, n.type,
                                            min(n.attributes.get("description", [""]))))
                           for n in self.model.nodes()]

@@ -23,7 +23,6 @@ from ..graph.model import KnowledgeGraph
 from ..graph.rdf import from_rdf
 from ..io.atomic import atomic_write
 from ..io.rdffile import load_graph
-from ..resolve.nametable import NAMES_FORMAT
 from .modelfiles import VIEWS, opened, prune
 from .readmodel import FORMAT, GraphModel, graph_tables, model_arrays, view_key, with_names
 
@@ -65,7 +64,7 @@ def file_model(path: str | Path, schema, principal: Principal | None = None,
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
-    key = f"{FORMAT}:{NAMES_FORMAT}:file:{digest.hexdigest()}:{schema.digest}"
+    key = f"{FORMAT}:file:{digest.hexdigest()}:{schema.digest}"
     folder = (cache or file_graph_cache()) / hashlib.sha256(key.encode()).hexdigest()[:32]
     read: list = []
 

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..resolve.nametable import NAMES_FORMAT
 from .readmodel import FORMAT, GraphModel, model_of
 
 VIEWS = "views"
@@ -54,7 +53,7 @@ def load(folder: Path, schema) -> GraphModel:
     if not all(p.is_file() for p in files):
         raise ValueError("not a read model's regular files")
     meta = json.loads((folder / "meta.json").read_text())
-    if meta.get("format") != FORMAT or meta.get("names") != NAMES_FORMAT:
+    if meta.get("format") != FORMAT:
         raise ValueError("another read model format")
     arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in files[:-1]}
     if "names_blob" not in arr:

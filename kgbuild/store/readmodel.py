@@ -30,11 +30,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..graph.model import KnowledgeGraph, Passage
-from ..resolve.nametable import NAMES_FORMAT, name_table, table_resolver
 from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists
 from .strings import Strings
 
-FORMAT = 3  # bump when the files change: older read models are made again
+FORMAT = 3  # bump when the files or the names table's rules change: older models are made again
 _LISTS = ("indptr", "nbr", "eid", "rank")
 
 
@@ -174,10 +173,12 @@ def with_lists(out: dict[str, np.ndarray], edge_types: int) -> dict[str, np.ndar
 
 def with_names(out: dict[str, np.ndarray], meta: dict, schema) -> tuple[dict, dict]:
     """``out`` and ``meta`` with the names table made from the node columns."""
+    from ..resolve.nametable import name_table  # (a walk by ID needs no resolver)
+
     model = model_of(out, meta, schema)
     out = {**out}
     out["names_blob"], out["names_ends"] = Strings.pack(name_table(model.entities(), schema))
-    return out, {**meta, "names": NAMES_FORMAT}
+    return out, meta
 
 
 def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> GraphModel:
@@ -310,6 +311,8 @@ class GraphModel:
     def resolver(self, registry=None):
         """A resolver over this graph's nodes (:func:`~kgbuild.resolve.nametable.
         table_resolver`): what ``Resolver.from_graph`` gives, reading what it looks up."""
+        from ..resolve.nametable import name_table, table_resolver
+
         if self.names is None:
             self.names = Strings.of(name_table(self.entities(), self.schema))
         return table_resolver(self.schema, self.names, self.entity, registry)

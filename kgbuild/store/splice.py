@@ -24,7 +24,6 @@ import numpy as np
 import pyoxigraph as ox
 
 from ..graph.model import id_from_iri, node_iri, source_iri
-from ..resolve.nametable import NAMES_FORMAT, table_changes
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
 from .readmodel import (
     FORMAT,
@@ -46,7 +45,7 @@ ACCESS = str(KG.accessLabel)
 
 def model_meta(store) -> dict:
     """What a model of the store is made from: its revision, schema and build settings."""
-    return {"format": FORMAT, "names": NAMES_FORMAT, "revision": store.revision(),
+    return {"format": FORMAT, "revision": store.revision(),
             "schema": store.schema.digest, "settings": store.settings()}
 
 
@@ -77,6 +76,7 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
     the changed documents' graphs used before the change, and the new content's
     (:func:`~kgbuild.validate.incremental.touched_terms`)."""
     from ..graph.rdf import from_quads
+    from ..resolve.nametable import table_changes
     from ..schema.importer import CATCH_ALL
 
     meta = model_meta(store)
