@@ -26,8 +26,8 @@ reached to lead on. On the two-hop visible set a second and third round change n
 score (its best path), added to its own base score, so a neighbour must still be about the
 question to rise. Measured against personalized PageRank over the same links on the visible set
 (``bench/passages_quality.py --ppr``: the same seeds as the personalization, passages ranked
-by PageRank as HippoRAG does): R@5 88.0 / 90.0 / 93.0 and all@5 76 / 80 / 86 at damping 0.3 /
-0.5 / 0.7, against the path scores' 96.0 / 92. Path scores are also exact, cheap and
+by PageRank as HippoRAG does): R@5 88.5 / 91.0 / 94.0 and all@5 77 / 82 / 88 at damping 0.3 /
+0.5 / 0.7, against the path scores' 97.0 / 94. Path scores are also exact, cheap and
 explainable (each passage says which seed and name brought it in).
 """
 

@@ -38,6 +38,7 @@ STORE_CHUNKS = "kgbuild:extract"  # the source of the store's text chunks (kgbui
 FOLDER = "passages"
 DATABASE = "passages.sqlite"
 SCHEMA_VERSION = "1"
+LINKER = "2"  # how mentions are found; another value relinks every passage on the next ingest
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -253,6 +254,10 @@ class PassageIndex:
             if chunks is not None:
                 self._ingest_passages(STORE_CHUNKS, STORE_CHUNKS, chunks, result.problems, result,
                                       touched)
+            if self.meta("linker") != LINKER:  # names and links made another way: anew
+                db.execute("DELETE FROM links")
+                db.execute("DELETE FROM names")
+                self._set_meta("linker", LINKER)
             new_names = self._update_names(catalog or {})
             self._relink(touched, new_names, result)
             catalog_changed = self._update_catalog(catalog or {})

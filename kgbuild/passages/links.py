@@ -3,9 +3,10 @@
 Names come from the corpus itself (each passage's title names its subject: a wiki-like
 corpus is its own catalog) and from the store's catalog (entity labels and aliases). They are
 matched all at once by an Aho-Corasick automaton (``pyahocorasick``: one pass over a text,
-whatever the number of names), case-insensitively, on word boundaries. A mention of a name
-that is written with capitals must itself have one (``Her``, a film, is not linked from
-"her"); a name that is a lone stop word or shorter than 3 characters links nothing.
+whatever the number of names), case-insensitively, on word boundaries, whatever punctuation separates its words ("Young, New South Wales").
+A mention of a title must be written with a capital or a digit (``Signs``, a film, is not
+linked from "signs"); a name that is a lone stop word or shorter than 3 characters links
+nothing.
 A trailing parenthetical in a title qualifies it (``Lilu (mythology)``) and is not part of the
 name.
 """
@@ -33,6 +34,23 @@ def fold(text: str) -> str:
     if len(low) != len(text):  # a few characters lowercase to two (U+0130)
         low = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
     return _NONWORD.sub(" ", low)
+
+
+def squeeze(folded: str) -> tuple[str, list[int] | None]:
+    """``folded`` with every run of spaces one space, and where each of its characters was
+    (None when nothing changed): a name written "Young, New South Wales" is the words
+    "young new south wales" whatever punctuation separates them."""
+    if "  " not in folded:
+        return folded, None
+    out, where = [], []
+    previous = ""
+    for i, c in enumerate(folded):
+        if c == " " and previous == " ":
+            continue
+        out.append(c)
+        where.append(i)
+        previous = c
+    return "".join(out), where
 
 
 def name_key(name: str, qualifier: bool = True) -> str | None:
@@ -66,12 +84,22 @@ class Linker:
         """``(name ID, start, end)`` of every mention in ``text`` (spans in ``text``)."""
         if not self.size or not text:
             return
-        folded = f" {fold(text)} "
-        for end, (nid, proper, length) in self._auto.iter(folded):
+        squeezed, where = squeeze(fold(text))
+        for end, (nid, proper, length) in self._auto.iter(f" {squeezed} "):
             start = end - length - 1  # ``end`` is the padded key's last space; minus the pad
-            if proper and not any(c.isupper() or c.isdigit() for c in text[start:start + length]):
+            if where is not None:
+                start, stop = where[start], where[start + length - 1] + 1
+            else:
+                stop = start + length
+            if proper and not _written_as_name(text[start:stop]):
                 continue
-            yield nid, start, start + length
+            yield nid, start, stop
+
+
+def _written_as_name(mention: str) -> bool:
+    """A proper name's mention has a capital or a digit ("Signs" names the film, "signs" is
+    a common noun)."""
+    return any(c.isupper() or c.isdigit() for c in mention)
 
 
 def link_all(linker: Linker, texts: Iterable[tuple[int, str]]) -> Iterator[tuple[int, int, int, int]]:
@@ -95,12 +123,11 @@ def candidate_keys(text: str, longest: int) -> Iterator[tuple[str, int, int]]:
     automaton of every name."""
     folded = fold(text)
     tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(folded)]
-    for i, (start, end) in enumerate(tokens):
+    for i, (start, _) in enumerate(tokens):
+        words = []
         for j in range(i, min(i + longest, len(tokens))):
-            if j > i and tokens[j][0] != tokens[j - 1][1] + 1:
-                break
-            end = tokens[j][1]
-            yield folded[start:end], start, end
+            words.append(folded[tokens[j][0]:tokens[j][1]])
+            yield " ".join(words), start, tokens[j][1]
 
 
 def find_by_lookup(text: str, lookup, longest: int) -> Iterator[tuple[int, int, int]]:
@@ -111,6 +138,6 @@ def find_by_lookup(text: str, lookup, longest: int) -> Iterator[tuple[int, int, 
     for key, start, end in sorted(spans, key=lambda x: (x[2], -len(x[0]))):
         if key in known:
             nid, proper = known[key]
-            if proper and not any(c.isupper() or c.isdigit() for c in text[start:end]):
+            if proper and not _written_as_name(text[start:end]):
                 continue
             yield nid, start, end

@@ -152,9 +152,12 @@ def test_looking_word_runs_up_finds_what_the_automaton_finds():
     from kgbuild.passages.links import Linker, find_by_lookup
 
     names = {"mara quill": (1, True), "tallinn": (2, True), "pricing sdk": (3, False),
-             "quill": (4, True), "blue harbor": (5, True)}
+             "quill": (4, True), "blue harbor": (5, True), "young new south wales": (6, True)}
     automaton = Linker(names)
     for text in ["Blue Harbor, by Mara Quill (born in Tallinn).", "the pricing-sdk and Pricing SDK",
-                 "mara quill in lower case; Quill alone", "Mara  Quill with two spaces", ""]:
-        looked_up = find_by_lookup(text, lambda keys: {k: names[k] for k in keys if k in names}, 2)
+                 "mara quill in lower case; Quill alone", "Mara  Quill with two spaces", "",
+                 "born in Young, New South Wales, in 1962"]:
+        looked_up = find_by_lookup(text, lambda keys: {k: names[k] for k in keys if k in names}, 4)
         assert sorted(looked_up) == sorted(automaton.find(text)), text
+    found = list(automaton.find("born in Young, New South Wales, in 1962"))
+    assert found == [(6, 8, 30)]  # the words, whatever punctuation separates them
