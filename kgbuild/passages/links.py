@@ -13,6 +13,7 @@ name.
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from typing import Callable, Iterable, Iterator
@@ -24,6 +25,7 @@ from .lexical import STOPWORDS
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 _NONWORD = re.compile(r"[\W_]", re.UNICODE)
 _SPACES = re.compile(r"\s+")
+_RUNS = re.compile(r" {2,}")
 MIN_NAME = 3
 
 
@@ -36,21 +38,29 @@ def fold(text: str) -> str:
     return _NONWORD.sub(" ", low)
 
 
-def squeeze(folded: str) -> tuple[str, list[int] | None]:
-    """``folded`` with every run of spaces one space, and where each of its characters was
-    (None when nothing changed): a name written "Young, New South Wales" is the words
+def squeeze(folded: str) -> tuple[str, "Positions | None"]:
+    """``folded`` with every run of spaces one space, and where its characters were (None
+    when nothing changed): a name written "Young, New South Wales" is the words
     "young new south wales" whatever punctuation separates them."""
     if "  " not in folded:
         return folded, None
-    out, where = [], []
-    previous = ""
-    for i, c in enumerate(folded):
-        if c == " " and previous == " ":
-            continue
-        out.append(c)
-        where.append(i)
-        previous = c
-    return "".join(out), where
+    starts, shifts, shift = [], [], 0
+    for m in _RUNS.finditer(folded):
+        starts.append(m.start() - shift + 1)  # squeezed index of the first shifted character
+        shift += m.end() - m.start() - 1
+        shifts.append(shift)
+    return _RUNS.sub(" ", folded), Positions(starts, shifts)
+
+
+class Positions:
+    """Where a squeezed text's characters were in the folded text."""
+
+    def __init__(self, starts: list[int], shifts: list[int]):
+        self.starts, self.shifts = starts, shifts
+
+    def __getitem__(self, i: int) -> int:
+        j = bisect.bisect_right(self.starts, i)
+        return i + (self.shifts[j - 1] if j else 0)
 
 
 def name_key(name: str, qualifier: bool = True) -> str | None:
