@@ -56,8 +56,8 @@ class Passage:
 def header(title: str, meta: dict) -> str:
     """The context header a passage is indexed with (never quoted as evidence): its title,
     then short metadata values (``section``, ``source``, a date: the document-level facts a
-    question may name but the passage's own text does not repeat). URLs, long values and
-    nested values are left out."""
+    question may name but the passage's own text does not repeat; an ISO date also in
+    words). URLs, long values and nested values are left out."""
     parts = [title] if title else []
     for key in sorted(meta):
         value = meta[key]
@@ -65,8 +65,22 @@ def header(title: str, meta: dict) -> str:
             continue
         text = str(value).strip()
         if text and len(text) <= MAX_META_VALUE and not _URL.match(text):
-            parts.append(f"{key}: {text}")
+            parts.append(f"{key}: {text}{_date_in_words(text)}")
     return "\n".join(parts)
+
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ][0-9:.+\-Z]*)?$")
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+
+
+def _date_in_words(text: str) -> str:
+    """An ISO date as people write it (" (October 5, 2023)"), or "": metadata stores dates
+    as 2023-10-05, questions say "October 5, 2023"."""
+    m = _ISO_DATE.match(text)
+    if not m or not 1 <= int(m.group(2)) <= 12 or not 1 <= int(m.group(3)) <= 31:
+        return ""
+    return f" ({MONTHS[int(m.group(2)) - 1]} {int(m.group(3))}, {m.group(1)})"
 
 
 def read_corpus(path: str | Path, problems: list[Problem]) -> Iterator[Passage]:

@@ -161,3 +161,14 @@ def test_looking_word_runs_up_finds_what_the_automaton_finds():
         assert sorted(looked_up) == sorted(automaton.find(text)), text
     found = list(automaton.find("born in Young, New South Wales, in 1962"))
     assert found == [(6, 8, 30)]  # the words, whatever punctuation separates them
+
+
+def test_the_header_carries_short_metadata_and_dates_in_words():
+    from kgbuild.passages.corpus import header
+
+    assert header("Apple unveils a phone", {
+        "source": "TechCrunch", "published_at": "2023-10-05T14:00:00+00:00",
+        "url": "https://example.org/a", "tags": ["x"], "body_length": 5000,
+        "summary": "a" * 200}) == ("Apple unveils a phone\nbody_length: 5000\n"
+                                   "published_at: 2023-10-05T14:00:00+00:00 (October 5, 2023)\n"
+                                   "source: TechCrunch")
