@@ -10,6 +10,10 @@ the corpus has none, and the answer says which:
    unknown name). A corpus that never mentions "Zorblatt Industries" cannot say what
    Zorblatt Industries reported. Measured on the visible set: 2 of 100 answerable questions
    name a word the corpus lacks, both typos the near-spelling check forgives.
+   In a batch of questions, a name that many of them use and the corpus lacks (at least
+   ``SHARED`` questions and 2 % of the batch: a news source the corpus keeps outside its
+   text, say) says how the corpus was written, not that each question is unanswerable: it
+   is left out of this step (:func:`shared_unknown`).
 2. **evidence** (``weak-evidence``): the question names no passage's title and neither
    signal stands out: the best dense score is less than ``min_dense_z`` standard
    deviations above the mean of the visible passages, and the best BM25 score less than
@@ -36,6 +40,8 @@ import numpy as np
 from .lexical import STOPWORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+SHARED = 3  # questions of a batch sharing an unknown name before it is the corpus's gap
+SHARED_SHARE = 0.02
 MIN_DENSE_Z = 4.5
 MIN_BM25_Z = 9.0
 CALIBRATED_AT = 994  # passages of the set the thresholds were calibrated on
@@ -68,6 +74,19 @@ def name_words(question: str) -> list[str]:
     return out
 
 
+def shared_unknown(questions: list[str], knows_word) -> set[str]:
+    """The names that at least :data:`SHARED` questions and 2 % of ``questions`` use and
+    ``knows_word`` does not know (see the module docstring)."""
+    if len(questions) < SHARED:
+        return set()
+    counts: dict[str, int] = {}
+    for q in questions:
+        for w in set(name_words(q)):
+            counts[w] = counts.get(w, 0) + 1
+    least = max(SHARED, math.ceil(SHARED_SHARE * len(questions)))
+    return {w for w, c in counts.items() if c >= least and not knows_word(w)}
+
+
 def decide(policy: AbstainPolicy, question: str, lexical_z: np.ndarray,
            dense_z: np.ndarray | None, has_seed: bool, retriever) -> dict | None:
     """None, or ``{step, reason, message, ...}`` saying which step found no evidence."""
@@ -76,7 +95,8 @@ def decide(policy: AbstainPolicy, question: str, lexical_z: np.ndarray,
     if retriever.n_visible == 0:
         return {"step": "corpus", "reason": "empty", "message": "no passage is visible"}
     if policy.unknown_names:
-        unknown = [w for w in name_words(question) if not retriever.knows_word(w)]
+        unknown = [w for w in name_words(question)
+                   if w not in retriever.shared_unknown and not retriever.knows_word(w)]
         if unknown:
             shown = ", ".join(repr(w) for w in unknown[:5])
             return {"step": "names", "reason": "unknown-name", "names": unknown,

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import InputError, KgbuildError
 from ..graph.access import Principal
-from .abstain import AbstainPolicy, decide
+from .abstain import AbstainPolicy, decide, shared_unknown
 from .dense import EmbeddingSettings, dense_matrix_for, embed_questions
 from .fuse import rrf, top, zscores
 from .graph import GraphParams, propagate, question_seeds, typed_steps
@@ -168,6 +168,8 @@ class PassageRetriever:
         self._linker: Linker | None = None
         self._lexical_db: sqlite3.Connection | None = None
         self._counts: dict[str, int] = {}  # document counts of question words (this view)
+        self._known: dict[str, bool] = {}  # question names the visible passages contain
+        self.shared_unknown: set[str] = set()  # names a batch's questions share, not known
 
     def close(self) -> None:
         if self._lexical_db is not None and self._lexical_db is not self.index.db:
@@ -251,6 +253,11 @@ class PassageRetriever:
     def knows_word(self, word: str) -> bool:
         """Whether some visible passage contains ``word`` (as the index stems it) or a near
         spelling of it (one edit up to 6 letters, two beyond)."""
+        if word not in self._known:
+            self._known[word] = self._knows(word)
+        return self._known[word]
+
+    def _knows(self, word: str) -> bool:
         db = self._lexical_connection()
         if db.execute("SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1",
                       ('"' + word.replace('"', '""') + '"',)).fetchone():
@@ -406,6 +413,8 @@ def retrieve(store: str | Path, questions: Iterable[Question | str], *, k: int =
                 retriever.matrix = None
                 retriever.notes.append(f"dense search off: the questions could not be embedded "
                                        f"({exc.message} [{exc.code}])")
+        if settings.abstain.enabled:
+            retriever.shared_unknown = shared_unknown([q.text for q in qs], retriever.knows_word)
         return [retriever.run(q, None if vectors is None else vectors[i]) for i, q in enumerate(qs)]
 
 

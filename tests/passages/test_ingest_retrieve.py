@@ -172,3 +172,15 @@ def test_the_header_carries_short_metadata_and_dates_in_words():
         "summary": "a" * 200}) == ("Apple unveils a phone\nbody_length: 5000\n"
                                    "published_at: 2023-10-05T14:00:00+00:00 (October 5, 2023)\n"
                                    "source: TechCrunch")
+
+
+def test_a_name_many_questions_share_and_the_corpus_lacks_is_no_reason_to_abstain(tmp_path):
+    store = tmp_path / "store"
+    ingest(store, [write_jsonl(tmp_path / "c.jsonl", CORPUS)])
+    asked = [Question(f"q{i}", f"According to Gazettia, who directed Blue Harbor? ({i})")
+             for i in range(3)] + [Question("z", "What did Zorblatt report about Blue Harbor?")]
+    answers = {r.id: r.abstain for r in retrieve(store, asked)}
+    assert [answers[f"q{i}"] for i in range(3)] == [None, None, None]  # the corpus's gap
+    assert answers["z"]["names"] == ["Zorblatt"]  # one question's unknown name
+    alone = retrieve(store, [asked[0]])[0].abstain
+    assert alone["names"] == ["Gazettia"]  # asked alone, nothing says it is a gap
