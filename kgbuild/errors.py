@@ -12,6 +12,7 @@ Each error carries a one-line message, the file and line it is about, and a ``co
     │   └── RefError              bad-ref
     ├── ServiceRefused            sparql-service
     ├── RemoteError               remote          (kgbuild.remote.sparql)
+    ├── CatalogError              backstage-api   (kgbuild.remote.backstage)
     └── ResponseTooLarge          too-large       (kgbuild.io.http)
 
 A :class:`Problem` is what a build reports and goes on: a located message with a code from
@@ -25,6 +26,9 @@ from dataclasses import dataclass
 
 CODES: dict[str, str] = {  # every code kgbuild uses -> what it means (README: Error codes)
     "ambiguous": "a name given for one node names several; give its ID",
+    "backstage-api": "a Backstage catalog API failed, could not be reached or answered no catalog",
+    "backstage-auth": "a Backstage catalog API refused the token (401, 403)",
+    "backstage-limit": "a Backstage catalog is over a limit (time, page size, entities, a loop)",
     "bad-access": "a passage's access labels are not labels",
     "bad-bom-entry": "a CycloneDX component or dependency entry cannot be read",
     "bad-chart": "a Helm Chart.yaml or one of its dependencies cannot be read",

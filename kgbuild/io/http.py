@@ -32,6 +32,9 @@ from .urls import redact_url
 PIECE = 1 << 20  # most bytes one decoding step produces
 _DEADLINE: ContextVar[float | None] = ContextVar("kgbuild_http_deadline", default=None)
 _KEY = "kgbuild.deadline"  # in a request's extensions (copied onto its redirects)
+# a request's own deadline, earlier than its client's bound (``time.monotonic()`` seconds):
+# ``client.get(url, extensions={DEADLINE: deadline})``, e.g. the rest of a paged listing's
+DEADLINE = _KEY
 
 
 class ResponseTooLarge(KgbuildError):

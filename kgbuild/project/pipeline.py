@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from ..errors import KgbuildError, Problem
 from ..extract import manifests as sources  # noqa: F401  (registers the extractors)
@@ -49,6 +49,9 @@ from ..validate.incremental import Touched, touched_terms, validate_changed
 from ..validate.validator import ValidationReport, validate_store
 from .validation import record_change
 
+if TYPE_CHECKING:
+    from ..remote.backstage import Catalog, CatalogSource
+
 Progress = Callable[[str, int, int], None]
 Phase = Callable[[str], None]  # told when a long phase starts: "storing", "validating", ...
 try:
@@ -72,6 +75,7 @@ class BuildResult:
     resolution: dict | None = None
     resolution_note: str | None = None
     output: str | None = None
+    catalogs: list[dict] = field(default_factory=list)  # Backstage catalogs read: base, entities, pages
     _graph: KnowledgeGraph | None = field(default=None, repr=False)
 
     @property
@@ -108,6 +112,7 @@ class BuildResult:
             "validation_note": self.validation_note,
             "resolution": self.resolution,
             "resolution_note": self.resolution_note,
+            "catalogs": self.catalogs,
         }
 
 
@@ -194,7 +199,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                  registry: Path | None = None, root: str | Path | None = None,
                  exclude: Sequence[str] = (), gitignore: bool = True,
                  prune: bool = False, extractors: Sequence[Extractor] | None = None,
-                 phase: Phase | None = None) -> BuildResult:
+                 phase: Phase | None = None, catalogs: Sequence[Catalog] = ()) -> BuildResult:
     """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
 
     A document whose content hash is unchanged is not read again; a changed or new one is
@@ -215,6 +220,11 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     calls an LLM, nor deletes what one extracted). A text run re-extracts a document when its
     content or its extractor's tag (model, prompts, chunking, schema) changed; it records no
     build settings (those describe the manifest documents).
+
+    ``catalogs`` (read by :func:`~kgbuild.remote.backstage.read_catalog`) are running
+    Backstages' catalogs: each entity a document, incremental by etag (see
+    :mod:`kgbuild.project.catalog`); an entity no longer listed is removed. Their documents
+    are never under ``paths``: a build without a catalog keeps them (unless ``prune``).
     """
     schema = store.schema
     seen: dict[str, str] = {}
@@ -241,7 +251,9 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         found_all.problems.append(Problem(
             "warning", "other-kind", f"kept: `kgbuild {'build' if kind == TEXT_KIND else 'extract'}` "
             f"extracted this document, this command does not read it", doc_id))
-    outside = set() if prune else {d for d in states if not in_scope(d, scope) and d not in found}
+    # (a catalog entity's document, an API URL, is never under a scanned path)
+    outside = set() if prune else {d for d in states if (not in_scope(d, scope) or "://" in d)
+                                   and d not in found}
     for doc_id in sorted(stale & outside):  # re-extract a stale document from where it was
         st = states[doc_id]
         if st.path and Path(st.path).is_file():
@@ -317,6 +329,19 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         done += 1
         if progress:
             progress(doc_id, done, total)
+    if catalogs:  # running Backstages' entities, one document each
+        from .catalog import sync_catalogs
+
+        synced = sync_catalogs(catalogs, store, states, redo=everything or full, stale=stale,
+                               ctx=ctx, access=access, registry=registry, canonical=canonical,
+                               timestamp=timestamp,
+                               deps_unchanged=lambda deps: _deps_unchanged(deps, seen))
+        updates.update(synced.updates)
+        names.update(synced.names)
+        for key, docs in synced.changes.items():
+            changes[key] += docs
+        files.update(dict.fromkeys(synced.present))
+        outside -= synced.owned
     kept = sorted(outside - set(files))  # outside the given paths and not reached by them
     changes["kept"] = kept
     changes["deleted"] = sorted(set(before) - set(files) - set(kept))
@@ -445,8 +470,8 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | str | Path | None = None,
                 registry: str | Path | None = None, resolve: bool | None = None,
                 root: str | Path | None = None, exclude: Sequence[str] = (),
-                gitignore: bool = True, prune: bool = False, phase: Phase | None = None
-                ) -> BuildResult:
+                gitignore: bool = True, prune: bool = False, phase: Phase | None = None,
+                backstage: Sequence[str | CatalogSource] = ()) -> BuildResult:
     """Discover, extract and store a graph from files and folders; SHACL-check it.
 
     ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
@@ -459,17 +484,24 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
     (its review queue is written to ``<store>/review-queue.json``). ``root``, ``exclude``,
     ``gitignore`` and ``prune``: see :func:`update_store` and :func:`~kgbuild.extract.discover.candidates`.
     ``phase`` is told when each long phase after extraction (``progress``) starts.
+    ``backstage``: running Backstages whose catalog API is read too, each entity a document
+    (a URL, its token from ``$BACKSTAGE_TOKEN``, or a
+    :class:`~kgbuild.remote.backstage.CatalogSource`); each is read in full before the store
+    is touched (:class:`~kgbuild.remote.backstage.CatalogError` otherwise, nothing changed).
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):
         access = load_access(access)
+    catalogs = read_catalogs(backstage, phase) if backstage else []
     graph_store = GraphStore(store, schema, rebuild=full)
     try:
         registry = Path(registry).resolve() if registry else default_registry(paths, root)
         result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
                               progress=progress, max_file_bytes=max_file_bytes, access=access,
                               registry=registry, root=root, exclude=exclude, gitignore=gitignore,
-                              prune=prune, phase=phase)
+                              prune=prune, phase=phase, catalogs=catalogs)
+        result.catalogs = [{"url": c.base, "entities": len(c.entities), "pages": c.pages,
+                            "endpoint": c.endpoint} for c in catalogs]
         queue = Path(store) / "review-queue.json" if store is not None else None
         if phase and resolve is not False:
             phase("resolving")
@@ -481,6 +513,18 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
         graph_store.close()
         raise
     return result
+
+
+def read_catalogs(urls: Sequence[str | CatalogSource], phase: Phase | None = None
+                  ) -> list[Catalog]:
+    """Every entity of each catalog (a URL: its token from ``$BACKSTAGE_TOKEN``)."""
+    from ..remote.backstage import TOKEN_ENV, CatalogSource, read_catalog
+
+    if phase:
+        phase("reading Backstage")
+    return [read_catalog(s if isinstance(s, CatalogSource)
+                         else CatalogSource(s, os.environ.get(TOKEN_ENV) or None))
+            for s in urls]
 
 
 def build(paths: Sequence[str | Path], output: str | Path, schema: Schema | str | Path | None = None,

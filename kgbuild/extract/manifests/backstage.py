@@ -5,11 +5,18 @@ Template processor: the field → relation table below, refs parsed by :mod:`kgb
 the field's default kind and the referencing entity's namespace. An entity Backstage would
 reject (invalid envelope, unknown kind, missing required spec field, a ref without kind where
 the field has no default) is reported with its file and line and yields nothing.
+
+The same entity read from a running Backstage's catalog API (:func:`extract_entity`: JSON,
+placeholders already resolved and Location targets already read by Backstage) goes through
+the same checks and gives the same relations, each located by the JSON pointer of the entry
+stating it instead of a line.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ...errors import DuplicateKeyError, InputError, KgbuildError, Problem, RefError
@@ -18,8 +25,8 @@ from ...io.text import brief, clip, file_kind, is_regular, read_text, resolved
 from ...io.yamlfile import YamlSource, YList, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .openapi import read_api_spec
-from .packages import input_problem
+from .openapi import parse_api_spec, read_api_spec
+from .packages import input_problem, json_pointer
 
 CORE_API = ("backstage.io/v1alpha1", "backstage.io/v1beta1")
 API_VERSIONS = {
@@ -77,9 +84,27 @@ _URL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 class Rejected(Exception):
     """Raised inside entity processing when Backstage would refuse the entity."""
 
-    def __init__(self, message: str, line: int):
+    def __init__(self, message: str, line: int | None):
         super().__init__(message)
         self.line = line
+
+
+@dataclass(frozen=True)
+class _File:
+    """Where an entity read from a file is: the file (placeholders and Location targets are
+    resolved against it) and its text (the quotes of entries)."""
+
+    src: SourceFile
+    text: YamlSource | None
+
+
+def _line(container: object, key: object) -> int | None:
+    """The line of ``key`` in a mapping or list read from YAML; None for JSON from the API."""
+    return container.line_of(key) if isinstance(container, (YMap, YList)) else None
+
+
+def _own_line(container: object) -> int | None:
+    return container.line if isinstance(container, (YMap, YList)) else None
 
 
 class BackstageExtractor:
@@ -118,55 +143,81 @@ class BackstageExtractor:
                                             "YAML document is not a mapping; not a catalog entity",
                                             src.doc_id, doc.line))
                 continue
-            try:
-                _entity(entity, src, ctx, doc.source, out)
-            except Rejected as exc:
-                out.problems.append(Problem("error", "rejected-entity", str(exc), src.doc_id, exc.line))
-            except KgbuildError as exc:  # e.g. a kind the chosen schema has no type for
-                out.problems.append(Problem("error", "schema-mismatch", exc.message, src.doc_id,
-                                            entity.line_of("kind")))
+            _read_entity(entity, src.doc_id, ctx, out, _File(src, doc.source))
         return out
 
 
-def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
-            out: Extraction) -> None:
+def extract_entity(entity: object, doc_id: str, ctx: Context) -> Extraction:
+    """One entity as a running Backstage's catalog API serves it (parsed JSON), as document
+    ``doc_id``: the checks and relations of :class:`BackstageExtractor` for the same entity
+    in a file. Backstage has already resolved its placeholders (an API's definition is its
+    text) and read its Location targets (their entities are served too), so nothing is
+    resolved or followed here; each record carries the JSON pointer of the entry stating it
+    (``/spec/dependsOn/2``), and no line."""
+    out = Extraction()
+    if not isinstance(entity, dict):
+        out.problems.append(Problem("error", "rejected-entity",
+                                    f"not a JSON object ({type(entity).__name__}); not a "
+                                    f"catalog entity", doc_id))
+        return out
+    _read_entity(entity, doc_id, ctx, out, None)
+    return out
+
+
+def _read_entity(entity: Mapping, doc_id: str, ctx: Context, out: Extraction,
+                 file: _File | None) -> None:
+    """One entity into ``out``, or the problem that makes Backstage refuse it."""
+    try:
+        _entity(entity, doc_id, ctx, out, file)
+    except Rejected as exc:
+        out.problems.append(Problem("error", "rejected-entity", str(exc), doc_id, exc.line))
+    except KgbuildError as exc:  # e.g. a kind the chosen schema has no type for
+        out.problems.append(Problem("error", "schema-mismatch", exc.message, doc_id,
+                                    _line(entity, "kind")))
+
+
+def _entity(e: Mapping, doc_id: str, ctx: Context, out: Extraction, file: _File | None) -> None:
+    """The checks and records of one entity: from a file (``file``: lines, quotes, local
+    placeholders and Location targets) or from the catalog API (``None``: JSON pointers)."""
     kind, api_version = e.get("kind"), e.get("apiVersion")
     meta = e.get("metadata")
     if not isinstance(api_version, str) or not _API_VERSION.match(api_version):
-        raise Rejected(f"apiVersion {brief(api_version)} is not of the form group/version", e.line_of("apiVersion"))
+        raise Rejected(f"apiVersion {brief(api_version)} is not of the form group/version", _line(e, "apiVersion"))
     if not is_valid_kind(kind):
-        raise Rejected(f"invalid kind {brief(kind)}", e.line_of("kind"))
+        raise Rejected(f"invalid kind {brief(kind)}", _line(e, "kind"))
     custom = kind not in API_VERSIONS and _custom_kind(kind, ctx)
     if kind not in API_VERSIONS and not custom:
         raise Rejected(f"unknown kind {brief(kind)}: no Backstage processor accepts it and schema "
                        f"{ctx.schema.name!r} has no such type (a project schema that extends "
-                       f"the bundled one can declare it)", e.line_of("kind"))
+                       f"the bundled one can declare it)", _line(e, "kind"))
     if not custom and api_version not in API_VERSIONS[kind]:
         raise Rejected(f"kind {kind} does not support apiVersion {brief(api_version)} "
-                       f"(expected {' or '.join(API_VERSIONS[kind])})", e.line_of("apiVersion"))
-    if not isinstance(meta, YMap):
-        raise Rejected("metadata is missing or not a mapping", e.line_of("metadata") if "metadata" in e else e.line)
+                       f"(expected {' or '.join(API_VERSIONS[kind])})", _line(e, "apiVersion"))
+    if not isinstance(meta, dict):
+        raise Rejected("metadata is missing or not a mapping", _line(e, "metadata") if "metadata" in e else _own_line(e))
     name, namespace = meta.get("name"), meta.get("namespace", "default")
     if not is_valid_name(name):
         raise Rejected(f"invalid metadata.name {brief(name)}: 1-63 characters of [a-zA-Z0-9] "
-                       f"separated by [-_.]", meta.line_of("name"))
+                       f"separated by [-_.]", _line(meta, "name"))
     if not is_valid_namespace(namespace):
-        raise Rejected(f"invalid metadata.namespace {brief(namespace)}", meta.line_of("namespace"))
+        raise Rejected(f"invalid metadata.namespace {brief(namespace)}", _line(meta, "namespace"))
     _check_metadata(meta)
     spec = e.get("spec", YMap())
     if kind != "Location" and not custom and "spec" not in e:
-        raise Rejected(f"{kind} {brief(name)} has no spec", e.line)
-    if not isinstance(spec, YMap):
-        raise Rejected("spec is not a mapping", e.line_of("spec"))
-    local_specs = _resolve_placeholders(spec, src, ctx, out)
+        raise Rejected(f"{kind} {brief(name)} has no spec", _own_line(e))
+    if not isinstance(spec, dict):
+        raise Rejected("spec is not a mapping", _line(e, "spec"))
+    local_specs = _resolve_placeholders(spec, file.src, ctx, out) if file else {}
     for field, typ in REQUIRED.get(kind, {}).items():
         if field not in spec:
-            raise Rejected(f"{kind} {brief(name)} is missing required spec.{field}", spec.line_of(field) if spec else e.line)
+            raise Rejected(f"{kind} {brief(name)} is missing required spec.{field}", _line(spec, field) if spec else _own_line(e))
         if not isinstance(spec[field], typ) or (typ is str and not spec[field]):
             what = "a non-empty string" if typ is str else "a list"
-            raise Rejected(f"spec.{field} of {kind} {brief(name)} must be {what}", spec.line_of(field))
+            raise Rejected(f"spec.{field} of {kind} {brief(name)} must be {what}", _line(spec, field))
     if kind == "Location":
-        _location(spec, src, ctx, out, name)
+        targets = _location_targets(spec, name)
+        if file:  # from the API: Backstage read the targets (it serves their entities)
+            _follow(targets, file.src, ctx, out, name)
 
     self_ref = parse_ref(f"{kind}:{namespace}/{name}")
     self_id = str(self_ref)
@@ -175,16 +226,18 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
         if field not in spec or spec[field] is None:
             continue
         values = spec[field]
-        if many and not isinstance(values, YList):
-            raise Rejected(f"spec.{field} must be a list of entity references", spec.line_of(field))
+        if many and not isinstance(values, list):
+            raise Rejected(f"spec.{field} must be a list of entity references", _line(spec, field))
         items = list(enumerate(values)) if many else [(field, values)]
         for index, value in items:
-            line = values.line_of(index) if many else spec.line_of(field)
+            line = _line(values, index) if many else _line(spec, field)
             try:
                 target = parse_ref(value, default_kind, namespace)
             except RefError as exc:
                 raise Rejected(f"spec.{field}: {exc}", line) from None
-            edges.append((relation, target, line, values if many else spec, index))
+            pointer = json_pointer("spec", field, index) if many else json_pointer("spec", field)
+            edges.append((relation, target, line, values if many else spec, index,
+                          (pointer, f"{field}: {value}")))
 
     access = _access_labels(meta)
     node_type = _node_type(kind, spec.get("type"), ctx)
@@ -196,15 +249,18 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
     if isinstance(profile, dict) and isinstance(profile.get("email"), str):
         attrs["email"] = profile["email"]
     if kind == "API" and "definition" in local_specs:
-        attrs.update(_spec_attributes(local_specs["definition"], src, ctx, out))
+        attrs.update(_spec_attributes(local_specs["definition"], file.src, ctx, out))
+    elif kind == "API" and file is None:
+        attrs.update(_definition_attributes(spec["definition"], doc_id, ctx))
     attrs = {k: v for k, v in attrs.items() if v and k in ctx.schema.attributes}
     label = meta.get("title") if isinstance(meta.get("title"), str) and meta.get("title") else name
     if isinstance(profile, dict) and isinstance(profile.get("displayName"), str) and not meta.get("title"):
         label = profile["displayName"]
-    out.nodes.append(NodeRecord(self_id, node_type, label, meta.line_of("name"), attributes=attrs,
+    out.nodes.append(NodeRecord(self_id, node_type, label, _line(meta, "name"),
+                                None if file else "/metadata/name", attributes=attrs,
                                 aliases=tuple(sorted({name, label} - {self_id})), access=access))
-    for relation, target, line, container, key in edges:
-        if out.full(src.doc_id, line):
+    for relation, target, line, container, key, (pointer, entry) in edges:
+        if out.full(doc_id, line):
             break
         try:
             target_type = ctx.schema.node_type(target.kind).name
@@ -212,14 +268,20 @@ def _entity(e: YMap, src: SourceFile, ctx: Context, text: YamlSource | None,
             out.problems.append(Problem("warning", "unknown-kind",
                                         f"{self_id}: relation {relation} to {target} skipped: kind "
                                         f"{brief(target.kind)} is not a type of schema {ctx.schema.name!r}",
-                                        src.doc_id, line))
+                                        doc_id, line))
             continue
         # the entry stating the relation (its line when it states nothing else), never a
-        # whole long line: one-line lists of thousands of refs stay linear
-        evidence = text.evidence(container, key) if text is not None else None
-        out.edges.append(EdgeRecord(self_id, relation, str(target), line=line, evidence=evidence,
-                                    subject_type=node_type, object_type=target_type,
-                                    object_label=target.name.lower(), access=access))
+        # whole long line: one-line lists of thousands of refs stay linear; from the API, the
+        # entry as a catalog file would write it, and its JSON pointer
+        if file is None:
+            evidence = entry
+        else:
+            evidence = file.text.evidence(container, key) if file.text is not None else None
+            pointer = None
+        out.edges.append(EdgeRecord(self_id, relation, str(target), line=line, pointer=pointer,
+                                    evidence=evidence, subject_type=node_type,
+                                    object_type=target_type, object_label=target.name.lower(),
+                                    access=access))
 
 
 def _custom_kind(kind: str, ctx: Context) -> bool:
@@ -238,23 +300,23 @@ def _node_type(kind: str, spec_type: object, ctx: Context) -> str:
     return ctx.schema.node_type(kind).name
 
 
-def _check_metadata(meta: YMap) -> None:
+def _check_metadata(meta: Mapping) -> None:
     for key in ("title", "description"):
         if key in meta and not isinstance(meta[key], str):
-            raise Rejected(f"metadata.{key} must be a string", meta.line_of(key))
+            raise Rejected(f"metadata.{key} must be a string", _line(meta, key))
     tags = meta.get("tags", [])
     if not isinstance(tags, list):
-        raise Rejected("metadata.tags must be a list", meta.line_of("tags"))
+        raise Rejected("metadata.tags must be a list", _line(meta, "tags"))
     for i, tag in enumerate(tags):
         if not (isinstance(tag, str) and 1 <= len(tag) <= 63 and _TAG.match(tag)):
             raise Rejected(f"invalid tag {brief(tag)}: lowercase [a-z0-9:+#] words joined by '-'",
-                           tags.line_of(i) if isinstance(tags, YList) else meta.line_of("tags"))
+                           tags.line_of(i) if isinstance(tags, YList) else _line(meta, "tags"))
     for field in ("labels", "annotations"):
         values = meta.get(field, {})
         if not isinstance(values, dict):
-            raise Rejected(f"metadata.{field} must be a mapping", meta.line_of(field))
+            raise Rejected(f"metadata.{field} must be a mapping", _line(meta, field))
         for key, value in values.items():
-            line = values.line_of(key) if isinstance(values, YMap) else meta.line_of(field)
+            line = values.line_of(key) if isinstance(values, YMap) else _line(meta, field)
             if not _valid_key(key):
                 raise Rejected(f"invalid metadata.{field} key {brief(key)}", line)
             if not isinstance(value, str):
@@ -272,7 +334,7 @@ def _valid_key(key: object) -> bool:
     return is_valid_name(name)
 
 
-def _access_labels(meta: YMap) -> frozenset[str]:
+def _access_labels(meta: Mapping) -> frozenset[str]:
     labels = set()
     for field in ("labels", "annotations"):
         value = (meta.get(field) or {}).get(ACCESS_KEY)
@@ -291,6 +353,18 @@ def _spec_attributes(path: Path, src: SourceFile, ctx: Context, out: Extraction)
         return attrs  # $text may hold any text: still a valid definition
     attrs.update({"version": spec["version"], "specVersion": spec["specVersion"]})
     return attrs
+
+
+def _definition_attributes(text: str, doc_id: str, ctx: Context) -> dict:
+    """Version and spec version of an API's definition as the catalog API serves it (the text
+    Backstage resolved its placeholder to); nothing when it is no OpenAPI/AsyncAPI spec."""
+    if len(text) > ctx.max_file_bytes:
+        return {}
+    try:
+        spec = parse_api_spec(text, doc_id, text.lstrip().startswith("{"))
+    except InputError:
+        return {}  # any text is a valid definition
+    return {"version": spec["version"], "specVersion": spec["specVersion"]}
 
 
 def _resolve_placeholders(value: object, src: SourceFile, ctx: Context, out: Extraction) -> dict[object, Path]:
@@ -353,17 +427,24 @@ def _not_a_file(path: Path) -> str:
     return f"is {file_kind(mode)}, not a regular file"
 
 
-def _location(spec: YMap, src: SourceFile, ctx: Context, out: Extraction, name: str) -> None:
-    targets: list[tuple[object, int]] = []
+def _location_targets(spec: Mapping, name: str) -> list[tuple[str, int | None]]:
+    """A Location's targets with their lines; refused unless each is a non-empty string."""
+    targets: list[tuple[object, int | None]] = []
     if "target" in spec:
-        targets.append((spec["target"], spec.line_of("target")))
+        targets.append((spec["target"], _line(spec, "target")))
     if "targets" in spec:
-        if not isinstance(spec["targets"], YList):
-            raise Rejected("spec.targets must be a list", spec.line_of("targets"))
-        targets += [(t, spec["targets"].line_of(i)) for i, t in enumerate(spec["targets"])]
+        if not isinstance(spec["targets"], list):
+            raise Rejected("spec.targets must be a list", _line(spec, "targets"))
+        targets += [(t, _line(spec["targets"], i)) for i, t in enumerate(spec["targets"])]
     for target, line in targets:
         if not isinstance(target, str) or not target:
             raise Rejected(f"Location {brief(name)}: target must be a non-empty string", line)
+    return targets
+
+
+def _follow(targets: list[tuple[str, int | None]], src: SourceFile, ctx: Context,
+            out: Extraction, name: str) -> None:
+    """Follow a Location file's targets inside the scanned root; report the others."""
     for target, line in targets:
         if _URL.match(target):
             out.problems.append(Problem("warning", "not-fetched",
