@@ -41,7 +41,7 @@ _MODULES = {  # module -> the names of __all__ it defines
     "retrieve.browse": "Browser",
     "retrieve.paths": "typed_paths",
     "retrieve.spec": "TraversalSpec",
-    "retrieve.traverse": "Traverser TraversalResult traverse open_traverser store_traverser",
+    "retrieve.traverse": "Traverser TraversalResult traverse open_traverser",
     "schema.importer": "import_ontology infer_schema SchemaDraft",
     "schema.loader": "load_schema parse_schema",
     "schema.model": "Schema",
@@ -79,7 +79,7 @@ __all__ = [
     "Resolver", "Resolution", "AliasRegistry",
     # retrieve and evaluate
     "Traverser", "TraversalSpec", "TraversalResult", "traverse", "typed_paths", "eval_retrieval",
-    "open_traverser", "store_traverser",
+    "open_traverser",
     # passage retrieval
     "ingest", "IngestResult", "retrieve", "Retrieved", "Question", "PassageRetriever",
     "RetrievalSettings", "EmbeddingSettings", "eval_passages",

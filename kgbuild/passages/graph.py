@@ -94,7 +94,7 @@ def question_seeds(model: ReadModel, names: list[int], visible: np.ndarray | Non
 def typed_steps(traverser, schema, model: ReadModel, names: list[int], principal,
                 cap: int) -> list[tuple[int, str, int]]:
     """One hop through the schema's typed edges from the catalog entities the question names
-    (the store's snapshot traverser, as the principal): ``(name index of a neighbour,
+    (a traversal of the store's read model, as the principal): ``(name index of a neighbour,
     predicate, name index it came from)``."""
     by_entity: dict[str, list[int]] = {}
     for k, entities in model.catalog.items():

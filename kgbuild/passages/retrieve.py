@@ -290,9 +290,9 @@ class PassageRetriever:
         if self.schema is None or not any(self.model.entities(k, self.principal) for k in names):
             return []
         if self._traverser is None:
-            from ..retrieve.traverse import store_traverser
+            from ..retrieve.traverse import open_traverser
 
-            self._traverser = store_traverser(self.store, self.schema, self.principal)
+            self._traverser = open_traverser(self.store, self.schema, self.principal)
         return typed_steps(self._traverser, self.schema, self.model, names, self.principal,
                            self.settings.graph.hub_cap)
 

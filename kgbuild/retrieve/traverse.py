@@ -95,7 +95,7 @@ class TraversalResult:
       ``no-path`` abstain of a walk carries ``diagnosis`` (:func:`~kgbuild.retrieve.diagnose.
       diagnose_path`): the failing step, what would match instead, the nearest partial walk.
     * ``context``: ``{items: [{id: "c1", kind: seed|evidence|passage|relation, node | edge: [s, p,
-      o], text, sources: [{source, location}]}], chars, abstain}`` (see :mod:`kgbuild.context`).
+      o], text, sources: [{source, location}]}], chars, abstain}`` (see :mod:`kgbuild.retrieve.context`).
     """
 
     mode: str
@@ -491,9 +491,3 @@ def open_traverser(graph, schema, principal: Principal | None = None, *, matcher
     :class:`~kgbuild.remote.sparql.SparqlClient`), a graph in memory, or any
     :class:`~kgbuild.retrieve.sources.GraphSource`."""
     return Traverser(source_of(graph, schema), principal, matcher=matcher, resolver=resolver)
-
-
-def store_traverser(store_path, schema, principal: Principal | None = None,
-                    matcher=None) -> Traverser:
-    """A traverser over the store at ``store_path``: :func:`open_traverser` of the folder."""
-    return open_traverser(store_path, schema, principal, matcher=matcher)
