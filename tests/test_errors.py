@@ -1,5 +1,5 @@
 """One error model: every code kgbuild uses is registered in ``kgbuild.errors.CODES`` and listed
-in the README, the exception tree drawn in ``kgbuild/errors.py`` is the real one, and no bare
+in docs/errors.md, the exception tree drawn in ``kgbuild/errors.py`` is the real one, and no bare
 ValueError or TypeError is raised on a user's input."""
 
 from __future__ import annotations
@@ -129,11 +129,11 @@ def codes_table() -> str:
 
 
 def test_the_readme_lists_every_code():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    readme = (REPO / "docs" / "errors.md").read_text(encoding="utf-8")
     match = re.search(r"^## Error codes[ \t]*\n(.*?)(?=^## |\Z)", readme, re.DOTALL | re.MULTILINE)
-    assert match, "README has no '## Error codes' section"
+    assert match, "docs/errors.md has no '## Error codes' section"
     table = "\n".join(line for line in match.group(1).splitlines() if line.startswith("|"))
-    assert table == codes_table(), "the README's Error codes table is not kgbuild.errors.CODES; " \
+    assert table == codes_table(), "the Error codes table of docs/errors.md is not kgbuild.errors.CODES; " \
         "replace it with:\n" + codes_table()
 
 

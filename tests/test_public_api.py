@@ -1,15 +1,15 @@
-"""The public surface stays in step with the README.
+"""The public surface stays in step with the docs (docs/python-api.md, docs/cli.md,
+docs/layout.md).
 
 Everything is read at test time: ``kgbuild.__all__``, the commands ``kgbuild --help`` lists
 (group by group), and the modules on disk. A new verb, command or module without its line in
-the README fails here, and so does a README line for something that no longer exists.
+the docs fails here, and so does a line for something that no longer exists.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
-import itertools
 import os
 import re
 from importlib.metadata import entry_points
@@ -21,14 +21,15 @@ from conftest import REPO
 
 import kgbuild
 
-README = (REPO / "README.md").read_text(encoding="utf-8")
-WORD = re.compile(r"[a-z][a-z0-9-]*")
+DOCS = REPO / "docs"
+PAGES = {"Python API": "python-api.md", "Layout": "layout.md"}
 
 
 def section(title: str) -> str:
-    """The text of the README's ``## title`` section, up to the next ``## `` heading."""
-    match = re.search(rf"^## {re.escape(title)}[ \t]*\n(.*?)(?=^## |\Z)", README, re.S | re.M)
-    assert match, f"README has no '## {title}' section"
+    """The text of the ``## title`` section of its docs page, up to the next ``## ``."""
+    text = (DOCS / PAGES[title]).read_text(encoding="utf-8")
+    match = re.search(rf"^## {re.escape(title)}[ \t]*\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    assert match, f"docs/{PAGES[title]} has no '## {title}' section"
     return match.group(1)
 
 
@@ -50,7 +51,7 @@ def test_all_names_exist_and_are_unique():
 def test_every_exported_name_is_documented_in_the_python_api_section():
     text = section("Python API")
     missing = [n for n in kgbuild.__all__ if not re.search(rf"(?<![\w.]){re.escape(n)}\b", text)]
-    assert not missing, f"in kgbuild.__all__ but not in the README's 'Python API': {missing}"
+    assert not missing, f"in kgbuild.__all__ but not in the 'Python API' of docs/python-api.md: {missing}"
 
 
 def _kgbuild_names_used(block: str) -> list[tuple[str, str]]:
@@ -90,7 +91,7 @@ def _resolve(dotted: str):
 
 def test_python_api_examples_name_only_what_exists():
     blocks = code_blocks(section("Python API"), "python")
-    assert blocks, "the README's 'Python API' section has no python code block"
+    assert blocks, "the 'Python API' of docs/python-api.md section has no python code block"
     used = [u for b in blocks for u in _kgbuild_names_used(b)]
     assert any(kind == "import" for kind, _ in used)
     broken = []
@@ -99,7 +100,7 @@ def test_python_api_examples_name_only_what_exists():
             _resolve(dotted)
         except (ImportError, AttributeError) as e:
             broken.append(f"{kind} {dotted}: {e}")
-    assert not broken, "the README's 'Python API' names what does not exist:\n" + "\n".join(broken)
+    assert not broken, "the 'Python API' of docs/python-api.md names what does not exist:\n" + "\n".join(broken)
 
 
 def test_python_api_examples_import_from_the_top_level():
@@ -116,9 +117,9 @@ def test_python_api_examples_run(tmp_path):
     namespace: dict = {"__name__": "readme"}
     for i, block in enumerate(code_blocks(section("Python API"), "python"), 1):
         try:
-            exec(compile(block, f"README.md 'Python API' block {i}", "exec"), namespace)
+            exec(compile(block, f"docs/python-api.md 'Python API' block {i}", "exec"), namespace)
         except Exception as e:  # noqa: BLE001 - report which block broke
-            pytest.fail(f"README 'Python API' block {i} fails: {type(e).__name__}: {e}")
+            pytest.fail(f"docs/python-api.md 'Python API' block {i} fails: {type(e).__name__}: {e}")
     assert (tmp_path / "graph.ttl").is_file()  # the examples did build
 
 
@@ -146,32 +147,21 @@ def _help_commands(cli, prefix: tuple[str, ...] = ()) -> set[str]:
     return set().union(*(_help_commands(cli, (*prefix, n)) for n in names))
 
 
-def _readme_cli_commands() -> set[str]:
-    """Commands in the first column of the README's CLI table; ``a\\|b`` lists alternatives."""
-    commands = set()
-    for row in section("CLI").splitlines():
-        if not row.startswith("| `kgbuild"):
-            continue
-        first = re.split(r"(?<!\\)\|", row)[1]
-        tokens = first.strip().strip("`").split()
-        words = []
-        for token in tokens[1:]:
-            alternatives = token.split("\\|")
-            if not all(WORD.fullmatch(a) for a in alternatives):
-                break
-            words.append(alternatives)
-        assert words, f"no command in README CLI row: {row}"
-        commands.update(" ".join(c) for c in itertools.product(*words))
-    return commands
+def _documented_commands() -> set[str]:
+    """The commands docs/cli.md has a section for (``## kgbuild schema show``; a group's own
+    section, ``## kgbuild schema``, is not a command)."""
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    sections = {m.strip() for m in re.findall(r"^#{2,4} kgbuild (.+)$", text, re.M)}
+    return {c for c in sections if not any(o.startswith(c + " ") for o in sections)}
 
 
-def test_readme_cli_table_lists_exactly_the_commands_of_kgbuild_help():
+def test_the_cli_reference_lists_exactly_the_commands_of_kgbuild_help():
     shown = _help_commands(_entry_point())
     assert {"build", "validate", "schema show"} <= shown  # the walk itself works
-    documented = _readme_cli_commands()
-    assert not shown - documented, f"commands missing from the README's CLI table: " \
+    documented = _documented_commands()
+    assert not shown - documented, f"commands missing from docs/cli.md: " \
                                    f"{sorted(shown - documented)}"
-    assert not documented - shown, f"README's CLI table lists commands kgbuild does not " \
+    assert not documented - shown, f"docs/cli.md lists commands kgbuild does not " \
                                    f"have: {sorted(documented - shown)}"
 
 
@@ -184,7 +174,7 @@ def test_entry_point_is_the_cli_group():
 
 def _layout_tree() -> set[str]:
     """Paths (``kgbuild/schema/loader.py``, ``kgbuild/extract/manifests/``) of the tree in
-    the README's Layout section; two spaces of indentation per level."""
+    docs/layout.md's Layout section; two spaces of indentation per level."""
     [block] = code_blocks(section("Layout"), "")
     paths, stack, inside = set(), [], False
     for line in block.splitlines():
@@ -221,6 +211,6 @@ def test_layout_section_lists_every_folder_and_module():
         actual.update(f"{rel}/{f}" for f in files
                       if f.endswith(".py") and f not in ("__init__.py", "__main__.py"))
     optional = {p for p in listed if p.endswith(("/__init__.py", "/__main__.py"))}
-    assert not actual - listed, f"missing from the README's Layout: {sorted(actual - listed)}"
+    assert not actual - listed, f"missing from docs/layout.md: {sorted(actual - listed)}"
     assert not listed - actual - optional, \
-        f"README's Layout lists what does not exist: {sorted(listed - actual - optional)}"
+        f"docs/layout.md lists what does not exist: {sorted(listed - actual - optional)}"

@@ -3,7 +3,7 @@
 Extractors never touch RDF or the graph: they read one source file and return plain
 records (nodes, edges in any declared direction, problems) with their location. The build
 pipeline resolves IDs, canonicalises edge direction through the schema and turns each edge
-record into an :class:`~kgbuild.model.Assertion`.
+record into an :class:`~kgbuild.graph.model.Assertion`.
 """
 
 from __future__ import annotations

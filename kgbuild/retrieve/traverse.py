@@ -95,7 +95,8 @@ class TraversalResult:
       ``no-path`` abstain of a walk carries ``diagnosis`` (:func:`~kgbuild.retrieve.diagnose.
       diagnose_path`): the failing step, what would match instead, the nearest partial walk.
     * ``context``: ``{items: [{id: "c1", kind: seed|evidence|passage|relation, node | edge: [s, p,
-      o], text, sources: [{source, location}]}], chars, abstain}`` (see :mod:`kgbuild.retrieve.context`).
+      o], text, sources: [{source, location}]}], chars, abstain}``
+      (see :mod:`kgbuild.retrieve.context`).
     """
 
     mode: str

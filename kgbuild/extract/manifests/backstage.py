@@ -1,8 +1,8 @@
 """Backstage catalog descriptor files (``catalog-info.yaml`` and friends).
 
 Same relation semantics as Backstage's ``BuiltinKindsEntityProcessor`` and the scaffolder's
-Template processor: the field → relation table below, refs parsed by :mod:`kgbuild.refs` with
-the field's default kind and the referencing entity's namespace. An entity Backstage would
+Template processor: the field → relation table below, refs parsed by :mod:`kgbuild.graph.refs`
+with the field's default kind and the referencing entity's namespace. An entity Backstage would
 reject (invalid envelope, unknown kind, missing required spec field, a ref without kind where
 the field has no default) is reported with its file and line and yields nothing.
 
