@@ -41,6 +41,11 @@ from .main import (
               help="Re-extract every document under SOURCES, not only changed ones.")
 @click.option("--prune", is_flag=True,
               help="Also remove the store's documents outside SOURCES (kept by default).")
+@click.option("--backstage", "backstage_urls", multiple=True, metavar="URL",
+              help="Also read a running Backstage's catalog through its API: the backend's base "
+                   "URL (e.g. http://localhost:7007), the token from $BACKSTAGE_TOKEN (or the "
+                   "project's [backstage] token_env). Each entity is a document, re-extracted "
+                   "when its etag changes. Repeatable.")
 @EXCLUDE
 @NO_GITIGNORE
 @ACCESS
@@ -57,11 +62,13 @@ from .main import (
               default=lambda: project().max_file_size, show_default="the project's, else 20",
               metavar="MIB", help="Skip (and report) source files larger than this many MiB.")
 @FORMAT
-def build(sources, output, schema_name, store_path, no_store, full, prune, excludes, no_gitignore,
-          access_file, validate, registry_path, resolve, timestamp, strict, max_file_size, fmt):
+def build(sources, output, schema_name, store_path, no_store, full, prune, backstage_urls,
+          excludes, no_gitignore, access_file, validate, registry_path, resolve, timestamp, strict,
+          max_file_size, fmt):
     """Extract a typed graph from SOURCES (files or folders) into the store; optionally Turtle.
 
-    Without SOURCES, the project's `sources` are built: the project is the folder of the
+    Without SOURCES (or --backstage), the project's `sources` are built (and its
+    [backstage] catalog, if it names one): the project is the folder of the
     nearest kgbuild.toml (or pyproject.toml with [tool.kgbuild]) from the working directory
     up, which also sets the schema, store, excludes, access and alias files (flags override
     it). Document IDs are paths relative to the project root. Building some sources into a
@@ -75,9 +82,15 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
     what deleted documents asserted. Bad inputs are reported with file and line and skipped;
     the build goes on.
 
+    --backstage URL reads a running Backstage's catalog API too (paged, bounded, read in
+    full before the store changes): each entity is a document whose ID is its API URL and
+    whose path is its origin location, with Backstage's relations as from its file; an
+    entity whose etag is unchanged is not re-extracted, one no longer listed is removed.
+
     \b
     Exit codes: 0 built (and conforms, when checked); 1 SHACL violations (or, with
-    --strict, rejected inputs); 2 usage or input error.
+    --strict, rejected inputs); 2 usage or input error, or a Backstage catalog that cannot
+    be read (nothing changed).
 
     \b
     Examples:
@@ -85,6 +98,7 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
       kgbuild build ../catalogs --schema my-schema.yaml --format json
       kgbuild build . --no-store -o graph.ttl
       kgbuild build                         # the project's sources (kgbuild.toml)
+      kgbuild build --backstage http://localhost:7007   # token in $BACKSTAGE_TOKEN
     """
     if no_store and not output:
         raise UsageError("--no-store builds in memory only: give -o FILE to keep the result")
@@ -92,12 +106,14 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
     if timestamp is None:
         _check_source_date_epoch()
     proj = project()
-    if not sources:
-        if not proj.sources:
+    backstage = list(backstage_urls)
+    if not sources and not backstage:
+        if not proj.sources and not proj.backstage:
             where = proj.config or f"{proj.root} (no kgbuild.toml or [tool.kgbuild] found)"
             raise UsageError(f"no SOURCES given and the project names none: pass files or "
-                             f"folders, or set sources in {where}")
+                             f"folders (or --backstage URL), or set sources in {where}")
         sources = [str(p) for p in proj.source_paths()]
+        backstage = [proj.backstage["url"]] if proj.backstage else []
     tty = fmt == "text" and sys.stderr.isatty()
     progress, phase = (_progress_bar(), _phase_line()) if tty else (None, None)
     kwargs = dict(store=None if no_store else store_path, full=full, validate=validate,
@@ -105,7 +121,7 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
                   max_file_bytes=max_file_size * 2**20,
                   registry=registry_path or proj.aliases_path(), resolve=resolve, root=proj.root,
                   exclude=[*proj.exclude, *excludes], gitignore=proj.gitignore and not no_gitignore,
-                  prune=prune, phase=phase)
+                  prune=prune, phase=phase, backstage=_catalogs(backstage, proj))
     _check_names([*sources, kwargs["store"], kwargs["access"], kwargs["registry"]], proj)
     from ..project.pipeline import build as build_file  # (the CLI loads lazily)
     from ..project.pipeline import build_graph
@@ -124,6 +140,24 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, exclu
         sys.exit(1)
     if strict and errors:
         sys.exit(1)
+
+
+def _catalogs(urls, proj) -> list:
+    """The Backstage catalogs to read: each URL checked now, the token and bounds from the
+    environment and the project's ``[backstage]`` table."""
+    if not urls:
+        return []
+    from ..remote.backstage import TOKEN_ENV, CatalogSource, catalog_base
+
+    settings = proj.backstage
+    env = settings.get("token_env", TOKEN_ENV)
+    bounds = {k: settings[k] for k in ("page_size", "max_entities", "timeout", "request_timeout")
+              if k in settings}
+    if "max_page_size" in settings:
+        bounds["max_page_bytes"] = settings["max_page_size"] << 20
+    for url in urls:
+        catalog_base(url)  # a usage error before anything is read
+    return [CatalogSource(url, os.environ.get(env) or None, env, **bounds) for url in urls]
 
 
 def _check_names(paths, proj) -> None:
@@ -185,6 +219,8 @@ def _render_build(s: dict, result) -> str:
                 if s["documents_kept"] else ""),
              "entities: " + (", ".join(f"{k} {v}" for k, v in s["entities_by_type"].items()) or "none"),
              "edges:    " + (", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items()) or "none")]
+    lines[1:1] = [f"backstage: {c['url']}: {c['entities']} entities read in {c['pages']} "
+                  f"page{'s' if c['pages'] != 1 else ''}" for c in s.get("catalogs") or ()]
     if result.problems:
         lines.append(f"problems ({len(result.problems)}):")
         lines.extend(f"  {p}" for p in result.problems)

@@ -24,6 +24,11 @@ override the file (and are relative to the working directory, as usual)::
     max_response_size = 32                 # MiB: the largest answer read
     mode = "chunk"                         # or "document"
     price = {input = 0.15, output = 0.60}  # US dollars per million tokens (cost estimate)
+
+    [backstage]                            # a running Backstage's catalog, also read by
+    url = "http://localhost:7007"          # `kgbuild build` (the backend's base URL)
+    token_env = "BACKSTAGE_TOKEN"          # the environment variable holding its token
+    timeout = 600                          # seconds for the whole listing; see BACKSTAGE_KEYS
 """
 
 from __future__ import annotations
@@ -37,7 +42,8 @@ from ..errors import InputError
 
 CONFIG_FILE = "kgbuild.toml"
 _TYPES = {"sources": list, "schema": str, "store": str, "exclude": list, "gitignore": bool,
-          "access": str, "aliases": str, "max_file_size": int, "llm": dict, "embeddings": dict}
+          "access": str, "aliases": str, "max_file_size": int, "llm": dict, "embeddings": dict,
+          "backstage": dict}
 # [embeddings]: passage retrieval's endpoint and models (kgbuild ingest, retrieve)
 EMBEDDINGS_KEYS = ("base_url", "model", "query_model", "passage_prefix", "query_prefix")
 # [llm]: key -> (type, low, high) for numbers, (str, allowed values or None) for text
@@ -48,6 +54,12 @@ LLM_KEYS: dict[str, tuple] = {
     "chunk_overlap": (int, 0, 500_000), "gleanings": (int, 0, 5), "max_retries": (int, 0, 10),
     "max_tokens": (int, 1, 1_000_000), "max_response_size": (int, 1, 1024),  # MiB
     "timeout": (float, 0.1, 3600.0), "temperature": (float, 0.0, 2.0), "price": (dict, None),
+}
+# [backstage]: a running Backstage's catalog API (kgbuild build; kgbuild.remote.backstage)
+BACKSTAGE_KEYS: dict[str, tuple] = {
+    "url": (str, None), "token_env": (str, None), "page_size": (int, 1, 10_000),
+    "max_entities": (int, 1, 100_000_000), "max_page_size": (int, 1, 4096),  # MiB
+    "timeout": (float, 1.0, 86_400.0), "request_timeout": (float, 0.1, 3600.0),
 }
 
 
@@ -67,6 +79,7 @@ class Project:
     max_file_size: int = 20
     llm: dict = field(default_factory=dict, hash=False, compare=False)  # the [llm] table, checked
     embeddings: dict = field(default_factory=dict, hash=False, compare=False)  # [embeddings]
+    backstage: dict = field(default_factory=dict, hash=False, compare=False)  # [backstage], checked
 
     def path(self, value: str) -> Path:
         """A path setting, relative to the project root."""
@@ -167,6 +180,11 @@ def load_project(path: str | Path) -> Project:
             value = _llm_table(value, text, str(path), (*prefix, "llm"))
         if key == "embeddings":
             value = _embeddings_table(value, text, str(path))
+        if key == "backstage":
+            value = _llm_table(value, text, str(path), (*prefix, "backstage"), BACKSTAGE_KEYS)
+            if "url" not in value:
+                raise InputError(f"{name}backstage needs url (the backend's base URL)",
+                                 str(path), line)
         values[key] = value
     return Project(path.parent, path, **values)
 
@@ -197,16 +215,18 @@ def _syntax_error(exc: tomllib.TOMLDecodeError, text: str, name: str) -> InputEr
     return InputError(f"TOML syntax error at column {column}: {reason}", name, line)
 
 
-def _llm_table(table: dict, text: str, name: str, where: tuple[str, ...]) -> dict:
-    """The ``[llm]`` table, every key and value checked (one located error otherwise)."""
+def _llm_table(table: dict, text: str, name: str, where: tuple[str, ...],
+               keys: dict[str, tuple] = LLM_KEYS) -> dict:
+    """The ``[llm]`` table (or another of ``keys``' form: ``[backstage]``), every key and
+    value checked (one located error otherwise)."""
     out: dict = {}
     for key, value in table.items():
         line = _line_of(text, (*where, key))
         full = ".".join((*where, key))  # as the file names it: llm.x, tool.kgbuild.llm.x
-        if key not in LLM_KEYS:
-            raise InputError(f"unknown setting {full} (known: {', '.join(sorted(LLM_KEYS))})",
+        if key not in keys:
+            raise InputError(f"unknown setting {full} (known: {', '.join(sorted(keys))})",
                              name, line)
-        spec = LLM_KEYS[key]
+        spec = keys[key]
         kind = spec[0]
         ok = isinstance(value, kind) and not isinstance(value, bool)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
