@@ -178,8 +178,10 @@ class CatalogApi:
         del self.entities[ref]
 
     def _sorted(self) -> list[dict]:
-        return [self.entities[r] for r in sorted(self.entities,
-                                                 key=lambda r: self.entities[r]["metadata"]["uid"])]
+        def uid(ref: str) -> str:
+            meta = self.entities[ref].get("metadata")
+            return str(meta.get("uid", ref)) if isinstance(meta, dict) else ref
+        return [self.entities[r] for r in sorted(self.entities, key=uid)]
 
     # -- requests ---------------------------------------------------------------------------
     def answer(self, path: str, query: dict, auth: str | None) -> tuple[int, bytes]:

@@ -48,6 +48,7 @@ MAX_PAGE_BYTES = 64 << 20
 TIMEOUT = 600.0  # seconds for the whole listing
 REQUEST_TIMEOUT = 120.0  # seconds for one page
 RETRIES = 2  # of a page after a 5xx answer or a connection error (within the deadline)
+BACKOFF = 0.5  # seconds before the first retry, doubled for the next
 VOLATILE = ("relations", "status")  # fields Backstage computes: not read by the extractor
 
 
@@ -310,7 +311,7 @@ class _Reader:
                 if resp.status_code < 500:
                     raise self._error(failure, path=path)
             if attempt < RETRIES:
-                time.sleep(min(0.5 * 2 ** attempt, max(self.deadline - time.monotonic(), 0)))
+                time.sleep(min(BACKOFF * 2 ** attempt, max(self.deadline - time.monotonic(), 0)))
         raise self._error(f"{failure} (after {RETRIES + 1} attempts)", path=path)
 
     def _refused(self, status: int) -> str:
