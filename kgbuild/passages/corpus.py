@@ -11,9 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Mapping, NamedTuple
 
 from ..errors import InputError, Problem
 
@@ -53,6 +53,15 @@ class Passage:
         return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
+class Unchanged(NamedTuple):
+    """A line whose digest the index already holds: its passage's ID, the line, the digest
+    (the line is not parsed again)."""
+
+    id: str
+    line: int
+    raw: str
+
+
 def header(title: str, meta: dict) -> str:
     """The context header a passage is indexed with (never quoted as evidence): its title,
     then short metadata values (``section``, ``source``, a date: the document-level facts a
@@ -83,9 +92,11 @@ def _date_in_words(text: str) -> str:
     return f" ({MONTHS[int(m.group(2)) - 1]} {int(m.group(3))}, {m.group(1)})"
 
 
-def read_corpus(path: str | Path, problems: list[Problem]) -> Iterator[Passage]:
+def read_corpus(path: str | Path, problems: list[Problem],
+                known: Mapping[str, str] | None = None) -> Iterator[Passage | Unchanged]:
     """The passages of one JSONL file, in file order; bad lines are appended to ``problems``
-    (at most :data:`MAX_PROBLEMS`, then one line counting the rest) and skipped."""
+    (at most :data:`MAX_PROBLEMS`, then one line counting the rest) and skipped. A line
+    whose digest ``known`` maps to a passage ID is not parsed: it is :class:`Unchanged`."""
     name = str(path)
     seen: dict[str, int] = {}
     dropped = 0
@@ -108,6 +119,12 @@ def read_corpus(path: str | Path, problems: list[Problem]) -> Iterator[Passage]:
                 continue
             if not raw.strip():
                 continue
+            digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()[:32]
+            pid = known.get(digest) if known else None
+            if pid is not None and pid not in seen:
+                seen[pid] = number
+                yield Unchanged(pid, number, digest)
+                continue
             try:
                 obj = json.loads(raw.decode("utf-8"))
             except UnicodeDecodeError as exc:
@@ -116,10 +133,9 @@ def read_corpus(path: str | Path, problems: list[Problem]) -> Iterator[Passage]:
             except json.JSONDecodeError as exc:
                 report(number, f"not JSON: {exc.msg} (column {exc.colno})", "json-syntax")
                 continue
-            passage = _passage(obj, name, number, report)
+            passage = _passage(obj, name, number, report, digest)
             if passage is None:
                 continue
-            passage = replace(passage, raw=hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()[:32])
             if passage.id in seen:
                 report(number, f"passage id {passage.id!r} repeats line {seen[passage.id]}",
                        "duplicate-id")
@@ -145,7 +161,7 @@ def _lines(handle) -> Iterator[bytes | None]:
         yield line
 
 
-def _passage(obj, name: str, line: int, report) -> Passage | None:
+def _passage(obj, name: str, line: int, report, digest: str = "") -> Passage | None:
     if not isinstance(obj, dict):
         report(line, f"a line must be a JSON object, not {type(obj).__name__}", "not-an-object")
         return None
@@ -186,4 +202,4 @@ def _passage(obj, name: str, line: int, report) -> Passage | None:
         except ValueError as exc:
             report(line, f"passage {pid!r}: {exc}", "bad-access")
             return None
-    return Passage(pid, title.strip(), text, name, line, meta, access)
+    return Passage(pid, title.strip(), text, name, line, meta, access, digest)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from ..errors import KgbuildError, Problem
-from .corpus import Passage, read_corpus
+from .corpus import Passage, Unchanged, read_corpus
 from .links import Linker, find_by_lookup, link_all, name_key
 
 Catalogued = tuple  # (proper: bool, [(entity ID, access labels)])
@@ -289,35 +289,45 @@ class PassageIndex:
         digest = hashlib.sha256()
         shown = os.path.relpath(path) if not path.is_absolute() else str(path)
         problems: list[Problem] = []
+        existing = self._existing(key)
+        known = {d: pid for pid, (_, d, _) in existing.items()}
 
-        def passages() -> Iterator[Passage]:
-            for p in read_corpus(path, problems):
-                digest.update(p.digest.encode())
+        def passages() -> Iterator[Passage | Unchanged]:
+            for p in read_corpus(path, problems, known):
+                digest.update(p.raw.encode())
                 yield p
 
-        self._ingest_passages(key, shown, passages(), problems, result, touched)
+        self._ingest_passages(key, shown, passages(), problems, result, touched, existing)
         db.execute("INSERT OR REPLACE INTO sources(path, size, mtime_ns, digest) VALUES(?,?,?,?)",
                    (key, st.st_size, st.st_mtime_ns, digest.hexdigest()[:32]))
         result.problems += [Problem(x.severity, x.code, x.message, shown, x.line) for x in problems]
 
-    def _ingest_passages(self, key: str, shown: str, passages: Iterable[Passage],
-                         problems: list[Problem], result: IngestResult, touched: set[int]) -> None:
+    def _existing(self, key: str) -> dict[str, tuple[int, str, int | None]]:
+        """The passages of one source: ID -> (rowid, digest, line)."""
+        return {pid: (rowid, digest, line) for rowid, pid, digest, line in self.db.execute(
+            "SELECT rowid, id, digest, line FROM passages WHERE source=?", (key,))}
+
+    def _ingest_passages(self, key: str, shown: str, passages: Iterable[Passage | Unchanged],
+                         problems: list[Problem], result: IngestResult, touched: set[int],
+                         existing: dict | None = None) -> None:
         """Bring the passages of one source (``key``) in line with ``passages``: changed
         ones re-indexed, new ones added, missing ones removed, the rest untouched."""
         db = self.db
-        existing = {pid: (rowid, digest) for rowid, pid, digest in db.execute(
-            "SELECT rowid, id, digest FROM passages WHERE source=?", (key,))}
+        existing = self._existing(key) if existing is None else existing
         seen: set[str] = set()
         for p in passages:
+            if p.id in existing and existing[p.id][1] == (
+                    p.raw if isinstance(p, Unchanged) else p.digest):
+                seen.add(p.id)
+                rowid, _, line = existing[p.id]
+                result.unchanged += 1
+                if line != p.line:
+                    db.execute("UPDATE passages SET line=? WHERE rowid=?", (p.line, rowid))
+                continue
             p = Passage(p.id, p.title, p.text, key, p.line, p.meta, p.access, p.raw)
             if p.id in existing:
                 seen.add(p.id)
-                rowid, old = existing[p.id]
-                if old == p.digest:
-                    result.unchanged += 1
-                    db.execute("UPDATE passages SET line=? WHERE rowid=? AND line IS NOT ?",
-                               (p.line, rowid, p.line))
-                    continue
+                rowid = existing[p.id][0]
                 self._delete_fts(rowid)
                 db.execute("UPDATE passages SET line=?, title=?, text=?, header=?, meta=?, access=?, "
                            "digest=?, ehash=?, title_key=? WHERE rowid=?",
@@ -339,7 +349,7 @@ class PassageIndex:
             self._insert_fts(cur.lastrowid, p)
             touched.add(cur.lastrowid)
             result.added += 1
-        for pid, (rowid, _) in existing.items():
+        for pid, (rowid, _, _) in existing.items():
             if pid not in seen:
                 self._delete_fts(rowid)
                 db.execute("DELETE FROM links WHERE passage=?", (rowid,))

@@ -184,3 +184,17 @@ def test_a_name_many_questions_share_and_the_corpus_lacks_is_no_reason_to_abstai
     assert answers["z"]["names"] == ["Zorblatt"]  # one question's unknown name
     alone = retrieve(store, [asked[0]])[0].abstain
     assert alone["names"] == ["Gazettia"]  # asked alone, nothing says it is a gap
+
+
+def test_unchanged_lines_are_not_parsed_again_but_keep_their_line(tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS[:3])
+    store = tmp_path / "store"
+    ingest(store, [corpus])
+    lines = corpus.read_text().splitlines(keepends=True)
+    corpus.write_text(json.dumps(CORPUS[3]) + "\n" + "".join(lines) + lines[0])  # moved, repeated
+    again = ingest(store, [corpus])
+    assert (again.added, again.unchanged, again.changed) == (1, 3, 0)
+    assert [(p.line, p.code) for p in again.problems] == [(5, "duplicate-id")]
+    with PassageIndex(store) as index:
+        assert dict(index.db.execute("SELECT id, line FROM passages")) == {
+            "p1": 2, "p2": 3, "p3": 4, "p4": 1}
