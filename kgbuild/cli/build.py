@@ -46,6 +46,10 @@ from .main import (
                    "URL (e.g. http://localhost:7007), the token from $BACKSTAGE_TOKEN (or the "
                    "project's [backstage] token_env). Each entity is a document, re-extracted "
                    "when its etag changes. Repeatable.")
+@click.option("--trust-project-url", is_flag=True, envvar="KGBUILD_TRUST_PROJECT_URL",
+              help="Send the Backstage token to the project file's backstage.url too "
+                   "($KGBUILD_TRUST_PROJECT_URL=1); by default only to a --backstage URL, so a "
+                   "checkout cannot point the token at its own host.")
 @EXCLUDE
 @NO_GITIGNORE
 @ACCESS
@@ -63,7 +67,7 @@ from .main import (
               metavar="MIB", help="Skip (and report) source files larger than this many MiB.")
 @FORMAT
 def build(sources, output, schema_name, store_path, no_store, full, prune, backstage_urls,
-          excludes, no_gitignore, access_file, validate, registry_path, resolve, timestamp, strict,
+          trust_project_url, excludes, no_gitignore, access_file, validate, registry_path, resolve, timestamp, strict,
           max_file_size, fmt):
     """Extract a typed graph from SOURCES (files or folders) into the store; optionally Turtle.
 
@@ -106,7 +110,7 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, backs
     if timestamp is None:
         _check_source_date_epoch()
     proj = project()
-    backstage = list(backstage_urls)
+    backstage, from_project = list(backstage_urls), False
     if not sources and not backstage:
         if not proj.sources and not proj.backstage:
             where = proj.config or f"{proj.root} (no kgbuild.toml or [tool.kgbuild] found)"
@@ -114,6 +118,7 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, backs
                              f"folders (or --backstage URL), or set sources in {where}")
         sources = [str(p) for p in proj.source_paths()]
         backstage = [proj.backstage["url"]] if proj.backstage else []
+        from_project = bool(backstage) and not trust_project_url
     tty = fmt == "text" and sys.stderr.isatty()
     progress, phase = (_progress_bar(), _phase_line()) if tty else (None, None)
     kwargs = dict(store=None if no_store else store_path, full=full, validate=validate,
@@ -121,7 +126,8 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, backs
                   max_file_bytes=max_file_size * 2**20,
                   registry=registry_path or proj.aliases_path(), resolve=resolve, root=proj.root,
                   exclude=[*proj.exclude, *excludes], gitignore=proj.gitignore and not no_gitignore,
-                  prune=prune, phase=phase, backstage=_catalogs(backstage, proj))
+                  prune=prune, phase=phase,
+                  backstage=_catalogs(backstage, proj, withhold=from_project))
     _check_names([*sources, kwargs["store"], kwargs["access"], kwargs["registry"]], proj)
     from ..project.pipeline import build as build_file  # (the CLI loads lazily)
     from ..project.pipeline import build_graph
@@ -142,11 +148,14 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, backs
         sys.exit(1)
 
 
-def _catalogs(urls, proj) -> list:
+def _catalogs(urls, proj, withhold: bool = False) -> list:
     """The Backstage catalogs to read: each URL checked now, the token and bounds from the
-    environment and the project's ``[backstage]`` table."""
+    environment and the project's ``[backstage]`` table; ``withhold``: the URL is the project
+    file's, not trusted, so no token is sent (a checkout must not learn it by naming its own
+    host; one warning line says so)."""
     if not urls:
         return []
+    from ..io.urls import redact_url
     from ..remote.backstage import TOKEN_ENV, CatalogSource, catalog_base
 
     settings = proj.backstage
@@ -157,7 +166,12 @@ def _catalogs(urls, proj) -> list:
         bounds["max_page_bytes"] = settings["max_page_size"] << 20
     for url in urls:
         catalog_base(url)  # a usage error before anything is read
-    return [CatalogSource(url, os.environ.get(env) or None, env, **bounds) for url in urls]
+    token = os.environ.get(env) or None
+    if token and withhold:
+        token = None
+        echo(f"warning: ${env} not sent to {redact_url(urls[0])}, the project file's "
+             f"backstage.url (pass --trust-project-url to send it)", err=True)
+    return [CatalogSource(url, token, env, **bounds) for url in urls]
 
 
 def _check_names(paths, proj) -> None:

@@ -217,13 +217,19 @@ def test_cli_backstage_flag_project_setting_and_errors(tmp_path, monkeypatch):
         (tmp_path / "kgbuild.toml").write_text(
             f'[backstage]\nurl = "{api.url}"\ntoken_env = "MY_TOKEN"\npage_size = 2\n')
         monkeypatch.setenv("MY_TOKEN", TOKEN)
-        out = runner.invoke(main, ["build", "--no-resolve", "--format", "json"])
+        # the project file's URL gets no token unless trusted (a checkout names the host)
+        out = runner.invoke(main, ["build", "--no-resolve"])
+        assert out.exit_code == 2 and "[backstage-auth]" in out.output
+        assert "warning: $MY_TOKEN not sent to " in out.output and "--trust-project-url" in out.output
+        out = runner.invoke(main, ["build", "--no-resolve", "--format", "json",
+                                   "--trust-project-url"])
         assert out.exit_code == 0, out.output
         summary = json.loads(out.output)
         assert summary["catalogs"][0]["pages"] == 2
         assert summary["documents_changed"]["unchanged"] == 3
         # a refused token: one line, exit 2, the token not printed, the store unchanged
         monkeypatch.setenv("MY_TOKEN", "wrong-" + TOKEN)
+        monkeypatch.setenv("KGBUILD_TRUST_PROJECT_URL", "1")
         out = runner.invoke(main, ["build", "--no-resolve"])
         assert out.exit_code == 2 and out.output.count("\n") == 1, out.output
         assert "[backstage-auth]" in out.output and TOKEN not in out.output
