@@ -190,7 +190,12 @@ def _stale(states: dict[str, DocumentState], old: dict | None, new: dict,
 
 
 def _labels(access: AccessRules | None, doc_id: str) -> frozenset[str]:
-    return access.labels_for(doc_id, doc_id.partition("/")[2] or doc_id) if access else frozenset()
+    """The labels the access rules give a document: matched against its ID and the path
+    below its scanned folder (a catalog entity's: ``<kind>/<namespace>/<name>``)."""
+    if access is None:
+        return frozenset()
+    below = "/".join(doc_id.split("/")[-3:]) if "://" in doc_id else doc_id.partition("/")[2]
+    return access.labels_for(doc_id, below or doc_id)
 
 
 def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool = False,

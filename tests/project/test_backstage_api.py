@@ -251,3 +251,21 @@ def test_the_backstage_table_is_checked(tmp_path, toml, message):
     (tmp_path / "kgbuild.toml").write_text(toml)
     with pytest.raises(InputError, match=message):
         load_project(tmp_path / "kgbuild.toml")
+
+
+def test_access_rules_match_an_entity_by_kind_namespace_and_name(tmp_path):
+    from kgbuild.graph.access import Principal, visible_graph
+
+    (tmp_path / "access.yaml").write_text(
+        "rules:\n  - paths: [component/default/svc-1]\n    labels: [secret]\n")
+    with small_catalog(3) as api:
+        result = api_build(api, tmp_path / "store", access=tmp_path / "access.yaml")
+        result.store.close()
+        again = api_build(api, tmp_path / "store", access=tmp_path / "access.yaml")
+        assert len(again.changes["unchanged"]) == 3  # the labels as stored: not stale
+        graph = again.graph
+        again.store.close()
+    doc = f"{api.url}{BY_NAME}component/default/svc-1"
+    assert graph.documents[doc].access == {"secret"}
+    public = visible_graph(graph, Principal())
+    assert "component:default/svc-1" not in public.nodes and "component:default/svc-0" in public.nodes
