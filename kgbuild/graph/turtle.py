@@ -25,15 +25,18 @@ XSD_INTEGER = str(XSD.integer)
 _PN_LOCAL = re.compile(r"^[A-Za-z0-9_]([A-Za-z0-9_.:-]*[A-Za-z0-9_:-])?$")
 
 
-class _Terms:
+class Terms:
     """Shortens N-Triples terms to Turtle, remembering which prefixes were used."""
 
     def __init__(self, prefixes: list[tuple[str, str]]):
         # longest namespace first so the most specific prefix wins
         self.prefixes = sorted(prefixes, key=lambda p: -len(p[1]))
+        self.namespaces = tuple(ns for _, ns in self.prefixes)
         self.used: set[tuple[str, str]] = set()
 
     def iri(self, iri: str) -> str:
+        if not iri.startswith(self.namespaces):  # (most node IRIs: one test)
+            return f"<{iri}>"
         for prefix, ns in self.prefixes:
             if iri.startswith(ns) and _PN_LOCAL.match(iri[len(ns):]):
                 self.used.add((prefix, ns))
@@ -65,16 +68,17 @@ def grouped(triples: Iterable[Triple], schema: Schema
     """Triples in Turtle's order with shortened terms: ``[(subject, [(predicate or "a",
     sorted objects)])]`` (duplicates dropped) and the prefixes used, sorted. Each distinct
     term is shortened once, so this is linear in the triples plus the sorts."""
-    terms = _Terms([(p, ns) for p, ns in prefixes(schema).items() if p != "id"])
-    short: dict[str, str] = {A: "a"}
+    terms = Terms([(p, ns) for p, ns in prefixes(schema).items() if p != "id"])
+    predicates: dict[str, str] = {A: "a"}  # (rdf:type is "a" as a predicate only)
+    short: dict[str, str] = {}
     by_subject: dict[str, dict[str, set[str]]] = {}
     for s, p, o in triples:
         preds = by_subject.get(s)
         if preds is None:
             preds = by_subject[s] = {}
-        key = short.get(p)
+        key = predicates.get(p)
         if key is None:
-            key = short[p] = terms.term(p)
+            key = predicates[p] = terms.term(p)
         obj = short.get(o)
         if obj is None:
             obj = short[o] = terms.term(o)
@@ -113,7 +117,7 @@ _CHAR_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"'
                  "\\": "\\"}
 
 
-def _unescape(lexical: str) -> str:
+def unescape(lexical: str) -> str:
     """The text of an N-Triples string body (ECHAR and UCHAR escapes decoded)."""
     if "\\" not in lexical:
         return lexical
@@ -121,22 +125,22 @@ def _unescape(lexical: str) -> str:
                        else _CHAR_ESCAPES.get(m.group(3), m.group(0)), lexical)
 
 
-def _jsonld_iri(term: str) -> str:
+def jsonld_iri(term: str) -> str:
     return term[1:-1] if term.startswith("<") else term
 
 
-def _jsonld_value(term: str, integer: str) -> object:
+def jsonld_value(term: str, integer: str) -> object:
     """A shortened Turtle object (see :func:`grouped`) as a JSON-LD value."""
     if not term.startswith('"'):
         if term.startswith("<") or not term.lstrip("-").isdigit():
-            return {"@id": _jsonld_iri(term)}
+            return {"@id": jsonld_iri(term)}
         return {"@value": term, "@type": integer}
     body, _, suffix = term[1:].rpartition('"')
-    text = _unescape(body)
+    text = unescape(body)
     if suffix.startswith("@"):
         return {"@value": text, "@language": suffix[1:]}
     if suffix.startswith("^^"):
-        return {"@value": text, "@type": _jsonld_iri(suffix[2:])}
+        return {"@value": text, "@type": jsonld_iri(suffix[2:])}
     return text
 
 
@@ -147,12 +151,12 @@ def jsonld_pieces(triples: Iterable[Triple], schema: Schema) -> Iterator[str]:
     integer = "xsd:integer"
     yield f'{{"@context": {json.dumps(dict(sorted(names.items())), ensure_ascii=False)},\n "@graph": [\n'
     for i, (s, preds) in enumerate(subjects):
-        node: dict = {"@id": _jsonld_iri(s)}
+        node: dict = {"@id": jsonld_iri(s)}
         for k, objs in preds:
             if k == "a":
-                node["@type"] = [_jsonld_iri(o) for o in objs]
+                node["@type"] = [jsonld_iri(o) for o in objs]
             else:
-                node[_jsonld_iri(k)] = [_jsonld_value(o, integer) for o in objs]
+                node[jsonld_iri(k)] = [jsonld_value(o, integer) for o in objs]
         yield (",\n" if i else "") + json.dumps(node, ensure_ascii=False)
     yield "\n]}\n"
 

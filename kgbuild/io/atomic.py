@@ -17,9 +17,10 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write(path: str | Path, data: str | bytes | Iterable[str], durable: bool = True) -> None:
+def atomic_write(path: str | Path, data: str | bytes | Iterable[str | bytes],
+                 durable: bool = True) -> None:
     """Write to a temporary file beside ``path``, fsync, then rename over it (``data`` may be
-    an iterable of text pieces, written as they come). The file gets
+    an iterable of text or UTF-8 pieces, written as they come). The file gets
     the mode it had, or the usual permissions for a new file (``0o666`` less the umask).
     ``durable=False`` skips the fsync (for caches: a reader never sees a half-written file,
     but after a power loss the entry may be empty, which a cache reader must treat as missing)."""
@@ -41,7 +42,7 @@ def atomic_write(path: str | Path, data: str | bytes | Iterable[str], durable: b
                 fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             else:
                 for piece in data:
-                    fh.write(piece.encode("utf-8"))
+                    fh.write(piece if isinstance(piece, bytes) else piece.encode("utf-8"))
             fh.flush()
             if durable:
                 os.fsync(fh.fileno())

@@ -554,27 +554,16 @@ class GraphStore:
         return any(True for _ in self._db.quads_for_pattern(ox.NamedNode(s), ox.NamedNode(p),
                                                             ox.NamedNode(o), None))
 
-    def ntriples(self) -> Iterator[str]:
-        """:meth:`triples` as N-Triples lines (``s p o .``, may repeat), one named graph at a
-        time from the store's own serialisation (terms decoded in Rust, not as Python
-        objects; only one graph's text is held at once)."""
-        for graph in self._db.named_graphs():
-            text = self._db.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=graph).decode("utf-8")
-            for line in _nt_lines(text):
-                if line.split(" ", 2)[1] not in INTERNAL:
-                    yield line
+    def graph_names(self) -> list[str]:
+        """The named graphs (every kgbuild quad is in one) as N-Triples terms, sorted."""
+        return sorted(str(g) for g in self._db.named_graphs())
 
-    def nquads(self) -> Iterator[str]:
-        """:meth:`quads` as sorted N-Quads text (by graph, then subject, predicate, object),
-        one piece per named graph, from the store's own serialisation (every kgbuild quad is
-        in a named graph), so only one graph is held in memory."""
-        for graph in sorted(str(g) for g in self._db.named_graphs()):
-            text = self._db.dump(format=ox.RdfFormat.N_TRIPLES,
-                                 from_graph=ox.NamedNode(graph[1:-1])).decode("utf-8")
-            lines = sorted(line for line in _nt_lines(text)
-                           if line.split(" ", 2)[1] not in INTERNAL)
-            if lines:
-                yield "".join(f"{line[:-2]} {graph} .\n" for line in lines)
+    def dump_graph(self, graph: str) -> bytes:
+        """One named graph (an N-Triples term) as N-Triples, bookkeeping included, in store
+        order (grouped by subject): the store's own serialisation, terms decoded in Rust with
+        the GIL released, so several threads may dump at once (``store/export.py``)."""
+        name = ox.NamedNode(graph[1:-1]) if graph.startswith("<") else ox.BlankNode(graph[2:])
+        return self._db.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=name)
 
     def triples(self) -> Iterator[Triple]:
         """The exported graph: every graph's triples minus store-internal ones (may repeat)."""
@@ -925,12 +914,6 @@ class GraphStore:
         lines.append(f"{_counts_triple(counts)[:-2]} <{MANIFEST_GRAPH}> .")
         target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
         return problems
-
-
-def _nt_lines(text: str) -> list[str]:
-    """The lines of pyoxigraph's N-Triples text: split at ``\n`` only (``str.splitlines``
-    also splits at U+2028, U+0085 and other separators a literal holds unescaped)."""
-    return [line for line in text.split("\n") if line]
 
 
 def _row(q: ox.Quad) -> tuple[str, str, str, str]:
