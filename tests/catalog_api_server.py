@@ -26,9 +26,9 @@ import hashlib
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePosixPath
-from typing import Callable
 from urllib.parse import parse_qs, urlsplit
 
 from kgbuild.extract.manifests.backstage import BackstageExtractor

@@ -49,6 +49,7 @@ TIMEOUT = 600.0  # seconds for the whole listing
 REQUEST_TIMEOUT = 120.0  # seconds for one page
 RETRIES = 2  # of a page after a 5xx answer or a connection error (within the deadline)
 BACKOFF = 0.5  # seconds before the first retry, doubled for the next
+HINT = "is it a Backstage backend's base URL, e.g. http://localhost:7007?"
 VOLATILE = ("relations", "status")  # fields Backstage computes: not read by the extractor
 
 
@@ -308,6 +309,8 @@ class _Reader:
                                       f"backend's own URL (redirects are not followed)",
                                       path=path)
                 failure = f"answered {resp.status_code}: {self._scrub(_excerpt(body))}"
+                if resp.status_code == 404:
+                    failure += f" ({HINT})"
                 if resp.status_code < 500:
                     raise self._error(failure, path=path)
             if attempt < RETRIES:
@@ -324,8 +327,8 @@ class _Reader:
         try:
             return json.loads(body)
         except (ValueError, RecursionError):
-            raise self._error(f"did not answer with JSON: {self._scrub(_excerpt(body))}",
-                              path=path) from None
+            raise self._error(f"did not answer with JSON: {self._scrub(_excerpt(body))} "
+                              f"({HINT})", path=path) from None
 
     def _scrub(self, text: object) -> str:
         text = str(text)

@@ -116,7 +116,7 @@ def test_relations_are_backstages_own_and_the_files(backstage, tmp_path):
     # here, an unknown kind) are left out on both sides
     files = build_graph([folder], validate=False, resolve=False, timestamp=0)
     refused = {n for n, node in files.graph.nodes.items() if node.defined_in} - refs
-    keep = lambda rel: not ({rel[0], rel[2]} & refused)  # noqa: E731
+    keep = lambda rel: not ({rel[0], rel[2]} & refused)
     assert {t for t in ours if keep(t)} == {t for t in both_directions(files.graph) if keep(t)}
     # provenance: the origin location Backstage recorded, a JSON pointer per relation
     assert all(d.path.startswith("file:") for d in result.graph.documents.values())
