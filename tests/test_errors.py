@@ -108,6 +108,7 @@ def codes_used() -> dict[str, str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_code_in_the_package_is_registered():
     used = codes_used()
     assert len(used) > 80  # the scan finds the codes at all

@@ -111,6 +111,7 @@ def test_python_api_examples_import_from_the_top_level():
     assert not deep, f"import these from kgbuild instead: {deep}"
 
 
+@pytest.mark.slow
 def test_python_api_examples_run(tmp_path):
     """The section's code blocks run, in order, in a project folder holding the fixtures."""
     (tmp_path / "fixtures").symlink_to(REPO / "fixtures", target_is_directory=True)

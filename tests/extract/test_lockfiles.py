@@ -190,6 +190,7 @@ def test_binary_lock_file(tmp_path):
         ("bad-input", 3)]
 
 
+@pytest.mark.slow
 def test_a_huge_lock_is_bounded(tmp_path):
     packages = {f"node_modules/p{i}": {"version": "1.0.0", "dependencies": {f"p{i + 1}": "1"}}
                 for i in range(40_000)}

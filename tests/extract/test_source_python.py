@@ -219,6 +219,7 @@ def test_the_folder_project_is_named_by_its_sibling_manifests(tmp_path, files, e
     assert me.label == ("p" if expected == "p#python" else me.label)
 
 
+@pytest.mark.slow
 def test_naming_the_project_later_moves_the_requirements_onto_it(tmp_path):
     from kgbuild.project.pipeline import build_graph
 

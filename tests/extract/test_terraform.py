@@ -89,6 +89,7 @@ def test_broken_blocks_are_reported_and_the_rest_read(tmp_path, text, line):
         assert [n.label for n in result.nodes] == ["a_b.c"]
 
 
+@pytest.mark.slow
 def test_hostile_terraform(tmp_path):
     deep = tmp_path / "deep.tf"
     deep.write_text('resource "a_b" "c" {\n  x = ' + "[" * 20_000 + "a_b.d.id" + "]" * 20_000

@@ -180,6 +180,7 @@ def run(kg, spec, matcher=None):
     return result.to_dict(), result.render()
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(world=worlds(), data=st.data())
 def test_a_public_caller_learns_nothing_about_hidden_entities(world, data, tmp_path_factory):
@@ -308,6 +309,7 @@ def cli(*args):
     return r
 
 
+@pytest.mark.slow
 def test_cli_routes_show_a_hidden_entity_as_nonexistent(store, tmp_path):
     everyone = cli("traverse", "--store", store, "--name", "brisket-client", "--follow",
                    "dependsOn:both", "--all-access")
@@ -332,6 +334,7 @@ def test_cli_routes_show_a_hidden_entity_as_nonexistent(store, tmp_path):
     assert "backed by zephyr-vault" in r.output and WITHHELD not in r.output
 
 
+@pytest.mark.slow
 def test_cli_semantic_seeds_send_only_visible_labels(store):
     with EmbeddingsServer(_vector) as server:
         r = cli("traverse", "--store", store, "-q", "Which vault or store holds the data?",
@@ -341,6 +344,7 @@ def test_cli_semantic_seeds_send_only_visible_labels(store):
     assert not leaks(r.output, HIDDEN, "vault or store")
 
 
+@pytest.mark.slow
 def test_cli_resolve_explain_and_review_take_a_principal(store, tmp_path):
     registry = tmp_path / "aliases.yaml"
     registry.write_text("aliases:\n  Resource:\n    resource:default/zephyr-vault: [zv]\n"

@@ -305,6 +305,7 @@ def command_lines(draw, commands=COMMANDS):
     return argv
 
 
+@pytest.mark.slow
 def test_the_world_is_what_the_fuzzing_expects(world):
     """The fixtures the command lines name exist, so good values really are good."""
     with cwd(world):
@@ -314,6 +315,7 @@ def test_the_world_is_what_the_fuzzing_expects(world):
         assert r.exit_code == 2 and "[usage]" in r.output, r.output
 
 
+@pytest.mark.slow
 @fuzz(160)
 @given(argv=command_lines())
 def test_every_command_with_generated_options(world, argv):
@@ -336,6 +338,7 @@ walks = st.one_of(st.tuples(st.just("--follow"), pick("ownerOf", "ownedBy:both",
 @fuzz(80)
 @given(seed=seeding, walk=walks, options=st.lists(st.sampled_from(TRAVERSE_SETTINGS), max_size=4),
        data=st.data())
+@pytest.mark.slow
 def test_traverse_from_a_real_seed_with_generated_settings(world, seed, walk, options, data):
     """A seed that exists and a walk that goes somewhere, so every setting reaches the walk."""
     argv = ["traverse", *seed, *walk]
@@ -357,6 +360,7 @@ BUILD_OPTIONS = [
     ("--format", fmt("text", "json")), ("--store", pick("{run}/store", "afile", "adir", "fifo"))]
 
 
+@pytest.mark.slow
 @fuzz(25)
 @given(options=st.lists(st.sampled_from(BUILD_OPTIONS), max_size=6), data=st.data())
 def test_build_with_generated_options(world, options, data):
@@ -480,6 +484,7 @@ def source_files(draw) -> dict[str, bytes]:
     return out
 
 
+@pytest.mark.slow
 @fuzz(60)
 @given(files=source_files(), validate=st.integers(0, 5))
 def test_build_of_hostile_sources(world, files, validate):
@@ -564,6 +569,7 @@ valid_schemas = st.builds(
 schema_docs = mutated(valid_schemas)
 
 
+@pytest.mark.slow
 @fuzz(60)
 @given(doc=schema_docs)
 def test_a_schema_check_accepts_builds(world, doc):
@@ -605,6 +611,7 @@ valid_cases = st.builds(
 cases_docs = mutated(valid_cases)
 
 
+@pytest.mark.slow
 @fuzz(30)
 @given(doc=cases_docs)
 def test_eval_retrieval_of_generated_cases(world, doc):
@@ -633,6 +640,7 @@ triples = st.tuples(iri_parts, pick("http://www.w3.org/1999/02/22-rdf-syntax-ns#
 @fuzz(30)
 @given(rows=st.lists(triples, max_size=6), raw=mostly(st.just(""), hostile), ext=pick(".nt", ".ttl", ".nq", ".trig",
                                                                      ".jsonld", ".rdf", ".owl"))
+@pytest.mark.slow
 def test_rdf_readers_on_hostile_graphs(world, rows, raw, ext):
     lines = []
     for s, p, o in rows:
@@ -688,6 +696,7 @@ valid_queue = st.fixed_dictionaries({"queue": st.lists(st.fixed_dictionaries(
 @fuzz(40)
 @given(project=mutated(valid_projects), access=mutated(valid_access),
        registry=mutated(valid_registry), queue=mutated(valid_queue))
+@pytest.mark.slow
 def test_project_access_aliases_and_queue_files(world, project, access, registry, queue):
     with tempfile.TemporaryDirectory(dir=world) as tmp, cwd(tmp):
         shutil.copytree(world / "tiny", "tiny")

@@ -66,6 +66,7 @@ def check_bounded(result, source_bytes):
 
 
 # -- evidence: the entry that states the relation ----------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [2500, 20_000])
 def test_one_line_flow_list_gives_per_item_evidence(tmp_path, n):
     root = tmp_path / "cat"
@@ -153,6 +154,7 @@ def structured_sources(root, n):
     return size
 
 
+@pytest.mark.slow
 def test_every_structured_extractor_quotes_the_entry(tmp_path):
     root = tmp_path / "repo"
     size = structured_sources(root, 2000)
@@ -207,6 +209,7 @@ def run_guarded(root):
     return proc.stdout
 
 
+@pytest.mark.slow
 def test_fifos_are_reported_never_opened(tmp_path):
     root = tmp_path / "cat"
     root.mkdir()
@@ -245,6 +248,7 @@ def test_read_text_refuses_devices_and_folders(tmp_path):
         read_text(tmp_path / "fifo", 1 << 20)  # returns at once: never opened for reading
 
 
+@pytest.mark.slow
 def test_size_limit_holds_for_every_read(tmp_path):
     root = tmp_path / "cat"
     root.mkdir()
@@ -288,6 +292,7 @@ def test_requirement_includes_that_fan_out_are_bounded(tmp_path):
 
 
 # -- caps on records, literals, IDs, problems --------------------------------------------------
+@pytest.mark.slow
 def test_record_cap(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "MAX_RECORDS", 500)
     monkeypatch.setattr(assemble, "MAX_RECORDS", 500)
@@ -499,6 +504,7 @@ contents = st.one_of(st.lists(pieces, max_size=40).map("".join),
                      st.binary(max_size=300).map(lambda b: b.decode("latin-1")))
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(FORMATS), text=contents)
 def test_no_input_raises(tmp_path_factory, name, text):

@@ -165,6 +165,7 @@ HARMLESS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_damaged_store_every_command_one_line_then_full_rebuild(built, store, damage):
     cat, _, expected = built
@@ -185,6 +186,7 @@ def test_damaged_store_every_command_one_line_then_full_rebuild(built, store, da
     assert again.exit_code == 0 and "9 unchanged" in again.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(HARMLESS))
 def test_damage_rocksdb_recovers_from_keeps_working(built, store, damage):
     cat, _, expected = built
@@ -222,6 +224,7 @@ def test_lock_that_is_a_folder(built, store):
     assert read("export", store).output == built[2]["export"]  # reading takes no lock
 
 
+@pytest.mark.slow
 def test_damage_found_only_while_reading(built, store, monkeypatch, schema):
     """RocksDB finds some damage only when a block is read (checksums): the first read that
     fails gives the same one-line error, and a full rebuild still completes."""
@@ -334,6 +337,7 @@ def readonly_store(built):
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.slow
 def test_read_only_store_can_be_read(built, readonly_store):
     base, store = readonly_store
     prefix = _unprivileged()
@@ -398,6 +402,7 @@ def test_a_read_model_of_another_state_is_never_served(built, store, tmp_path):
     assert "state-c-shop" in text and "state-b-shop" not in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["half", "empty", "zero", "garbage", "folder", "inconsistent"])
 def test_a_damaged_read_model_is_made_again(built, store, mode):
     for walk in ([*READS["traverse"], "--store", store],  # by ID, and through a filter
@@ -491,6 +496,7 @@ def test_validate_reads_what_export_writes_from_a_store(built, tmp_path):
         assert r.exit_code == 1 and "does not conform" in r.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("what", ["CURRENT", "sst", "folder"])
 def test_unreadable_store_is_one_line(readonly_store, what):
     base, store = readonly_store

@@ -22,6 +22,7 @@ def bound(timeout: float = TIMEOUT) -> float:
     return timeout * 3 + 2  # a bound, not a benchmark
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", ["headers", "body"])
 def test_a_slow_drip_ends_at_the_deadline(phase):
     with Loopback(drip(phase)) as srv, Client(Bounds(TIMEOUT, 1 << 20)) as client:
@@ -31,6 +32,7 @@ def test_a_slow_drip_ends_at_the_deadline(phase):
         assert time.monotonic() - start < bound()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", ["headers", "body"])
 def test_a_slow_drip_ends_at_the_deadline_async(phase):
     async def ask(url):
@@ -44,6 +46,7 @@ def test_a_slow_drip_ends_at_the_deadline_async(phase):
         assert time.monotonic() - start < bound()
 
 
+@pytest.mark.slow
 def test_each_request_has_its_own_deadline():
     with Loopback(answer(200, b"ok")) as srv, Client(Bounds(1.0, 1 << 20)) as client:
         for _ in range(3):

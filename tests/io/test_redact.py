@@ -120,6 +120,7 @@ def extract(*args, **kw):
                                      *args], **kw)
 
 
+@pytest.mark.slow
 def test_extract_shows_and_stores_no_password(prose):
     with Loopback(chat()) as srv:
         for fmt in ("text", "json"):
@@ -137,6 +138,7 @@ def key_seen(srv) -> str:
     return srv.seen[-1]["headers"]["authorization"]
 
 
+@pytest.mark.slow
 def test_a_project_base_url_gets_no_key_without_opting_in(prose, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-users-own")
     with Loopback(chat()) as srv:

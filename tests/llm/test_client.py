@@ -120,6 +120,7 @@ def test_a_custom_check_decides_what_needs_a_repair(fake_llm):
     assert out.text == GOOD and server.count == 2
 
 
+@pytest.mark.slow
 def test_429_and_500_are_retried_by_the_client(fake_llm):
     server = fake_llm(Script([
         ("rate", [Reply(status=429, error="slow down", headers={"retry-after-ms": "20"}), Reply(GOOD)]),
@@ -140,6 +141,7 @@ def test_retries_run_out_into_a_reported_failure(fake_llm):
     assert c.usage.failures == 1 and server.count == 2  # the probe, then its 1 retry
 
 
+@pytest.mark.slow
 def test_a_timeout_is_retried_and_a_lasting_one_reported(fake_llm):
     server = fake_llm(Script([("slow once", [Reply(GOOD, delay=2.0), Reply(GOOD)]),
                               ("always slow", [Reply(GOOD, delay=2.0)])]))
@@ -150,6 +152,7 @@ def test_a_timeout_is_retried_and_a_lasting_one_reported(fake_llm):
     assert sum(1 for b in server.bodies if last_user(b) == "always slow") == 2
 
 
+@pytest.mark.slow
 def test_concurrency_is_bounded(fake_llm):
     server = fake_llm(Script(default=Reply(GOOD, delay=0.15)))
     c = client(server, concurrency=3)

@@ -31,6 +31,7 @@ def llm(url: str, **kw) -> LLMClient:
     return LLMClient(LLMSettings("m", url + "/v1", structured_output="json_schema", **kw))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("retries", [0, 1])
 def test_an_llm_request_ends_at_its_deadlines(retries):
     with Loopback(drip()) as srv:
@@ -42,6 +43,7 @@ def test_an_llm_request_ends_at_its_deadlines(retries):
     assert took < (1 + retries) * (TIMEOUT * 3 + 2)  # each attempt its own deadline
 
 
+@pytest.mark.slow
 def test_extract_with_a_timeout_ends_in_about_that_time(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.md").write_text("The checkout service depends on the pricing library.\n")
@@ -66,6 +68,7 @@ def test_an_llm_answer_over_the_cap_stops_the_run(body, headers):
     assert len(srv.seen) == 1  # not retried, nothing more sent
 
 
+@pytest.mark.slow
 def test_the_default_cap_stops_a_gigabyte_bomb_quickly_and_small():
     bomb = gzip_bomb(1 << 30)  # 1 MB on the wire
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -78,6 +81,7 @@ def test_the_default_cap_stops_a_gigabyte_bomb_quickly_and_small():
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200 << 10  # KiB
 
 
+@pytest.mark.slow
 def test_extract_max_response_size_flag(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "notes.md").write_text("The checkout service depends on the pricing library.\n")
@@ -93,6 +97,7 @@ def test_extract_max_response_size_flag(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.slow
 def test_embeddings_requests_are_bounded_too(tmp_path):
     with Loopback(drip()) as srv:
         matcher = EmbeddingMatcher.from_env("e", srv.url + "/v1", "k", timeout=TIMEOUT)

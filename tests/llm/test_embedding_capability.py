@@ -55,6 +55,7 @@ def vectors(*rows):
     (404, {"detail": "Not Found"}),  # no such route
     (405, {"detail": "Method Not Allowed"}),
 ])
+@pytest.mark.slow
 def test_not_served_is_one_request_one_line_and_remembered(endpoint, tmp_path, status, body):
     server = endpoint((status, body))
     matcher = EmbeddingMatcher.from_env("m", server.url, cache_dir=tmp_path)
@@ -91,6 +92,7 @@ def test_a_transient_failure_of_the_first_request_is_retried(endpoint, tmp_path)
     assert not (tmp_path / "embeddings-m.unsupported.json").exists()
 
 
+@pytest.mark.slow
 def test_an_unrelated_server_error_is_not_remembered(endpoint, tmp_path):
     server = endpoint((500, {"error": {"message": "out of memory"}}))
     matcher = EmbeddingMatcher.from_env("m", server.url, cache_dir=tmp_path)
@@ -107,6 +109,7 @@ def test_one_vector_per_token_is_mean_pooled(endpoint, tmp_path):
     assert got.tolist() == [[pytest.approx(0.6), pytest.approx(0.8)]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("row", [[[[0.1]]], [], [[]], [1.0, float("nan")]])
 def test_a_vector_that_is_not_a_list_of_numbers_is_an_error(endpoint, tmp_path, row):
     server = endpoint((200, vectors(row)))  # (json.dumps writes NaN as some servers do)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 import llm_fixtures
+import pytest
 from fakellm import Reply, Script, rel
 
-from kgbuild.project.textextract import extract_text
 from kgbuild.extract.text.extractor import MAX_RELATIONS_PER_ANSWER, TextSettings
 from kgbuild.llm.settings import LLMSettings
+from kgbuild.project.textextract import extract_text
 
 fake_llm = llm_fixtures.fake_llm
 _no_ambient_llm_settings = llm_fixtures.no_ambient_llm_settings
@@ -45,6 +46,7 @@ def test_json_inside_prose_and_fences_is_read(fake_llm, tmp_path):
     assert all(n.defined_in == {"notes.md"} for n in kg.nodes.values())  # the note introduces both
 
 
+@pytest.mark.slow
 def test_a_runaway_answer_is_capped(fake_llm, tmp_path):
     many = [GOOD] * (MAX_RELATIONS_PER_ANSWER + 500)
     server = fake_llm(Script(default=Reply(json.dumps({"relations": many}))))
@@ -101,6 +103,7 @@ def test_an_explicit_file_is_read_whatever_its_name_but_folders_only_give_text(f
     assert server.count == 2
 
 
+@pytest.mark.slow
 def test_document_mode_and_chunk_settings_are_part_of_the_extractor_tag(fake_llm, tmp_path):
     server = fake_llm(Script(default=Reply(json.dumps({"relations": [GOOD]}))))
     path = doc(tmp_path)

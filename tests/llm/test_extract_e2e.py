@@ -60,6 +60,7 @@ def llm_edges(kg):
             if any(a.extractor == "llm:fake-model" for a in assertions)}
 
 
+@pytest.mark.slow
 def test_prose_joins_the_catalog(fake_llm, project):
     assert run("build", "catalog", "--timestamp", "0").exit_code == 0
     server = fake_llm(oracle)
@@ -114,6 +115,7 @@ def test_prose_joins_the_catalog(fake_llm, project):
     assert all(b["response_format"]["json_schema"]["strict"] for b in server.bodies)
 
 
+@pytest.mark.slow
 def test_second_run_sends_nothing_and_changes_are_incremental(fake_llm, project):
     server = fake_llm(oracle)
     assert run("build", "catalog", "--timestamp", "0").exit_code == 0
@@ -150,6 +152,7 @@ def test_second_run_sends_nothing_and_changes_are_incremental(fake_llm, project)
     assert not any(a.source == "docs/checkout-design.md" for a in kg.assertions.values())
 
 
+@pytest.mark.slow
 def test_build_keeps_text_documents_and_never_reads_them(fake_llm, project):
     server = fake_llm(oracle)
     assert extract(server).exit_code == 0  # text first, into an empty store
@@ -168,6 +171,7 @@ def test_build_keeps_text_documents_and_never_reads_them(fake_llm, project):
     assert any(a.extractor == "backstage" for a in store_graph().assertions.values())
 
 
+@pytest.mark.slow
 def test_traverse_cites_the_passage_behind_each_llm_edge(fake_llm, project):
     assert run("build", "catalog", "--timestamp", "0").exit_code == 0
     assert extract(fake_llm(oracle)).exit_code == 0
@@ -219,6 +223,7 @@ def test_gleanings_ask_again_and_add_what_was_missed(fake_llm, project):
     assert server.count == 2 * len({b["messages"][1]["content"] for b in server.bodies})
 
 
+@pytest.mark.slow
 def test_document_mode_asks_once_per_document(fake_llm, project):
     assert run("build", "catalog", "--timestamp", "0").exit_code == 0
     server = fake_llm(oracle)
@@ -229,6 +234,7 @@ def test_document_mode_asks_once_per_document(fake_llm, project):
     assert set(llm_edges(kg)) == EXPECTED_EDGES
 
 
+@pytest.mark.slow
 def test_a_failed_request_is_reported_and_retried_next_run(fake_llm, project):
     assert run("build", "catalog", "--timestamp", "0").exit_code == 0
     calls = {"n": 0}
@@ -268,6 +274,7 @@ def test_no_model_is_a_one_line_error(project):
     assert out.exit_code == 2 and "no model given" in out.output
 
 
+@pytest.mark.slow
 def test_access_labels_hide_passages_llm_edges_and_values(fake_llm, project):
     (project / "access.yaml").write_text("rules:\n  - paths: docs/**\n    labels: [internal]\n")
     assert run("build", "catalog", "--timestamp", "0").exit_code == 0
@@ -290,6 +297,7 @@ def test_access_labels_hide_passages_llm_edges_and_values(fake_llm, project):
     assert "the shared pricing library" in json.dumps(seed)
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_refuses_us_is_one_line_and_changes_nothing(fake_llm, project):
     assert run("build", "catalog", "--timestamp", "0").exit_code == 0
     server = fake_llm(lambda body: Reply(status=401, error="Incorrect API key provided"))

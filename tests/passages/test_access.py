@@ -4,6 +4,7 @@ corpus statistics included), for every method."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +42,7 @@ def answer(store, question, method, principal, embeddings):
        held=st.lists(st.sampled_from(LABELS), max_size=2, unique=True),
        question=st.lists(st.sampled_from(WORDS + NAMES), min_size=1, max_size=5).map(" ".join),
        with_dense=st.booleans())
+@pytest.mark.slow
 def test_retrieval_for_a_principal_equals_retrieval_without_hidden_passages(
         tmp_path_factory, fake_embeddings, passages, held, question, with_dense):
     tmp = tmp_path_factory.mktemp("access")

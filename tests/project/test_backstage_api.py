@@ -108,6 +108,7 @@ def test_an_api_definition_served_as_text_gives_its_version():
     assert node.attributes["version"] == {"2.1.0"} and node.attributes["specVersion"] == {"3.0.1"}
 
 
+@pytest.mark.slow
 def test_incremental_by_etag_and_a_removed_entity_is_dropped(tmp_path, monkeypatch):
     from kgbuild.project import catalog
 

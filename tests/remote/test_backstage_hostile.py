@@ -101,6 +101,7 @@ def test_a_huge_page_is_refused_as_it_arrives():
     assert caught.value.code == "backstage-limit"
 
 
+@pytest.mark.slow
 def test_a_slow_server_meets_the_deadline():
     with Loopback(drip("body", every=0.1, count=200)) as srv:
         start = time.monotonic()
@@ -148,6 +149,7 @@ def test_a_url_with_credentials_or_the_api_path_is_shown_and_stored_without_them
     assert api.auth_headers[0].startswith("Basic ")  # sent as the URL said
 
 
+@pytest.mark.slow
 def test_a_failed_read_loses_nothing_already_built(tmp_path, monkeypatch):
     (tmp_path / "catalog-info.yaml").write_text(
         "apiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n  name: local\n"

@@ -116,6 +116,7 @@ VARIANTS = [  # (how write N fails, later writes fail too, client retries)
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how,sticky,retries", VARIANTS)
 def test_a_push_failing_at_any_write_is_repaired_by_the_next(faulty, tmp_path, how, sticky,
                                                             retries):
@@ -164,6 +165,7 @@ def test_a_push_failing_at_any_write_is_repaired_by_the_next(faulty, tmp_path, h
         assert remote_walks(faulty.url) == new_walks, n
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["incremental", "full", "graph-iri"])
 def test_every_mode_removes_the_leftovers_of_a_failed_push(faulty, tmp_path, mode):
     store = build_store(tmp_path)
@@ -183,6 +185,7 @@ def test_every_mode_removes_the_leftovers_of_a_failed_push(faulty, tmp_path, mod
     assert (mode == "full" or again.requests == 0) and faulty.graphs(UPLOAD) == set()
 
 
+@pytest.mark.slow
 def test_a_push_after_a_failure_with_nothing_changed_still_cleans(faulty, tmp_path):
     """Only a push that ended cleanly lets the next one with nothing changed send nothing."""
     store = build_store(tmp_path)
@@ -200,6 +203,7 @@ def test_a_push_after_a_failure_with_nothing_changed_still_cleans(faulty, tmp_pa
         assert push(store, faulty.url).requests == 0, how
 
 
+@pytest.mark.slow
 def test_the_reported_leftover_neither_answers_nor_survives_a_full_push(faulty, tmp_path):
     """A failed push's temporary graph holds an edge the store no longer has: `traverse
     --endpoint` and `pull` do not read it, and `push --full` removes it."""
@@ -231,6 +235,7 @@ def test_the_reported_leftover_neither_answers_nor_survives_a_full_push(faulty, 
     assert faulty.graphs(UPLOAD) == set() and remote_quads(faulty) == local_quads(store)
 
 
+@pytest.mark.slow
 def test_other_uploads_are_left_alone_and_never_read(faulty, tmp_path):
     """Another store's upload (another key) may be in flight: no push removes it; one named
     the way pushes did before keys is removed by `push --full`. Neither is read."""
@@ -257,6 +262,7 @@ def test_other_uploads_are_left_alone_and_never_read(faulty, tmp_path):
     assert remote_walks(faulty.url) == local_walks(store)
 
 
+@pytest.mark.slow
 def test_a_push_killed_midway_is_cleaned_by_the_next(faulty, tmp_path, monkeypatch):
     """The state file says a push may leave uploads before the first is written, so a push
     that never reaches its end (killed: neither its cleanup nor its last save runs) is
@@ -284,6 +290,7 @@ def test_a_push_killed_midway_is_cleaned_by_the_next(faulty, tmp_path, monkeypat
     assert faulty.graphs(UPLOAD) == set() and remote_quads(faulty) == local_quads(store)
 
 
+@pytest.mark.slow
 def test_one_push_of_a_store_to_a_server_at_a_time(faulty, tmp_path):
     store = build_store(tmp_path)
     push(store, faulty.url)

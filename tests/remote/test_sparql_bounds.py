@@ -16,6 +16,7 @@ TIMEOUT = 2.0  # the drip sends a byte a second: a per-read timeout of 2 s never
 EMPTY = b'{"head": {"vars": []}, "results": {"bindings": []}}'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase", ["headers", "body"])
 def test_a_query_ends_at_its_deadline(phase):
     with Loopback(drip(phase)) as srv, SparqlClient(srv.url + "/query", timeout=TIMEOUT,
@@ -26,6 +27,7 @@ def test_a_query_ends_at_its_deadline(phase):
         assert time.monotonic() - start < TIMEOUT * 3 + 2
 
 
+@pytest.mark.slow
 def test_each_retry_has_its_own_deadline():
     with Loopback(drip()) as srv, SparqlClient(srv.url + "/query", timeout=TIMEOUT, retries=1,
                                                backoff=0.01) as client:
@@ -36,6 +38,7 @@ def test_each_retry_has_its_own_deadline():
     assert len(srv.seen) == 2
 
 
+@pytest.mark.slow
 def test_push_with_a_timeout_ends_in_about_that_time(tmp_path):
     store = build_store(tmp_path)
     with Loopback(drip()) as srv:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -54,6 +55,7 @@ def random_case(draw):
     return n, edges, conf, rec, frontier, lists, cap, allowed, exclude
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(random_case())
 def test_expand_matches_brute_force(case):

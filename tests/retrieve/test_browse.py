@@ -207,6 +207,7 @@ def test_command_errors_are_one_line_exit_2(ttl, tmp_path, args, message):
               st.integers(-1, 3).map(str)),
     st.tuples(st.just("stats"), st.just("--top"), st.integers(-1, 3).map(str)),
 ))
+@pytest.mark.slow
 def test_generated_command_lines_answer_or_fail_in_one_line(ttl, argv):
     r = run(*argv, "--graph", ttl)
     assert r.exit_code in (0, 2), r.output

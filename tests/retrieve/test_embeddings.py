@@ -82,6 +82,7 @@ def test_hidden_nodes_are_never_embedded_or_returned(server, graph):
     assert "resource:default/payments-db" in {s["id"] for s in pci.seeds}
 
 
+@pytest.mark.slow
 def test_two_servers_with_one_model_name_never_share_cached_vectors(server, tmp_path):
     with EmbeddingsServer(lambda t: [1.0] + [0.0] * (DIM - 1)) as other:  # same size, other values
         first = EmbeddingMatcher.from_env("toy", server.url, cache_dir=tmp_path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -75,6 +76,7 @@ def reference_answers(kg: KnowledgeGraph, seeds: set[str], path: list[tuple[str,
     return cur
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(labelled=False), st.lists(steps, min_size=1, max_size=4), st.data())
 def test_uncapped_paths_are_exact(kg, path, data):
@@ -102,6 +104,7 @@ def visible(labels, principal) -> bool:
     return set(labels) <= principal
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(labelled=False), st.lists(steps, min_size=1, max_size=3), st.data())
 def test_filtered_paths_are_exact_paths_of_the_filtered_graph(kg, path, data):
@@ -125,6 +128,7 @@ def test_filtered_paths_are_exact_paths_of_the_filtered_graph(kg, path, data):
         assert all(not set(a["qualifiers"]) & drop for a in e["assertions"])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(graphs(labelled=True), st.frozensets(st.sampled_from(LABELS)), st.data())
 def test_hidden_items_never_leak_and_do_not_influence_output(kg, held, data):

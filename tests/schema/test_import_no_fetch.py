@@ -35,6 +35,7 @@ def context_server():
     server.shutdown()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("read", [import_ontology, infer_schema])
 def test_a_remote_context_is_refused_and_never_fetched(tmp_path, context_server, read):
     url, hits = context_server

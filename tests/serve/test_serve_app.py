@@ -127,6 +127,7 @@ def test_unknown_routes_and_methods(client):
     assert client.get("/node").json()["code"] == "usage"
 
 
+@pytest.mark.slow
 def test_sparql_is_for_all_access_tokens_and_bounded(client, store):
     query = {"query": "SELECT ?s WHERE { ?s a sw:Service } ORDER BY ?s"}
     assert client.post("/query", json=query).status_code == 403

@@ -153,6 +153,7 @@ def test_conflicting_types_for_one_id_are_reported_with_the_documents(tmp_path):
     assert result.validation.conforms
 
 
+@pytest.mark.slow
 def test_random_edits_keep_counts_and_graph_exact(tmp_path):
     import random
     import sys

@@ -113,6 +113,7 @@ def _edit(folder: Path, rng: random.Random) -> str:
     return f"{op} {path.name}"
 
 
+@pytest.mark.slow
 def test_the_model_walks_like_the_whole_graph_and_follows_every_change(tmp_path):
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
@@ -145,6 +146,7 @@ def test_the_model_follows_changes_to_real_catalogs(tmp_path, name):
     assert applied == 6  # every change applied to the saved model, none made whole
 
 
+@pytest.mark.slow
 def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
     """Thirty builds of one to three random edits each (copies and deletions of files among
     them), at random times (new latest times, earlier and later ones): every change is applied
@@ -184,6 +186,7 @@ def test_a_new_file_stating_edges_others_state_keeps_their_assertions(tmp_path):
     _assert_same(store, Principal.all_access())
 
 
+@pytest.mark.slow
 def test_restricted_principals_walk_a_model_of_their_view(tmp_path, monkeypatch):
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
@@ -240,6 +243,7 @@ def test_names_questions_and_filters_read_the_model_not_the_whole_graph(tmp_path
         assert walker.run(replace(spec)).to_dict() == reference.run(replace(spec)).to_dict()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "pointer", "fifo", "fifo-pointer"])
 def test_a_damaged_model_is_made_again(tmp_path, damage):
     store = tmp_path / "store"

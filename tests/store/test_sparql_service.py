@@ -121,6 +121,7 @@ def test_kgbuild_query_refuses_and_the_host_gets_nothing(store, listener):
     assert len(hits) == before
 
 
+@pytest.mark.slow
 def test_serve_query_refuses_and_the_host_gets_nothing(store, listener):
     url, hits = listener
     before = len(hits)

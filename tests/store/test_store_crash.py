@@ -52,6 +52,7 @@ def states(tmp_path_factory):
     return base, src, turtle_a, turtle_b, time.monotonic() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["incremental", "full"])
 def test_sigkill_leaves_old_or_new_state(states, tmp_path, mode):
     base, src, turtle_a, turtle_b, duration = states

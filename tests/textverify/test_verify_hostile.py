@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -82,6 +83,7 @@ NAMES = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=4
 @given(st.lists(st.tuples(NAMES, st.sampled_from(["dependsOn", "ownerOf", "tag", "x", ""]), NAMES,
                           NAMES | st.just(DOC.strip())), max_size=6),
        st.text(max_size=200))
+@pytest.mark.slow
 def test_verification_never_raises_and_accepts_only_quotes_of_the_text(items, extra):
     text = DOC + extra
     rels = [Relation(s, None, p, o, None, e) for s, p, o, e in items]

@@ -105,6 +105,7 @@ def key(report):
     return {(r.focus, r.path, r.component, r.value, r.severity, str(r.message)) for r in report.results}
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_fast_engine_equals_pyshacl(base, schema, data):
@@ -161,6 +162,7 @@ OWNER_SHAPE = """@prefix sh: <http://www.w3.org/ns/shacl#> .
       sh:path <{owned_by}> ; sh:class <{group}> ; sh:message "owned by a group" ] ."""
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_neighbourhood_gives_the_focus_nodes_the_whole_runs_results(base, schema, data):

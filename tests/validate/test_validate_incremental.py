@@ -210,6 +210,7 @@ def follow_edits(folder, store, schema, seed, steps: int) -> int:
     return found
 
 
+@pytest.mark.slow
 def test_incremental_equals_full_after_random_edits(tmp_path, schema):
     folder = tmp_path / "catalog"
     shutil.copytree(FIXTURE_CATALOG, folder)
