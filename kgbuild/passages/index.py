@@ -33,6 +33,7 @@ from .corpus import Passage, Unchanged, read_corpus
 from .links import Linker, find_by_lookup, link_all, name_key
 
 Catalogued = tuple  # (proper: bool, [(entity ID, access labels)])
+LONG_NAME = 8  # words of a name the lookup of a few passages always tries (longer ones: read)
 FEW = 200  # touched passages linked by looking their word runs up instead of an automaton
 STORE_CHUNKS = "kgbuild:extract"  # the source of the store's text chunks (kgbuild extract)
 FOLDER = "passages"
@@ -246,6 +247,7 @@ class PassageIndex:
             raise KgbuildError("the passage index was opened read-only")
         result = IngestResult()
         touched: set[int] = set()
+        self._old_keys: set[str] = set()  # title keys of changed and removed passages
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
@@ -254,11 +256,23 @@ class PassageIndex:
             if chunks is not None:
                 self._ingest_passages(STORE_CHUNKS, STORE_CHUNKS, chunks, result.problems, result,
                                       touched)
+            catalog = catalog or {}
+            signature = hashlib.sha256(json.dumps(sorted((k, p) for k, (p, _) in catalog.items()))
+                                       .encode()).hexdigest()[:32]
+            everything = False
             if self.meta("linker") != LINKER:  # names and links made another way: anew
                 db.execute("DELETE FROM links")
                 db.execute("DELETE FROM names")
                 self._set_meta("linker", LINKER)
-            new_names = self._update_names(catalog or {})
+                everything = True
+            few = len(touched) + len(self._old_keys) <= FEW
+            keys = self._old_keys | {k for (k,) in self._column("title_key", sorted(touched)) if k} \
+                if few else set()
+            if everything or self.meta("catalog-names") != signature or not few:
+                new_names = self._update_names(catalog)
+                self._set_meta("catalog-names", signature)
+            else:  # only the titles that came or went can change the names
+                new_names = self._update_some_names(keys, catalog)
             self._relink(touched, new_names, result)
             catalog_changed = self._update_catalog(catalog or {})
             if touched or new_names or result.removed or catalog_changed:
@@ -328,6 +342,7 @@ class PassageIndex:
             if p.id in existing:
                 seen.add(p.id)
                 rowid = existing[p.id][0]
+                self._remember_title(rowid)
                 self._delete_fts(rowid)
                 db.execute("UPDATE passages SET line=?, title=?, text=?, header=?, meta=?, access=?, "
                            "digest=?, ehash=?, title_key=? WHERE rowid=?",
@@ -351,6 +366,7 @@ class PassageIndex:
             result.added += 1
         for pid, (rowid, _, _) in existing.items():
             if pid not in seen:
+                self._remember_title(rowid)
                 self._delete_fts(rowid)
                 db.execute("DELETE FROM links WHERE passage=?", (rowid,))
                 db.execute("DELETE FROM passages WHERE rowid=?", (rowid,))
@@ -375,6 +391,8 @@ class PassageIndex:
 
     def _update_catalog(self, catalog: dict[str, "Catalogued"]) -> bool:
         """The entities behind each catalog name; whether anything changed."""
+        if not catalog:
+            return self.db.execute("DELETE FROM catalog").rowcount > 0
         ids = {key: nid for nid, key in self.db.execute("SELECT id, key FROM names")}
         rows = sorted((ids[k], node, ",".join(sorted(access)))
                       for k, (_, nodes) in catalog.items() if k in ids for node, access in nodes)
@@ -384,6 +402,41 @@ class PassageIndex:
         self.db.execute("DELETE FROM catalog")
         self.db.executemany("INSERT OR IGNORE INTO catalog VALUES(?,?,?)", rows)
         return True
+
+    def _remember_title(self, rowid: int) -> None:
+        row = self.db.execute("SELECT title_key FROM passages WHERE rowid=?", (rowid,)).fetchone()
+        if row and row[0]:
+            self._old_keys.add(row[0])
+
+    def _column(self, column: str, rowids: list[int]) -> Iterator[tuple]:
+        for start in range(0, len(rowids), 500):
+            chunk = rowids[start:start + 500]
+            yield from self.db.execute(f"SELECT {column} FROM passages WHERE rowid IN "
+                                       f"({','.join('?' * len(chunk))})", chunk)
+
+    def _update_some_names(self, keys: set[str], catalog: dict[str, "Catalogued"]
+                           ) -> dict[str, tuple[int, bool]]:
+        """:meth:`_update_names` for the keys of titles that came or went only (the catalog
+        unchanged): the same names, without reading every title."""
+        db = self.db
+        fresh: dict[str, tuple[int, bool]] = {}
+        for key in sorted(keys):
+            if db.execute("SELECT 1 FROM passages WHERE title_key=? LIMIT 1", (key,)).fetchone():
+                wanted: tuple[bool, str] | None = (True, "title")
+            elif key in catalog:
+                wanted = (catalog[key][0], "catalog")
+            else:
+                wanted = None
+            have = db.execute("SELECT id, proper FROM names WHERE key=?", (key,)).fetchone()
+            if have and (wanted is None or bool(have[1]) != wanted[0]):
+                db.execute("DELETE FROM links WHERE name=?", (have[0],))
+                db.execute("DELETE FROM names WHERE id=?", (have[0],))
+                have = None
+            if wanted and not have:
+                cur = db.execute("INSERT INTO names(key, proper, kind) VALUES(?, ?, ?)",
+                                 (key, int(wanted[0]), wanted[1]))
+                fresh[key] = (cur.lastrowid, wanted[0])
+        return fresh
 
     def _update_names(self, catalog: dict[str, "Catalogued"]) -> dict[str, tuple[int, bool]]:
         """Bring the name table in line with the titles and the catalog; returns the names
@@ -418,7 +471,9 @@ class PassageIndex:
         new names only."""
         db = self.db
         if touched and len(touched) <= FEW:  # look the texts' word runs up: no automaton
-            longest = max((len(k.split()) for (k,) in db.execute("SELECT key FROM names")), default=0)
+            longest = max((len(k.split()) for (k,) in db.execute(
+                "SELECT key FROM names WHERE length(key) - length(replace(key, ' ', '')) >= ?",
+                (LONG_NAME,))), default=LONG_NAME)
             self._link_rows(((row, nid, a, b) for row, text in self._texts(sorted(touched))
                              for nid, a, b in _first(find_by_lookup(text, self._lookup, longest))))
             result.relinked += len(touched)
