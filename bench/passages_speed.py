@@ -3,8 +3,8 @@
     python bench/passages_speed.py [--sizes 100000 1000000] [--queries 200] [--dense-at 100000]
 
 Generated corpus (fixed seed): titles are two made-up capitalised words; each text has 40-90
-words drawn from a Zipf-distributed vocabulary of 60k made-up words, with 1-4 mentions of
-other passages' titles (so linking has work to do). For each size, in the same run:
+words drawn from a Zipf-distributed vocabulary of 60k made-up words, a comma every eleventh
+word, with 1-4 mentions of other passages' titles (so linking has work to do). For each size, in the same run:
 
 * kgbuild: ``ingest`` (JSONL read, SQLite FTS5 index, links through the Aho-Corasick
   automaton; one transaction) in a child process, its wall time and peak RSS; then a
@@ -52,6 +52,8 @@ def make_corpus(path: Path, n: int, seed: int = 23) -> list[str]:
             for _ in range(rng.integers(1, 5)):
                 words.insert(rng.integers(0, len(words)), titles[rng.integers(0, n)])
             words[0] = words[0].title()
+            for j in range(8, len(words) - 1, 11):  # punctuation, as real text has
+                words[j] += ","
             out.write(json.dumps({"id": f"g{i:07d}", "title": titles[i],
                                   "text": " ".join(words) + "."}) + "\n")
     return titles
