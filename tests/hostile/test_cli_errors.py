@@ -69,7 +69,7 @@ def test_traverse_numbers_outside_their_range_are_usage_errors(store, option, va
 
 def test_the_ranges_are_in_the_help():
     out = run("traverse", "--help").output
-    assert "0<=x<=1000000000" in out and "1<=x<=1000000" in out and "-1<=x<=1" in out
+    assert "0<=x<=1000000000" in out and "1<=x<=1000000" in out and "-1.0<=x<=1.0" in out  # (the bounds of retrieve/spec.py)
     assert "9999-12-31" in run("build", "--help").output
 
 
