@@ -57,8 +57,10 @@ COMMANDS = {
                         "or Cypher."),
     "extract": ("extract", "Extract relations from prose (Markdown, text, reStructuredText) "
                            "through an LLM."),
-    "ingest": ("passages", "Ingest passage corpora (JSONL: id, title, text) into the store: "
-                           "indexed, linked, embedded."),
+    "ingest": ("passages", "Ingest passage corpora (JSONL: id, title, text; other keys kept as "
+                           "metadata) into the store: indexed for BM25, linked to the names they "
+                           "mention (other passages' titles; the store's entities, when `kgbuild "
+                           "build` made a graph there), embedded."),
     "ls": ("show", "List nodes (label, type, ID, degree), of one type or all, sorted by ID."),
     "paths": ("paths", "List the typed paths from node type TYPE to node type TYPE the schema "
                        "allows."),
@@ -71,7 +73,7 @@ COMMANDS = {
     "resolve": ("resolve", "Entity resolution: explain a mention, review the queue, accept or "
                            "reject a match."),
     "retrieve": ("passages", "Rank the store's passages for questions: lexical, dense and graph "
-                             "search, fused, with abstention."),
+                             "search, fused, with abstention when the evidence is weak."),
     "schema": ("schema", "Inspect a schema and what kgbuild derives from it."),
     "serve": ("serve", "Serve the store to retrievers over HTTP (JSON) until interrupted."),
     "show": ("show", "Show one node: type, label, attributes, edges both ways (counts by type, "
