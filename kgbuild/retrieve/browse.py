@@ -3,7 +3,8 @@
 Everything runs on the read model of the principal's visible graph
 (:func:`kgbuild.graph.access.visible_graph`), as traversal does: a hidden node is reported
 exactly like a nonexistent one, and hidden nodes, edges, assertions and documents are never
-listed, counted or suggested. Output is bounded (``max_edges``, ``limit``, ``top``) and deterministic (sorted by ID, degree, name).
+listed, counted or suggested. Output is bounded (``max_edges``, ``limit``, ``top``) and
+deterministic (sorted by ID, degree, name).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 
 from ..errors import KgbuildError
 from ..graph.access import Principal
+from ..store.readmodel import digest
 from .seeds import SeedIndex
 from .spec import MAX_COUNT, MAX_HOPS, MAX_NAME_CHARS, TraversalSpec
 from .traverse import Traverser
@@ -50,6 +52,7 @@ class Browser:
                         - np.bincount(loops, minlength=n))
         self._typed = np.flatnonzero(ix.node_type != ix.type_names.index(""))
         self._seeds: SeedIndex | None = None
+        self._documents: dict[bytes, str] | None = None  # name digest -> document
 
     def degree(self, node_id: str) -> int:
         """Visible edges touching the node, either way (a self-loop counts once)."""
@@ -101,6 +104,28 @@ class Browser:
                           for e in c.eid[c.indptr[pos]:c.indptr[pos + 1]].tolist())
         return list(range(lo, hi)), incoming
 
+    def _sources(self, eids: list[int]) -> set[str]:
+        """The documents the assertions of edges ``eids`` come from: read from the digests of
+        the sources column (the edge's record when a digest names no document of the graph)."""
+        if self._documents is None:
+            self._documents = {digest(d): d for d in self.model.documents}
+        out: set[str] = set()
+        for eid in eids:
+            raw = self.model.sources.raw(eid)
+            names = [self._documents.get(raw[i:i + 8]) for i in range(0, len(raw), 8)]
+            if None in names:
+                names = [a["source"] for _, a in self.model.record(eid)["a"]]
+            out.update(names)
+        return out
+
+    def _brief_at(self, pos: int) -> dict:
+        """:meth:`_brief` of the node numbered ``pos``."""
+        ix, model = self.model.index, self.model
+        node_id, code = ix.node_ids[pos], ix.node_type[pos]
+        typed = ix.type_names[code] != ""
+        return {"id": node_id, "label": model.labels[pos] if typed else node_id,
+                "type": ix.type_names[code]}
+
     def node(self, node_id: str, max_edges: int = 100) -> dict:
         """One node (``node_id`` as :meth:`find` reads it): ID, label, type, attributes,
         aliases, the documents defining it and citing it, its edges both ways with counts by
@@ -117,22 +142,22 @@ class Browser:
                "defined_in": sorted(d for d in n.defined_in if d in model.documents)}
         cited = set()
         truncated = {}
-        for key, eids, other in zip(("out", "in"), self._edges(model.index.position(node_id)),
-                                    (2, 0)):
-            edges = {eid: model.edge(eid) for eid in eids}
-            records = {eid: model.record(eid)["a"] for eid in eids}
-            out[f"{key}_counts"] = dict(sorted(Counter(e[1] for e in edges.values()).items()))
-            for found in records.values():
-                cited.update(a["source"] for _, a in found)
+        ix = model.index
+        for key, eids, ends in zip(("out", "in"), self._edges(ix.position(node_id)),
+                                   (ix.dst, ix.src)):
+            other = {eid: self._brief_at(int(ends[eid])) for eid in eids}
+            predicate = {eid: ix.edge_types[ix.etype[eid]] for eid in eids}
+            out[f"{key}_counts"] = dict(sorted(Counter(predicate.values()).items()))
+            cited.update(self._sources(eids))
             ranked = heapq.nsmallest(max_edges, eids, key=lambda i: (
-                edges[i][1], self._brief(edges[i][other])["label"], edges[i][other]))
+                predicate[i], other[i]["label"], other[i]["id"]))
             listed = []
             for eid in ranked:
-                e = edges[eid]
-                inverse = schema.edge_types[e[1]].inverse if e[1] in schema.edge_types else None
-                listed.append({"predicate": e[1], "name": e[1] if key == "out" else
-                               (inverse or e[1]), "node": self._brief(e[other]),
-                               "assertions": [_assertion(a) for _, a in records[eid]]})
+                p = predicate[eid]
+                inverse = schema.edge_types[p].inverse if p in schema.edge_types else None
+                listed.append({"predicate": p, "name": p if key == "out" else (inverse or p),
+                               "node": other[eid],
+                               "assertions": [_assertion(a) for _, a in model.record(eid)["a"]]})
             out[key] = listed
             truncated[key] = len(eids) - len(listed)
         out["sources"] = sorted(cited | set(out["defined_in"]))

@@ -49,9 +49,6 @@ class MemoryGraph:
             self._models[principal] = GraphModel.of_graph(visible_graph(self.kg, principal))
         return self._models[principal]
 
-    def graph(self) -> KnowledgeGraph:
-        return self.kg
-
 
 class GraphFile:
     """An RDF file (Turtle, N-Triples, ...); ``problems``: what reading it skipped;

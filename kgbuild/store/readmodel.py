@@ -291,13 +291,11 @@ class GraphModel:
         return NodeInfo(ix.node_ids[pos], self.labels[pos], ix.type_names[ix.node_type[pos]],
                         info["attributes"], info["aliases"], info["access"], info["docs"])
 
-    def nodes(self, type_codes: Sequence[int] | None = None):
-        """Every node (of the given type codes), in ID order."""
+    def nodes(self):
+        """Every node, in ID order (an edge's end only is none)."""
         ix = self.index
-        typed = ix.node_type != ix.type_names.index("")
-        if type_codes is not None:
-            typed &= np.isin(ix.node_type, type_codes)
-        return (self.node_at(int(p)) for p in np.flatnonzero(typed))
+        typed = np.flatnonzero(ix.node_type != ix.type_names.index(""))
+        return (self.node_at(int(p)) for p in typed)
 
     def entities(self):
         """``(ID, type, label, names)`` of every node, for the names table."""
