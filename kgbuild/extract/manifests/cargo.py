@@ -24,8 +24,8 @@ from ...errors import InputError, Problem
 from ...io.text import brief, clip, read_text
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .lockfiles import LockReader, _toml, package_lines
-from .packages import depends_on, scoped_id
+from .lockfiles import LockReader, locked_packages
+from .packages import depends_on, parse_toml, read_parsed, scoped_id
 from .purl import cargo_purl
 from .python import _TomlLines
 
@@ -70,7 +70,7 @@ class CargoTomlExtractor:
         return path.name == "Cargo.toml"
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        parsed = _toml(src, ctx)
+        parsed = read_parsed(src, ctx, parse_toml)
         if isinstance(parsed, Extraction):
             return parsed
         text, data = parsed
@@ -178,7 +178,7 @@ class CargoLockExtractor:
         return path.name == "Cargo.lock"
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        parsed = _toml(src, ctx)
+        parsed = read_parsed(src, ctx, parse_toml)
         if isinstance(parsed, Extraction):
             return parsed
         text, data = parsed
@@ -192,12 +192,10 @@ class CargoLockExtractor:
                                  None, [])
         except (InputError, tomllib.TOMLDecodeError, RecursionError, ValueError):
             pass
-        packages = data.get("package")
-        if not isinstance(packages, list):
-            r.warn("no [[package]] tables: nothing locked", 1)
+        locked = locked_packages(r, text, data)
+        if locked is None:
             return r.out
-        entries = [(lines, e) for lines, e in zip(package_lines(text), packages)
-                   if isinstance(e, dict)]
+        entries = [(lines, e) for lines, e in locked if isinstance(e, dict)]
         own = {e.get("name") for _, e in entries if "source" not in e}
         if project is None:
             name = next((e.get("name") for _, e in entries if "source" not in e), None)

@@ -16,12 +16,12 @@ import re
 from fnmatch import fnmatch
 from pathlib import Path
 
-from ...errors import InputError, Problem
-from ...io.text import brief, one_line, read_text
+from ...errors import Problem
+from ...io.text import brief, one_line
 from ...io.yamlfile import YamlSource, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .packages import input_problem
+from .packages import read_parsed
 
 PATTERNS = ("docker-compose*.yml", "docker-compose*.yaml", "compose*.yml", "compose*.yaml")
 
@@ -48,11 +48,10 @@ class ComposeExtractor:
         return any(fnmatch(path.name.lower(), p) for p in PATTERNS)
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        try:
-            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            docs = load_yaml(text, src.doc_id)
-        except InputError as exc:
-            return Extraction(problems=[input_problem(exc)])
+        parsed = read_parsed(src, ctx, load_yaml)
+        if isinstance(parsed, Extraction):
+            return parsed
+        docs = parsed[1]
         top = docs[0].data if docs else None
         services = top.get("services") if isinstance(top, YMap) else None
         if not isinstance(services, YMap):

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...errors import InputError, Problem
-from ...io.text import brief, clip, read_text
+from ...errors import Problem
+from ...io.text import brief, clip
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .packages import input_problem, json_lines, json_pointer, parse_json, quoted, scoped_id
+from .packages import json_lines, json_pointer, parse_json, quoted, read_parsed, scoped_id
 from .purl import is_purl
 
 _SNIFF = re.compile(rb'"bomFormat"\s*:\s*"CycloneDX"')
@@ -42,11 +42,10 @@ class CycloneDxExtractor:
             name.endswith(".json") and bool(_SNIFF.search(head)))
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        try:
-            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            bom = parse_json(text, src.doc_id)
-        except InputError as exc:
-            return Extraction(problems=[input_problem(exc)])
+        parsed = read_parsed(src, ctx, parse_json)
+        if isinstance(parsed, Extraction):
+            return parsed
+        text, bom = parsed
         if not isinstance(bom, dict) or bom.get("bomFormat") != "CycloneDX":
             return Extraction(problems=[Problem("error", "not-cyclonedx",
                                                 "not a CycloneDX JSON BOM (bomFormat)", src.doc_id, 1)])

@@ -21,7 +21,7 @@ from ...io.text import brief, one_line, read_text
 from ...io.yamlfile import YList, YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .packages import input_problem
+from .packages import read_parsed
 
 _CHART_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$")
 
@@ -41,11 +41,10 @@ class HelmChartExtractor:
             path.name == "requirements.yaml" and (path.parent / "Chart.yaml").is_file())
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        try:
-            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            docs = load_yaml(text, src.doc_id)
-        except InputError as exc:
-            return Extraction(problems=[input_problem(exc)])
+        parsed = read_parsed(src, ctx, load_yaml)
+        if isinstance(parsed, Extraction):
+            return parsed
+        docs = parsed[1]
         top = docs[0].data if docs else None
         out = Extraction()
         if src.path.name == "requirements.yaml":

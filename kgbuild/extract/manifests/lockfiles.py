@@ -27,7 +27,7 @@ from ...io.text import brief, clip, read_text, split_lines
 from ...io.yamlfile import YMap, load_yaml
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .packages import input_problem, json_lines, json_pointer, parse_json
+from .packages import input_problem, json_lines, json_pointer, parse_json, parse_toml, read_parsed
 from .purl import npm_purl, pypi_purl
 
 NPM_SECTIONS = {"dependencies": (), "devDependencies": ("dev",),
@@ -156,11 +156,10 @@ class NpmLockExtractor:
         return path.name in ("package-lock.json", "npm-shrinkwrap.json")
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        try:
-            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            data = parse_json(text, src.doc_id)
-        except InputError as exc:
-            return Extraction(problems=[input_problem(exc)])
+        parsed = read_parsed(src, ctx, parse_json)
+        if isinstance(parsed, Extraction):
+            return parsed
+        text, data = parsed
         if not isinstance(data, dict):
             return Extraction(problems=[Problem("error", "bad-lockfile", "not a JSON object: "
                                                 "not an npm lock file", src.doc_id, 1)])
@@ -261,11 +260,10 @@ class PnpmLockExtractor:
         return path.name == "pnpm-lock.yaml"
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        try:
-            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            docs = load_yaml(text, src.doc_id)
-        except InputError as exc:
-            return Extraction(problems=[input_problem(exc)])
+        parsed = read_parsed(src, ctx, load_yaml)
+        if isinstance(parsed, Extraction):
+            return parsed
+        docs = parsed[1]
         top = docs[0].data if docs else None
         if not isinstance(top, YMap):
             return Extraction(problems=[Problem("error", "bad-lockfile", "not a mapping: not a "
@@ -403,25 +401,6 @@ class YarnLockExtractor:
 
 
 # -- Python: poetry.lock, uv.lock ---------------------------------------------------------------
-def _toml(src: SourceFile, ctx: Context) -> tuple[str, dict] | Extraction:
-    try:
-        text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-        return text, tomllib.loads(text)
-    except InputError as exc:
-        return Extraction(problems=[input_problem(exc)])
-    except RecursionError:
-        return Extraction(problems=[Problem("error", "bad-input", "TOML nested too deeply to "
-                                            "read", src.doc_id, 1)])
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
-        return Extraction(problems=[Problem("error", "bad-input", "TOML syntax error: "
-                                            f"{str(exc)[:m.start()] if m else exc}", src.doc_id,
-                                            int(m.group(1)) if m else None)])
-    except ValueError as exc:
-        return Extraction(problems=[Problem("error", "bad-input", f"TOML value error: "
-                                            f"{brief(str(exc), 120)}", src.doc_id)])
-
-
 def package_lines(text: str, table: str = "package") -> list[tuple[int, dict[str, int]]]:
     """For each ``[[<table>]]`` of a TOML text in order: its header's line and the lines of
     its keys (``name``, ``version``, ...) and sub-tables (``[package.dependencies]``)."""
@@ -438,6 +417,17 @@ def package_lines(text: str, table: str = "package") -> list[tuple[int, dict[str
         elif out and "=" in s and not s.startswith("#"):
             out[-1][1].setdefault(s.split("=", 1)[0].strip().strip('"'), n)
     return [entry for entry in out if entry[0] > 0]
+
+
+def locked_packages(r: LockReader, text: str, data: dict
+                    ) -> list[tuple[tuple[int, dict[str, int]], object]] | None:
+    """The ``[[package]]`` tables of a TOML lock (poetry, uv, Cargo), each with its lines
+    (:func:`package_lines`); None, with a warning, when the lock has none."""
+    packages = data.get("package")
+    if not isinstance(packages, list):
+        r.warn("no [[package]] tables: nothing locked", 1)
+        return None
+    return list(zip(package_lines(text), packages))
 
 
 def python_project(src: SourceFile, ctx: Context, r: LockReader) -> None:
@@ -467,27 +457,40 @@ def python_project(src: SourceFile, ctx: Context, r: LockReader) -> None:
                 continue
 
 
-class PoetryLockExtractor:
-    name = "poetry-lock"
+class PythonLockExtractor:
+    """What poetry.lock and uv.lock share: a TOML lock of the folder's Python project
+    (:func:`python_project`) whose ``[[package]]`` tables :meth:`read` reads."""
+
     version = 1
     emits = frozenset({"Component", "Library", "dependsOn"})
     ownable = False
+    filename = ""
 
     def claims(self, path: Path, head: bytes) -> bool:
-        return path.name == "poetry.lock"
+        return path.name == self.filename
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        parsed = _toml(src, ctx)
+        parsed = read_parsed(src, ctx, parse_toml)
         if isinstance(parsed, Extraction):
             return parsed
         text, data = parsed
         r = LockReader(src, ctx, pypi_purl)
         python_project(src, ctx, r)
-        packages = data.get("package")
-        if not isinstance(packages, list):
-            r.warn("no [[package]] tables: nothing locked", 1)
-            return r.out
-        for (line, keys), entry in zip(package_lines(text), packages):
+        entries = locked_packages(r, text, data)
+        if entries is not None:
+            self.read(r, entries)
+        return r.out
+
+    def read(self, r: LockReader, entries: list) -> None:
+        raise NotImplementedError
+
+
+class PoetryLockExtractor(PythonLockExtractor):
+    name = "poetry-lock"
+    filename = "poetry.lock"
+
+    def read(self, r: LockReader, entries: list) -> None:
+        for (line, keys), entry in entries:
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
                 r.warn("a [[package]] without a name; skipped", line)
                 continue
@@ -503,30 +506,13 @@ class PoetryLockExtractor:
             for dep, spec in (deps.items() if isinstance(deps, dict) and purl else ()):
                 at = keys.get("package.dependencies", line)
                 r.link(purl, dep, at, f"{dep} = {brief(spec, 100)}")
-        return r.out
 
 
-class UvLockExtractor:
+class UvLockExtractor(PythonLockExtractor):
     name = "uv-lock"
-    version = 1
-    emits = frozenset({"Component", "Library", "dependsOn"})
-    ownable = False
+    filename = "uv.lock"
 
-    def claims(self, path: Path, head: bytes) -> bool:
-        return path.name == "uv.lock"
-
-    def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        parsed = _toml(src, ctx)
-        if isinstance(parsed, Extraction):
-            return parsed
-        text, data = parsed
-        r = LockReader(src, ctx, pypi_purl)
-        python_project(src, ctx, r)
-        packages = data.get("package")
-        if not isinstance(packages, list):
-            r.warn("no [[package]] tables: nothing locked", 1)
-            return r.out
-        entries = list(zip(package_lines(text), packages))
+    def read(self, r: LockReader, entries: list) -> None:
         roots = [e for _, e in entries if isinstance(e, dict) and isinstance(e.get("source"), dict)
                  and (e["source"].get("editable") == "." or e["source"].get("virtual") == ".")]
         for root in roots[:1]:  # the project's own entry names its direct dependencies
@@ -555,7 +541,6 @@ class UvLockExtractor:
                 if isinstance(dep, dict) and isinstance(dep.get("name"), str):
                     r.link(purl, dep["name"], keys.get("dependencies", line),
                            f'{{ name = "{dep["name"]}" }}')
-        return r.out
 
 
 for _extractor in (NpmLockExtractor(), PnpmLockExtractor(), YarnLockExtractor(),

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from ...errors import InputError, Problem
-from ...io.text import brief, read_text
+from ...errors import Problem
+from ...io.text import brief
 from ..records import Context, Extraction, NodeRecord, SourceFile
 from ..registry import register
 from .packages import (
     depends_on,
-    input_problem,
     json_lines,
     json_pointer,
     parse_json,
     quoted,
+    read_parsed,
     scoped_id,
 )
 from .purl import npm_purl
@@ -43,11 +43,10 @@ class NpmExtractor:
         return path.name == "package.json"
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        try:
-            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            data = parse_json(text, src.doc_id)
-        except InputError as exc:
-            return Extraction(problems=[input_problem(exc)])
+        parsed = read_parsed(src, ctx, parse_json)
+        if isinstance(parsed, Extraction):
+            return parsed
+        text, data = parsed
         if not isinstance(data, dict):
             return Extraction(problems=[Problem("error", "not-a-manifest",
                                                 "package.json is not a JSON object", src.doc_id, 1)])

@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import tomllib
 from bisect import bisect_left
+from collections.abc import Callable
 
 from ...errors import InputError, KgbuildError, Problem
-from ...io.text import CUT, clip, one_line
-from ..records import EdgeRecord
+from ...io.text import CUT, brief, clip, one_line, read_text
+from ..records import Context, EdgeRecord, Extraction, SourceFile
 
 
 def scoped_id(doc_id: str, local: str) -> str:
@@ -43,6 +45,33 @@ def input_problem(exc: InputError) -> Problem:
     own code when it has one (``not-a-regular-file``, ``file-too-large``, ...)."""
     code = exc.code if exc.code not in (InputError.code, KgbuildError.code) else "bad-input"
     return Problem("error", code, exc.message, exc.file or "", exc.line)
+
+
+def read_parsed(src: SourceFile, ctx: Context, parse: Callable[[str, str], object]
+                ) -> tuple[str, object] | Extraction:
+    """A source file's text and what ``parse(text, doc_id)`` makes of it (:func:`parse_json`,
+    :func:`parse_toml`, ``load_yaml``), or, when it cannot be read or parsed, an Extraction
+    holding nothing but the located error (:func:`input_problem`)."""
+    try:
+        text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
+        return text, parse(text, src.doc_id)
+    except InputError as exc:
+        return Extraction(problems=[input_problem(exc)])
+
+
+def parse_toml(text: str, name: str) -> dict:
+    """``tomllib.loads`` raising :class:`InputError` (code ``bad-input``) at the syntax
+    error's line, for nesting too deep to parse, or for a value it cannot hold."""
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise InputError("TOML nested too deeply to read", name, 1) from None
+    except tomllib.TOMLDecodeError as exc:
+        m = re.search(r"\s*\(at line (\d+), column \d+\)$", str(exc))
+        raise InputError(f"TOML syntax error: {str(exc)[:m.start()] if m else exc}", name,
+                         int(m.group(1)) if m else None) from None
+    except ValueError as exc:
+        raise InputError(f"TOML value error: {brief(str(exc), 120)}", name) from None
 
 
 def parse_json(text: str, name: str) -> object:

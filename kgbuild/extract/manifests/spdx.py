@@ -22,11 +22,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...errors import InputError, Problem
-from ...io.text import brief, read_text
+from ...errors import Problem
+from ...io.text import brief
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, SourceFile
 from ..registry import register
-from .packages import input_problem, json_lines, json_pointer, parse_json, quoted, scoped_id
+from .packages import json_lines, json_pointer, parse_json, quoted, read_parsed, scoped_id
 from .purl import is_purl
 
 _SNIFF = re.compile(rb'"spdxVersion"\s*:\s*"SPDX-2')
@@ -57,11 +57,10 @@ class SpdxExtractor:
         return name.endswith(".spdx.json") or (name.endswith(".json") and bool(_SNIFF.search(head)))
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
-        try:
-            text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
-            doc = parse_json(text, src.doc_id)
-        except InputError as exc:
-            return Extraction(problems=[input_problem(exc)])
+        parsed = read_parsed(src, ctx, parse_json)
+        if isinstance(parsed, Extraction):
+            return parsed
+        text, doc = parsed
         if not isinstance(doc, dict) or not str(doc.get("spdxVersion", "")).startswith("SPDX-2"):
             return Extraction(problems=[Problem("error", "bad-spdx", "not an SPDX 2 JSON "
                                                 "document (spdxVersion)", src.doc_id, 1)])
