@@ -105,6 +105,17 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
 @EMBEDDINGS_URL
 @EMBEDDINGS_MODEL
 @QUERY_MODEL
+@click.option("--rerank-url", metavar="URL",
+              help="Rerank endpoint (POST URL/rerank: llama.cpp, vLLM, Infinity, TEI, Jina, "
+                   "Cohere) reordering the best fused passages (else $KGBUILD_RERANK_URL, the "
+                   "project's [rerank] base_url; none: no rerank).")
+@click.option("--rerank-model", metavar="MODEL",
+              help="Rerank model (else $KGBUILD_RERANK_MODEL, [rerank] model, the server's).")
+@click.option("--rerank-top", type=click.IntRange(1, 1000), metavar="N",
+              help="Fused passages reranked (else [rerank] top_n, 30).")
+@click.option("--trust-project-url", is_flag=True, envvar="KGBUILD_TRUST_PROJECT_URL",
+              help="Send $KGBUILD_RERANK_API_KEY/$OPENAI_API_KEY to a rerank URL the project "
+                   "file names.")
 @PRINCIPAL
 @ALL_ACCESS
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "jsonl", "context"]),
@@ -112,7 +123,8 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
               help="text for people; json: one object; jsonl: one line per question (id, "
                    "passages [{id, score}], abstain); context: prompt-ready passages.")
 def retrieve(question, questions_file, k, method, store_path, embeddings_url, embeddings_model,
-             query_embeddings_model, labels, all_access, fmt):
+             query_embeddings_model, rerank_url, rerank_model, rerank_top, trust_project_url,
+             labels, all_access, fmt):
     """Rank the store's passages for questions: lexical, dense and graph search, fused, with
     abstention when the evidence is weak.
 
@@ -123,6 +135,7 @@ def retrieve(question, questions_file, k, method, store_path, embeddings_url, em
     Examples:
       kgbuild retrieve -q "Who directed the film that won ...?"
       kgbuild retrieve --questions q.jsonl --k 10 --format jsonl
+      kgbuild retrieve -q "..." --rerank-url http://127.0.0.1:8080/v1 --rerank-top 30
     """
     from ..passages.retrieve import Question, read_questions
     from ..passages.retrieve import retrieve as run
@@ -131,6 +144,11 @@ def retrieve(question, questions_file, k, method, store_path, embeddings_url, em
         raise UsageError("give one of -q QUESTION or --questions FILE.jsonl")
     questions = read_questions(questions_file) if questions_file else [Question("q1", question)]
     settings = _settings(store_path, embeddings_url, embeddings_model, query_embeddings_model)
+    from ..passages.rerank import RerankSettings
+
+    rerank = RerankSettings.resolve(base_url=rerank_url, model=rerank_model, top_n=rerank_top,
+                                    trust_project_url=trust_project_url,
+                                    config=getattr(project(), "rerank", None))
     from pathlib import Path
 
     schema = None
@@ -139,7 +157,8 @@ def retrieve(question, questions_file, k, method, store_path, embeddings_url, em
 
         schema = load_schema(project().schema_ref())
     results = run(store_path, questions, k=k, method=method,
-                  principal=principal_of(labels, all_access), embeddings=settings, schema=schema)
+                  principal=principal_of(labels, all_access), embeddings=settings, schema=schema,
+                  rerank=rerank)
     if fmt == "jsonl":
         for r in results:
             echo(json.dumps(r.to_line(), ensure_ascii=False))

@@ -12,6 +12,11 @@ Access: a principal's hidden passages are not in the candidate set, the corpus s
 (BM25's IDF, document count and lengths; the z-scores' mean and spread; hub counts) are
 those of the principal's visible passages, and no link to or from a hidden passage is
 walked: the answer equals retrieval over the corpus without the hidden passages.
+
+Rerank (optional, :mod:`.rerank`): with a rerank endpoint, the best ``top_n`` fused
+candidates (visible ones only: access applies first) are sent with their context header and
+reordered by the endpoint's score; each carries a ``rerank`` signal (score, rank). A failing
+endpoint leaves the fused order, and the output says so in a note.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from .index import PassageIndex
 from .lexical import match_expression
 from .links import Linker
 from .model import ReadModel, load_model
+from .rerank import Reranker, RerankSettings, reorder
 
 METHODS = ("default", "bm25", "dense", "hybrid", "graph")
 LEXICAL_POOL = 1000  # BM25 hits read per question (the rest score 0)
@@ -119,7 +125,7 @@ class Retrieved:
 def _why(p: dict) -> str:
     parts = []
     sig = p.get("signals", {})
-    for name in ("bm25", "dense"):
+    for name in ("rerank", "bm25", "dense"):
         if sig.get(name, {}).get("rank"):
             parts.append(f"{name} #{sig[name]['rank']}")
     g = sig.get("graph")
@@ -135,7 +141,8 @@ class PassageRetriever:
 
     def __init__(self, store: str | Path, principal: Principal | None = None,
                  embeddings: EmbeddingSettings | None = None,
-                 settings: RetrievalSettings | None = None, schema=None):
+                 settings: RetrievalSettings | None = None, schema=None,
+                 rerank: RerankSettings | None = None):
         self.store = Path(store)
         self.schema = schema  # the store's graph schema: typed edges from catalog entities
         self._traverser = None
@@ -170,8 +177,14 @@ class PassageRetriever:
         self._counts: dict[str, int] = {}  # document counts of question words (this view)
         self._known: dict[str, bool] = {}  # question names the visible passages contain
         self.shared_unknown: set[str] = set()  # names a batch's questions share, not known
+        self.reranker = Reranker(rerank) if rerank is not None else None
+        if rerank is not None and rerank.warning:
+            self.notes.append(rerank.warning)
 
     def close(self) -> None:
+        if self.reranker is not None:
+            self.reranker.close()
+            self.reranker = None
         if self._lexical_db is not None and self._lexical_db is not self.index.db:
             self._lexical_db.close()
         self.index.close()
@@ -350,13 +363,43 @@ class PassageRetriever:
                     keep[top(base, s.graph.seeds, self.model.idrank)] = True
                 scores = np.where(keep, scores, -np.inf)
         rows = top(scores, k, self.model.idrank)
+        reranked: dict[int, tuple[float, int]] = {}
+        if self.reranker is not None and len(rows):
+            rows, reranked = self._rerank(question.text, scores, k, notes)
         has_seed = bool(graph.question_seeds) if graph is not None else \
             bool(question_seeds(self.model, names, self.visible, self.principal, s.graph.hub_cap))
         abstain = decide(s.abstain, question.text, lexical_z, dense_z, has_seed, self)
-        passages = self._passages(rows, scores, bm, cos, graph)
+        passages = self._passages(rows, scores, bm, cos, graph, reranked)
         return Retrieved(question.id, question.text, method, passages, abstain, notes)
 
-    def _passages(self, rows, scores, bm, cos, graph) -> list[dict]:
+    def _rerank(self, text: str, scores: np.ndarray, k: int, notes: list[str]):
+        """The ``k`` rows after the reranker reordered the best ``top_n`` fused ones, and the
+        reranker's (score, rank) by row; on its failure the fused rows, a note, and no more
+        reranking in this run."""
+        n = self.reranker.settings.top_n
+        candidates = top(scores, max(k, n), self.model.idrank)
+        head = candidates[:n]
+        records = self.index.records(self.model.rowids[head].tolist())
+        documents = []
+        for row in head.tolist():
+            rec = records[int(self.model.rowids[row])]
+            documents.append(f"{rec['header']}\n{rec['text']}" if rec["header"] else rec["text"])
+        try:
+            got = self.reranker.scores(text, documents)
+        except KgbuildError as exc:
+            self.reranker.close()
+            self.reranker = None
+            note = f"rerank off: the fused order is kept ({exc.message} [{exc.code}])"
+            self.notes.append(note)
+            notes.append(note)
+            return candidates[:k], {}
+        order = reorder(got)
+        rows = np.concatenate([head[order], candidates[n:]])[:k]
+        ranks = {int(head[i]): (got[i], rank) for rank, i in enumerate(order, 1)
+                 if got[i] is not None}
+        return rows, ranks
+
+    def _passages(self, rows, scores, bm, cos, graph, reranked=None) -> list[dict]:
         records = self.index.records(self.model.rowids[rows].tolist())
         name_ids = self.model.name_ids
         keys = self.index.names_of(name_ids[k] for k in
@@ -367,6 +410,9 @@ class PassageRetriever:
         for rank, row in enumerate(rows.tolist(), 1):
             rec = records[int(self.model.rowids[row])]
             signals: dict = {}
+            if reranked and row in reranked:
+                signals["rerank"] = {"score": round(float(reranked[row][0]), 4),
+                                     "rank": reranked[row][1]}
             if bm is not None and bm[row] > 0:
                 signals["bm25"] = {"score": round(float(bm[row]), 4),
                                    "rank": int((bm > bm[row]).sum()) + 1}
@@ -394,14 +440,16 @@ class PassageRetriever:
 def retrieve(store: str | Path, questions: Iterable[Question | str], *, k: int = 10,
              method: str = "default", principal: Principal | None = None,
              embeddings: EmbeddingSettings | None = None,
-             settings: RetrievalSettings | None = None, schema=None) -> list[Retrieved]:
+             settings: RetrievalSettings | None = None, schema=None,
+             rerank: RerankSettings | None = None) -> list[Retrieved]:
     """Rank the store's passages for each question (``kgbuild retrieve``); questions may be
     plain strings (IDs ``q1``, ``q2``...). ``embeddings`` None: lexical and graph only;
-    ``schema``: the store graph's, for typed edges from the catalog entities a question names."""
+    ``schema``: the store graph's, for typed edges from the catalog entities a question names;
+    ``rerank``: a rerank endpoint reordering the best fused candidates (None: none)."""
     settings = settings or RetrievalSettings(k=k, method=method)
     qs = [q if isinstance(q, Question) else Question(f"q{i}", str(q))
           for i, q in enumerate(questions, 1)]
-    with PassageRetriever(store, principal, embeddings, settings, schema) as retriever:
+    with PassageRetriever(store, principal, embeddings, settings, schema, rerank) as retriever:
         vectors = None
         if retriever.matrix is not None and qs:
             try:

@@ -29,6 +29,10 @@ override the file (and are relative to the working directory, as usual)::
     url = "http://localhost:7007"          # `kgbuild build` (the backend's base URL)
     token_env = "BACKSTAGE_TOKEN"          # the environment variable holding its token
     timeout = 600                          # seconds for the whole listing; see BACKSTAGE_KEYS
+
+    [rerank]                               # `kgbuild retrieve`'s optional rerank step
+    base_url = "http://localhost:8080/v1"  # POST {base_url}/rerank; see RERANK_KEYS
+    top_n = 30                             # fused candidates reranked
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from ..errors import InputError
 CONFIG_FILE = "kgbuild.toml"
 _TYPES = {"sources": list, "schema": str, "store": str, "exclude": list, "gitignore": bool,
           "access": str, "aliases": str, "max_file_size": int, "llm": dict, "embeddings": dict,
-          "backstage": dict}
+          "backstage": dict, "rerank": dict}
 # [embeddings]: passage retrieval's endpoint and models (kgbuild ingest, retrieve)
 EMBEDDINGS_KEYS = ("base_url", "model", "query_model", "passage_prefix", "query_prefix")
 # [llm]: key -> (type, low, high) for numbers, (str, allowed values or None) for text
@@ -54,6 +58,11 @@ LLM_KEYS: dict[str, tuple] = {
     "chunk_overlap": (int, 0, 500_000), "gleanings": (int, 0, 5), "max_retries": (int, 0, 10),
     "max_tokens": (int, 1, 1_000_000), "max_response_size": (int, 1, 1024),  # MiB
     "timeout": (float, 0.1, 3600.0), "temperature": (float, 0.0, 2.0), "price": (dict, None),
+}
+# [rerank]: passage retrieval's optional rerank endpoint (kgbuild retrieve; passages/rerank.py)
+RERANK_KEYS: dict[str, tuple] = {
+    "base_url": (str, None), "model": (str, None), "top_n": (int, 1, 1000),
+    "timeout": (float, 0.1, 3600.0),
 }
 # [backstage]: a running Backstage's catalog API (kgbuild build; kgbuild.remote.backstage)
 BACKSTAGE_KEYS: dict[str, tuple] = {
@@ -80,6 +89,7 @@ class Project:
     llm: dict = field(default_factory=dict, hash=False, compare=False)  # the [llm] table, checked
     embeddings: dict = field(default_factory=dict, hash=False, compare=False)  # [embeddings]
     backstage: dict = field(default_factory=dict, hash=False, compare=False)  # [backstage], checked
+    rerank: dict = field(default_factory=dict, hash=False, compare=False)  # [rerank], checked
 
     def path(self, value: str) -> Path:
         """A path setting, relative to the project root."""
@@ -180,6 +190,8 @@ def load_project(path: str | Path) -> Project:
             value = _llm_table(value, text, str(path), (*prefix, "llm"))
         if key == "embeddings":
             value = _embeddings_table(value, text, str(path))
+        if key == "rerank":
+            value = _llm_table(value, text, str(path), (*prefix, "rerank"), RERANK_KEYS)
         if key == "backstage":
             value = _llm_table(value, text, str(path), (*prefix, "backstage"), BACKSTAGE_KEYS)
             if "url" not in value:
