@@ -684,7 +684,8 @@ class GraphStore:
         """
         if self._damage is None:
             revision = self.revision()
-            used = self._used_iris(changes) if len(changes) <= MAX_CHANGED else set()
+            merge = self.path is not None and len(changes) <= MAX_CHANGED  # (else made whole)
+            used = self._used_iris(changes) if merge else set()
             problems = self._apply(changes, states, settings)
             if self._damage is None:
                 refresh_model(self, Change(revision, sorted(changes), used), indexing)
