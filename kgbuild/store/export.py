@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import json
 import os
+import queue
+import sys
 import tempfile
+import threading
 from bisect import bisect_right
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
 from itertools import compress, islice
 from json.encoder import encode_basestring
 from operator import ne
@@ -44,9 +46,9 @@ from ..schema.namespaces import ASSERTION_BASE, ID_BASE, SOURCE_BASE, prefixes
 from .formats import EXPORT_FORMATS
 from .graphstore import INTERNAL, GraphStore
 
-SORT_BUDGET = 128 << 20  # characters of lines (records) sorted in memory before a run is spilled
-AHEAD = 16  # graphs dumped ahead of the one being handled
-WORKERS = max(1, min(2, os.cpu_count() or 1))  # threads dumping graphs
+SORT_BUDGET = 64 << 20  # characters of lines (records) sorted in memory before a run is spilled
+AHEAD = 32  # graphs each worker dumps ahead of the one being handled
+WORKERS = min(2, os.cpu_count() or 1)  # threads dumping graphs (0: none, this thread)
 _CACHE = 1 << 18  # shortened terms remembered (objects are mostly distinct literals)
 _RANKS = tuple((f"<{base}", str(rank)) for rank, base in
                enumerate((ID_BASE, ASSERTION_BASE, SOURCE_BASE)))
@@ -63,7 +65,7 @@ def export_chunks(store: GraphStore, fmt: str = "turtle") -> Iterator[bytes]:
     """:func:`export_store` as UTF-8 pieces, produced while the store is read."""
     if fmt == "nquads":
         for _, piece in _nquads(store):
-            yield piece.encode("utf-8")
+            yield piece
     elif fmt == "trig":
         yield from _trig(store)
     elif fmt == "nt":
@@ -86,29 +88,77 @@ def export_chunks(store: GraphStore, fmt: str = "turtle") -> Iterator[bytes]:
 
 def _graphs(store: GraphStore) -> Iterator[tuple[str, str]]:
     """(graph name as an N-Triples term, the N-Triples text of its triples, bookkeeping
-    included) for every named graph in name order; worker threads dump up to ``AHEAD``
-    graphs ahead (pyoxigraph releases the GIL while it serialises)."""
+    included, grouped by subject) for every named graph, in name order (the default graph,
+    which kgbuild leaves empty, was never exported).
+
+    ``WORKERS`` threads dump the graphs (pyoxigraph holds no GIL while it reads the store
+    and writes the text), each every ``WORKERS``-th one, at most ``AHEAD`` graphs ahead of
+    this thread, which takes them in turn; while they run, the interpreter hands the GIL
+    over sooner, so a dump that has finished waits less to hand its text over."""
     names = store.graph_names()
-    with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="kgbuild-export") as pool:
-        pending: deque = deque()
+    if WORKERS < 1 or len(names) < 2:
+        for name in names:
+            yield name, store.dump_graph(name).decode("utf-8")
+        return
+    queues = [queue.Queue(maxsize=AHEAD) for _ in range(WORKERS)]
+    stop = threading.Event()
+
+    def dump(k: int) -> None:
+        for name in names[k::WORKERS]:
+            try:
+                item = store.dump_graph(name)
+            except BaseException as exc:  # raised in the reading thread
+                item = exc
+            while not stop.is_set():
+                with suppress(queue.Full):
+                    queues[k].put(item, timeout=0.1)
+                    break
+            if stop.is_set() or isinstance(item, BaseException):
+                return
+
+    workers = [threading.Thread(target=dump, args=(k,), name="kgbuild-export", daemon=True)
+               for k in range(WORKERS)]
+    with _quick_switches():
         try:
-            for name in names:
-                pending.append((name, pool.submit(store.dump_graph, name)))
-                if len(pending) >= AHEAD:
-                    name, done = pending.popleft()
-                    yield name, done.result().decode("utf-8")
-            while pending:
-                name, done = pending.popleft()
-                yield name, done.result().decode("utf-8")
+            for w in workers:
+                w.start()
+            for i, name in enumerate(names):
+                item = queues[i % WORKERS].get()
+                if isinstance(item, BaseException):
+                    raise item
+                yield name, item.decode("utf-8")
         finally:
-            for _, waiting in pending:
-                waiting.cancel()
+            stop.set()
+            for w in workers:
+                w.join()
+
+
+_switching = threading.Lock()
+_exporting = [0, 0.0]  # exports running, the switch interval before the first
+
+
+@contextmanager
+def _quick_switches():
+    """A GIL switch interval of 0.2 ms (5 ms by default) while graphs are dumped (restored
+    by the last export that ends)."""
+    with _switching:
+        if not _exporting[0]:
+            _exporting[1] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_exporting[1], 2e-4))
+        _exporting[0] += 1
+    try:
+        yield
+    finally:
+        with _switching:
+            _exporting[0] -= 1
+            if not _exporting[0]:
+                sys.setswitchinterval(_exporting[1])
 
 
 def _lines(text: str) -> list[str]:
-    """The exported lines of one graph's N-Triples text (split at ``\\n`` only:
-    ``str.splitlines`` also splits at U+2028, U+0085 and other separators a literal holds
-    unescaped), store-internal triples left out."""
+    """The exported lines of N-Triples text (split at ``\\n`` only: ``str.splitlines``
+    also splits at U+2028, U+0085 and other separators a literal holds unescaped),
+    store-internal triples left out."""
     lines = text.split("\n")
     lines.pop()  # the text ends with a newline (or is empty)
     if any(p in text for p in INTERNAL):
@@ -116,14 +166,14 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _nquads(store: GraphStore) -> Iterator[tuple[str, str]]:
-    """(graph name, its N-Quads text, lines sorted) per graph with exported triples, in name
-    order: every kgbuild quad is in a named graph."""
+def _nquads(store: GraphStore) -> Iterator[tuple[str, bytes]]:
+    """(graph name, its N-Quads, lines sorted) per graph with exported triples, in name order
+    (every kgbuild quad is in a named graph)."""
     for name, text in _graphs(store):
         lines = _lines(text)
         if lines:
             lines.sort()  # "s p o <g> ." sorts as "s p o ." does: one graph
-            yield name, ("\n".join(lines) + "\n").replace(" .\n", f" {name} .\n")
+            yield name, ("\n".join(lines) + "\n").replace(" .\n", f" {name} .\n").encode("utf-8")
 
 
 def _trig(store: GraphStore) -> Iterator[bytes]:

@@ -40,15 +40,17 @@ spec:
 
 
 def reference(store: GraphStore, fmt: str) -> str:
-    """What the export wrote before it was streamed, from the quads as Python objects."""
+    """What the export wrote before it was streamed, from the quads as Python objects (the
+    named graphs': the default graph was never exported)."""
+    named = [q for q in store.quads() if not isinstance(q.graph_name, ox.DefaultGraph)]
     if fmt in ("nquads", "trig"):
-        quads = sorted(store.quads(), key=lambda q: (str(q.graph_name), str(q.subject),
-                                                     str(q.predicate), str(q.object)))
+        quads = sorted(named, key=lambda q: (str(q.graph_name), str(q.subject),
+                                             str(q.predicate), str(q.object)))
         if fmt == "nquads":
             return ox.serialize(quads, format=ox.RdfFormat.N_QUADS).decode()
         names = {p: ns for p, ns in sorted(prefixes(store.schema).items()) if p not in ("id", "owl")}
         return ox.serialize(quads, format=ox.RdfFormat.TRIG, prefixes=names).decode()
-    triples = list(store.triples())
+    triples = [(str(q.subject), str(q.predicate), str(q.object)) for q in named]
     return {"turtle": to_turtle, "jsonld": to_jsonld}[fmt](triples, store.schema) \
         if fmt != "nt" else to_ntriples(triples)
 
@@ -62,9 +64,13 @@ def same_in_memory_and_spilled(store, monkeypatch, budget=20_000):
     for fmt in EXPORT_FORMATS:
         expected = reference(store, fmt)
         assert export_store(store, fmt) == expected, fmt
-        with monkeypatch.context() as m:  # sorted runs of ~20 kB spilled and merged
-            m.setattr(export, "SORT_BUDGET", budget)
+        with monkeypatch.context() as m:  # sorted runs of ~20 kB spilled and merged;
+            m.setattr(export, "SORT_BUDGET", budget)  # one worker thread, two graphs ahead
+            m.setattr(export, "WORKERS", 1)
             m.setattr(export, "AHEAD", 2)
+            assert export_store(store, fmt) == expected, fmt
+        with monkeypatch.context() as m:  # no worker thread
+            m.setattr(export, "WORKERS", 0)
             assert export_store(store, fmt) == expected, fmt
 
 
@@ -109,12 +115,13 @@ def _store_with(tmp_path, quads):
 def test_repeated_triples_and_rdf_type_as_an_object(tmp_path, monkeypatch):
     """The same triple in several graphs is written once (also when the runs that hold it are
     merged); rdf:type as an object is written rdf:type ("a" only as a predicate: it was "a"
-    everywhere, which is not Turtle)."""
+    everywhere, which is not Turtle); the default graph is not exported, as before."""
     node = ox.NamedNode("https://kgbuild.dev/id/component:default/web-shop")
     rdf_type = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
     label = ox.NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
     quads = [ox.Quad(node, label, ox.Literal("Web Shop"), ox.NamedNode(f"https://kgbuild.dev/source/x{i}"))
              for i in range(3)]
+    quads.append(ox.Quad(node, label, ox.Literal("in the default graph"), ox.DefaultGraph()))
     quads.append(ox.Quad(ox.NamedNode("https://kgbuild.dev/assertion/t"),
                          ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#predicate"),
                          rdf_type, ox.NamedNode("https://kgbuild.dev/source/x0")))
@@ -124,6 +131,7 @@ def test_repeated_triples_and_rdf_type_as_an_object(tmp_path, monkeypatch):
         assert "rdf:predicate rdf:type" in turtle
         line = f'{node} {label} "Web Shop" .\n'
         assert export_store(store, "nt").count(line) == 1
+        assert all("in the default graph" not in export_store(store, f) for f in EXPORT_FORMATS)
         from rdflib import Graph
         assert len(Graph().parse(data=turtle, format="turtle")) == store.triple_count()
 
@@ -142,3 +150,20 @@ def test_an_empty_store(tmp_path):
     with GraphStore(tmp_path / "store", load_schema("software")) as store:
         for fmt in EXPORT_FORMATS:
             assert export_store(store, fmt) == reference(store, fmt), fmt
+
+
+def test_a_reader_that_stops_early_stops_the_dump(tmp_path, monkeypatch):
+    """Worker threads dump the graphs: a reader that stops (an error while writing the
+    output) leaves no thread behind, and the GIL's switch interval as it was."""
+    import threading
+
+    monkeypatch.setattr(export, "AHEAD", 1)
+    before = sys.getswitchinterval()
+    with built(FIXTURE_CATALOG, tmp_path / "store") as store:
+        pieces = export._graphs(store)
+        assert next(pieces)[0].startswith("<")
+        assert sys.getswitchinterval() < before
+        pieces.close()
+        assert not any(t.name == "kgbuild-export" for t in threading.enumerate())
+        assert sys.getswitchinterval() == before
+        assert export_store(store, "nt") == reference(store, "nt")  # and the next one works
