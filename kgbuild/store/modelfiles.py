@@ -22,6 +22,7 @@ from .readmodel import FORMAT, GraphModel, model_of
 
 VIEWS = "views"
 MAX_VIEWS = 4  # label sets whose views are kept
+RETRIES = 5  # lookups of ``current`` while writers keep replacing the model
 
 
 def save(arrays: dict[str, np.ndarray], meta: dict, root: Path) -> Path:
@@ -62,16 +63,21 @@ def load(folder: Path, schema) -> GraphModel:
 
 
 def current(root: Path, schema) -> GraphModel | None:
-    """The saved model ``root/current`` names, or None (missing, partial or damaged)."""
-    try:
-        if not (root / "current").is_file():  # (a FIFO or device is never opened)
-            return None
-        name = (root / "current").read_text()[:100].strip()
-        if not name.startswith("s-") or "/" in name:
-            return None
-        return load(root / name, schema)
-    except Exception:  # noqa: BLE001 - missing, partial or damaged: made again
-        return None
+    """The saved model ``root/current`` names, or None (missing, partial or damaged). A model
+    that a writer replaced (and removed) between reading the name and opening the files is
+    looked up again: the name has changed then."""
+    name = None
+    for _ in range(RETRIES):
+        try:
+            if not (root / "current").is_file():  # (a FIFO or device is never opened)
+                return None
+            seen, name = name, (root / "current").read_text()[:100].strip()
+            if not name.startswith("s-") or "/" in name or name == seen:
+                return None
+            return load(root / name, schema)
+        except Exception:  # noqa: BLE001 - missing, partial or damaged: made again
+            continue
+    return None
 
 
 def opened(root: Path | None, schema, fresh: Callable[[GraphModel], bool],
@@ -85,7 +91,7 @@ def opened(root: Path | None, schema, fresh: Callable[[GraphModel], bool],
     if root is not None:
         try:
             return load(save(arrays, meta, root), schema)
-        except OSError:
+        except (OSError, ValueError):  # unwritable, or replaced at once by a writer beside us
             pass
     return model_of(arrays, meta, schema)
 
