@@ -36,7 +36,7 @@ from ..graph.model import KnowledgeGraph
 from ..graph.rdf import from_rdf
 from ..io.yamlfile import load_yaml_file, plain
 from ..retrieve.spec import BOUNDS, may_be_none, request_spec
-from ..retrieve.traverse import Traverser
+from ..retrieve.traverse import Traverser, open_traverser
 from ..schema.loader import load_schema
 from ..io.rdffile import load_graph
 
@@ -216,7 +216,8 @@ def eval_retrieval(cases_path: str | Path, graph: KnowledgeGraph | None = None) 
             removed = frozenset(_item(kg, {"edge": e}, name)[1] for e in case.get("remove") or [])
             key = (principal, removed)
             if key not in traversers:
-                traversers[key] = Traverser(_without(kg, removed) if removed else kg, principal)
+                traversers[key] = open_traverser(_without(kg, removed) if removed else kg,
+                                                 kg.schema, principal)
             spec = request_spec({k: v for k, v in case.items() if k in _SPEC_KEYS})
             result = traversers[key].run(spec)
             results.append(_score(kg, case, name, result))

@@ -24,7 +24,7 @@ from ..graph.access import Principal
 from ..resolve.aliases import AliasRegistry
 from ..resolve.review import visible_registry
 from ..retrieve.sources import OpenModel
-from ..retrieve.traverse import Traverser
+from ..retrieve.traverse import open_traverser
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
 from ..store.readmodel import GraphModel
@@ -40,7 +40,8 @@ class View:
     def __init__(self, model: GraphModel, principal: Principal,
                  registry: AliasRegistry | None, matcher=None):
         self.model = model
-        self.traverser = Traverser(OpenModel(model), principal, matcher=matcher)
+        self.traverser = open_traverser(OpenModel(model), model.schema, principal,
+                                        matcher=matcher)
         self.resolver = self.traverser.resolver if registry is None else model.resolver(
             registry if model.view is None else visible_registry(registry, model))
 
