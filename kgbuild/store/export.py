@@ -478,7 +478,8 @@ def _chain(first, rest: Iterable):
     yield from rest
 
 
-EXPORT_FORMAT_VERSION = 1  # bump when a writer's output changes: recorded exports are rewritten
+EXPORT_FORMAT_VERSION = 2  # bump when a writer's output changes: recorded exports are rewritten
+# (2: rdf:type as an object is written rdf:type, not a)
 EXPORTS = "exports.json"  # in the store folder: output path -> what was last written there
 
 
