@@ -350,7 +350,11 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     kept = sorted(outside - set(files))  # outside the given paths and not reached by them
     changes["kept"] = kept
     changes["deleted"] = sorted(set(before) - set(files) - set(kept))
-    replace = everything or not before or (full and not kept)
+    # a store holding none of these documents is loaded whole into a new database, unless
+    # few text documents are added (kgbuild extract: a transaction costs less than making a
+    # second database, when the store was just made)
+    replace = everything or (not before and not (kind == TEXT_KIND and len(updates) <= 100)) \
+        or (full and not kept)
     if everything and kept:  # built with other settings and no longer found: dropped
         changes["deleted"] = sorted(set(changes["deleted"]) | set(kept))
         changes["kept"] = []
