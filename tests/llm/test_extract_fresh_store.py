@@ -1,15 +1,19 @@
-"""`kgbuild extract` into a new store commits its few documents in one transaction into the
-database the store was made with (a full rebuild's bulk load would make a second one): the
-same graph as that full rebuild (`--full`), one database folder."""
+"""`kgbuild extract` into a new store makes it while the requests are out and commits its few
+documents in one transaction into the database the store was made with (a full rebuild's bulk
+load would make a second one): the same graph as that full rebuild (`--full`), one database
+folder; a store that cannot be made is an error before any request."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
+import pytest
+
 import llm_fixtures
 from prose_oracle import oracle
 
+from kgbuild.errors import KgbuildError
 from kgbuild.extract.text.extractor import TextSettings
 from kgbuild.llm.settings import LLMSettings
 from kgbuild.project.textextract import extract_text
@@ -39,3 +43,15 @@ def test_a_new_store_is_made_once_and_holds_what_a_full_rebuild_holds(fake_llm, 
         assert sorted(p.name for p in store.glob("db-*")) == (
             ["db-1", "db-1.id"] if name == "new" else ["db-2", "db-2.id"])
     assert exports["new"] == exports["full"]
+
+
+@pytest.mark.parametrize("where", ["a file", "under a file"])
+def test_a_store_that_cannot_be_made_fails_before_any_request(fake_llm, tmp_path, where):
+    server = fake_llm(oracle)
+    shutil.copytree(PROSE, tmp_path / "docs")
+    (tmp_path / "taken").write_text("not a store")
+    store = tmp_path / "taken" if where == "a file" else tmp_path / "taken" / "store"
+    with pytest.raises((KgbuildError, OSError)):
+        extract_text([tmp_path / "docs"], llm=LLMSettings("fake-model", server.base_url),
+                     store=store, timestamp=0, validate=False, root=tmp_path)
+    assert server.count == 0
