@@ -13,14 +13,24 @@ Each prints wall time and the ratio to the ideal, ``ceil(chunks / concurrency) *
 (no client overhead, a server that never queues). The ``openai`` package is imported before
 timing (about 0.5 s once per process, the same for any concurrency). Cold cache every time.
 
-Run: ``python bench/llm_concurrency_bench.py [--chunks 100] [--concurrency 16] [--latency 0.2]``
+``--baseline REV`` also times the ``extract`` path of an older kgbuild against the same
+server, in the same run: this tree and a git worktree of ``REV`` each extract in a child
+process (one warm-up extraction, then ``--runs`` timed ones), the two alternated; the medians
+and ranges are printed side by side.
+
+Run: ``python bench/llm_concurrency_bench.py [--chunks 100] [--concurrency 16] [--latency 0.2]
+[--baseline REV] [--runs 5]``
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import multiprocessing as mp
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -93,6 +103,49 @@ def run_extract(url: str, chunks: int, concurrency: int) -> float:
     return elapsed
 
 
+CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import openai  # noqa: F401  (before timing, as in the parent)
+import llm_concurrency_bench as bench
+url, chunks, concurrency, runs = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+bench.run_extract(url, 10, concurrency)  # warm-up: imports, connections, first-call costs
+print(json.dumps([bench.run_extract(url, chunks, concurrency) for _ in range(runs)]))
+"""
+
+
+def extract_in_child(tree: Path, url: str, chunks: int, concurrency: int, runs: int) -> list[float]:
+    """``run_extract`` timings with the kgbuild of ``tree``, in a child process."""
+    out = subprocess.run([sys.executable, "-c", CHILD, str(ROOT / "bench"), url, str(chunks),
+                          str(concurrency), str(runs)], cwd=tree, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(tree)}, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare(url: str, baseline: str, chunks: int, concurrency: int, latency: float,
+            runs: int) -> None:
+    """This tree's extract path against a worktree of ``baseline``'s, alternated."""
+    ideal = math.ceil(chunks / concurrency) * latency
+    with tempfile.TemporaryDirectory() as tmp:
+        old = Path(tmp) / "baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), baseline],
+                       check=True, capture_output=True)
+        try:
+            times: dict[str, list[float]] = {"this tree": [], baseline: []}
+            for _ in range(2):
+                for name, tree in (("this tree", ROOT), (baseline, old)):
+                    times[name] += extract_in_child(tree, url, chunks, concurrency, runs)
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
+                           capture_output=True)
+    print(f"extract, {chunks} chunks at concurrency {concurrency} (ideal {ideal:.2f} s), "
+          f"{2 * runs} runs each, alternated in child processes:")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print(f"  {name:12s} median {med:5.2f} s (ratio {med / ideal:4.2f}), "
+              f"range {min(ts):.2f}-{max(ts):.2f} s")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chunks", type=int, default=100)
@@ -100,6 +153,8 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2)
     ap.add_argument("--baseline-chunks", type=int, default=None,
                     help="chunks of the concurrency-1 baseline (default: --chunks)")
+    ap.add_argument("--baseline", help="git commit whose extract path is timed beside this tree's")
+    ap.add_argument("--runs", type=int, default=5, help="timed extractions per child (--baseline)")
     args = ap.parse_args()
     import openai  # noqa: F401  (imported before timing, see the docstring)
 
@@ -127,6 +182,8 @@ def main() -> None:
             print(f"{what}: concurrency {args.concurrency} is {per_slow / per_fast:.1f}x faster per "
                   f"chunk than concurrency 1; ratio to ideal {fast[3] / fast[4]:.2f} "
                   f"(target <= 1.5)")
+        if args.baseline:
+            compare(url, args.baseline, args.chunks, args.concurrency, args.latency, args.runs)
     finally:
         server.terminate()
 
