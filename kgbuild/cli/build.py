@@ -277,7 +277,7 @@ def export(store_path, schema_name, fmt, output):
       kgbuild export --format nt -o graph.nt
     """
     from ..schema.loader import load_schema
-    from ..store.export import export_store, write_export
+    from ..store.export import export_chunks, write_export
     from ..store.graphstore import GraphStore
 
     check_output(output)
@@ -289,6 +289,7 @@ def export(store_path, schema_name, fmt, output):
         elif output:
             write_export(store, output, fmt)
         else:
-            echo(export_store(store, fmt), nl=False)
+            for chunk in export_chunks(store, fmt):  # printed as it is produced
+                echo(chunk.decode("utf-8"), nl=False)
 
 

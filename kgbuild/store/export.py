@@ -49,6 +49,7 @@ from .graphstore import INTERNAL, GraphStore
 SORT_BUDGET = 64 << 20  # characters of lines (records) sorted in memory before a run is spilled
 AHEAD = 32  # graphs each worker dumps ahead of the one being handled
 WORKERS = min(2, os.cpu_count() or 1)  # threads dumping graphs (0: none, this thread)
+SWITCH_INTERVAL = 2e-4  # seconds: the GIL's switch interval while they run
 _CACHE = 1 << 18  # shortened terms remembered (objects are mostly distinct literals)
 _RANKS = tuple((f"<{base}", str(rank)) for rank, base in
                enumerate((ID_BASE, ASSERTION_BASE, SOURCE_BASE)))
@@ -144,7 +145,7 @@ def _quick_switches():
     with _switching:
         if not _exporting[0]:
             _exporting[1] = sys.getswitchinterval()
-            sys.setswitchinterval(min(_exporting[1], 2e-4))
+            sys.setswitchinterval(min(_exporting[1], SWITCH_INTERVAL))
         _exporting[0] += 1
     try:
         yield
@@ -161,9 +162,7 @@ def _lines(text: str) -> list[str]:
     store-internal triples left out."""
     lines = text.split("\n")
     lines.pop()  # the text ends with a newline (or is empty)
-    if any(p in text for p in INTERNAL):
-        lines = [line for line in lines if line.split(" ", 2)[1] not in INTERNAL]
-    return lines
+    return [line for line in lines if line.split(" ", 2)[1] not in INTERNAL]
 
 
 def _nquads(store: GraphStore) -> Iterator[tuple[str, bytes]]:
