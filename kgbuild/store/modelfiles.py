@@ -59,7 +59,10 @@ def load(folder: Path, schema) -> GraphModel:
     arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in files[:-1]}
     if "names_blob" not in arr:
         raise ValueError("a read model without its names")
-    return model_of(arr, meta, schema, folder)
+    try:
+        return model_of(arr, meta, schema, folder)
+    except KeyError as exc:  # a column missing: listed while a writer was removing the folder
+        raise ValueError(f"an incomplete read model (no {exc})") from None
 
 
 def current(root: Path, schema) -> GraphModel | None:
