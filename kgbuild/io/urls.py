@@ -32,16 +32,22 @@ def redact_url(url: str) -> str:
     return f"{scheme}://{netloc}{path}{q}{query}"
 
 
-def scrub(text: str, url: str) -> str:
-    """``text`` (an error, a server's words) without the secrets ``url`` carries: the
-    password or token of its user info, as written and percent-decoded."""
+def url_secrets(url: str) -> set[str]:
+    """The secrets ``url`` carries: the password of its user info, as written and
+    percent-decoded, or the user info itself when it has no password (it may be a token)."""
     try:
         parts = urlsplit(url)
-        secrets = {parts.password, unquote(parts.password or ""),
-                   parts.username if parts.password is None else None}
     except ValueError:
-        return text
-    for secret in sorted(filter(None, secrets), key=len, reverse=True):
+        return set()
+    found = {parts.password, unquote(parts.password or ""),
+             parts.username if parts.password is None else None}
+    return {s for s in found if s}
+
+
+def scrub(text: str, secrets) -> str:
+    """``text`` (an error, a server's words) with every one of ``secrets`` written ``***``
+    (the longest first, so a secret inside another goes with it)."""
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
         text = text.replace(secret, "***")
     return text
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Mapping
 
 from ..errors import KgbuildError
-from ..io.urls import check_http_url, redact_url, scrub
+from ..io.urls import check_http_url, redact_url, scrub, url_secrets
 
 TOP_N = 30  # fused candidates reranked by default
 TIMEOUT = 60.0  # seconds for a whole request
@@ -152,7 +152,8 @@ class Reranker:
         return out
 
     def _error(self, why: str, code: str = "rerank") -> KgbuildError:
-        return KgbuildError(scrub(f"rerank endpoint {self.url}: {why}", self.settings.base_url),
+        return KgbuildError(scrub(f"rerank endpoint {self.url}: {why}",
+                                  url_secrets(self.settings.base_url)),
                             code=code)
 
 

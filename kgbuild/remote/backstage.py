@@ -36,7 +36,7 @@ import httpx2
 from ..errors import KgbuildError
 from ..io.http import DEADLINE, Bounds, Client, ResponseTooLarge, mib
 from ..io.text import clip, one_line
-from ..io.urls import check_http_url, redact_url
+from ..io.urls import check_http_url, redact_url, scrub, url_secrets
 
 TOKEN_ENV = "BACKSTAGE_TOKEN"  # the environment variable the token is read from by default
 ORIGIN = "backstage.io/managed-by-origin-location"
@@ -161,9 +161,7 @@ class _Reader:
         self.source = source
         self.base = source.base
         self.api = self._api_base(source.url)
-        self.secrets = sorted({s for s in (source.token, urlsplit(source.url).password,
-                                           urlsplit(source.url).username) if s},
-                              key=len, reverse=True)
+        self.secrets = {source.token, urlsplit(source.url).username} | url_secrets(source.url)
         self.deadline = time.monotonic() + source.timeout
         self.received = 0
         self.pages = 0
@@ -331,10 +329,7 @@ class _Reader:
                               f"({HINT})", path=path) from None
 
     def _scrub(self, text: object) -> str:
-        text = str(text)
-        for secret in self.secrets:
-            text = text.replace(secret, "***")
-        return text
+        return scrub(str(text), self.secrets)
 
     def _error(self, what: str, code: str | None = None,
                path: str = "/api/catalog/entities/by-query") -> CatalogError:

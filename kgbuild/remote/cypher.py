@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..errors import InvalidValue
 from ..graph.model import KnowledgeGraph
-from ..io.urls import redact_url, scrub
+from ..io.urls import redact_url, scrub, url_secrets
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
 from .sparql import RemoteError
@@ -157,7 +157,7 @@ def push_falkordb(store_path: str | Path, schema: Schema, url: str, graph_name: 
         raise
     except Exception as exc:  # redis/falkordb errors: connection refused, auth, Cypher
         raise RemoteError(f"FalkorDB {redact_url(url)}: {type(exc).__name__}: "
-                          f"{scrub(str(exc), url)}") from None
+                          f"{scrub(str(exc), url_secrets(url))}") from None
     return {"url": redact_url(url), "graph": graph_name, "nodes": sum(map(len, nodes.values())),
             "edges": sum(map(len, edges.values())), "deleted_nodes": deleted_nodes,
             "deleted_edges": deleted_edges}

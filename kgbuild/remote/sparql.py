@@ -24,7 +24,7 @@ import httpx2
 from ..errors import KgbuildError
 from ..graph.sparqlcheck import refuse_service
 from ..io.http import Bounds, Client, ResponseTooLarge, mib
-from ..io.urls import check_http_url, redact_url
+from ..io.urls import check_http_url, redact_url, scrub, url_secrets
 
 NQ = "application/n-quads"
 RDF_ACCEPT = "application/n-triples, text/plain;q=0.9, text/turtle;q=0.8"
@@ -111,10 +111,8 @@ class SparqlClient:
         self.backoff = backoff
         self.sent = 0
         self.requests = 0
-        secrets = {self.auth.password, self.auth.token}
-        for u in filter(None, self._urls.values()):  # a URL's password, as given and decoded
-            secrets.update((urlsplit(u).password, httpx2.URL(u).password))
-        self._secrets = sorted(filter(None, secrets), key=len, reverse=True)
+        self._secrets = {self.auth.password, self.auth.token}.union(
+            *(url_secrets(u) for u in self._urls.values() if u))
         self._http = Client(Bounds(timeout, max_response_bytes), auth=self.auth.httpx(),
                             headers=self.auth.headers(), follow_redirects=False)
 
@@ -169,10 +167,7 @@ class SparqlClient:
 
     def _scrub(self, text: object) -> str:
         """``text`` (a server's words, an error) without this client's passwords and token."""
-        text = str(text)
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return text
+        return scrub(str(text), self._secrets)
 
     def select(self, query: str) -> list[dict[str, dict]]:
         """The bindings of a SELECT query (SPARQL JSON results: ``{var: {type, value}}``); a
