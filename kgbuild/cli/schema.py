@@ -26,12 +26,14 @@ def schema():
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "turtle", "json-schema"]),
               default="text", show_default=True,
               help="text summary, json, the derived RDF vocabulary as Turtle, or the JSON Schema "
-                   "an LLM's extraction output must follow.")
+                   "`kgbuild extract` sends the LLM as its response_format.")
 def schema_show(name, fmt):
     """Print schema NAME (bundled name or YAML path): types, edges, inverses, attributes."""
     s = load_schema(name)
     if fmt == "json-schema":
-        echo(json.dumps(s.extraction_json_schema(), indent=2, sort_keys=True))
+        from ..extract.text.prompts import response_schema
+
+        echo(json.dumps(response_schema(s), indent=2, sort_keys=True))
     elif fmt == "turtle":
         echo(to_turtle(((rdflib_term(a), rdflib_term(b), rdflib_term(c))
                               for a, b, c in vocabulary(s)), s), nl=False)

@@ -170,38 +170,6 @@ class Schema:
                 lines.append(f"  {a.name} ({a.datatype}{many})  {a.description}")
         return "\n".join(lines)
 
-    def extraction_json_schema(self) -> dict:
-        """The JSON Schema an LLM's extraction output must follow: typed entities and
-        relations named as the schema names them (either direction of a pair), each relation
-        with the verbatim evidence sentence it was read from."""
-        types = sorted(self.node_types)
-        relations = sorted({e.name for e in self.edge_types.values()} |
-                           {e.inverse for e in self.edge_types.values() if e.inverse})
-        described = "; ".join(f"{e.name}: {'|'.join(e.domain)} -> {'|'.join(e.range)}"
-                              for e in sorted(self.edge_types.values(), key=lambda e: e.name))
-        return {
-            "$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": f"kgbuild extraction ({self.name} schema v{self.version})",
-            "type": "object",
-            "additionalProperties": False,
-            "required": ["entities", "relations"],
-            "properties": {
-                "entities": {"type": "array", "items": {
-                    "type": "object", "additionalProperties": False, "required": ["name", "type"],
-                    "properties": {"name": {"type": "string", "minLength": 1},
-                                   "type": {"enum": types},
-                                   "aliases": {"type": "array", "items": {"type": "string"}}}}},
-                "relations": {"type": "array", "description": described, "items": {
-                    "type": "object", "additionalProperties": False,
-                    "required": ["subject", "predicate", "object", "evidence"],
-                    "properties": {"subject": {"type": "string", "minLength": 1},
-                                   "predicate": {"enum": relations},
-                                   "object": {"type": "string", "minLength": 1},
-                                   "evidence": {"type": "string", "minLength": 1,
-                                                "description": "the sentence, quoted verbatim"}}}},
-            },
-        }
-
     @cached_property
     def digest(self) -> str:
         """SHA-256 of everything the schema declares: equal digests build equal graphs."""

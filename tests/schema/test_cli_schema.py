@@ -6,6 +6,10 @@ from click.testing import CliRunner
 from rdflib import Graph
 
 from kgbuild.cli.main import main
+from kgbuild.extract.text.chunking import chunk_text
+from kgbuild.extract.text.prompts import extraction_request, response_schema
+from kgbuild.llm.client import response_format
+from kgbuild.schema.loader import load_schema
 
 
 def run(*args):
@@ -42,12 +46,17 @@ def test_shapes_to_file(tmp_path):
     assert any("ownedBy-domain" in str(s) for s in g.subjects())
 
 
-def test_extraction_json_schema_is_derived_from_the_schema():
+def test_json_schema_is_the_response_format_extract_sends():
     d = json.loads(run("schema", "show", "software", "--format", "json-schema").output)
-    entity = d["properties"]["entities"]["items"]["properties"]
-    relation = d["properties"]["relations"]["items"]
-    assert "Service" in entity["type"]["enum"] and "Location" in entity["type"]["enum"]
-    assert {"ownedBy", "ownerOf", "dependsOn", "dependencyOf"} <= set(relation["properties"]["predicate"]["enum"])
-    assert "evidence" in relation["required"]
-    assert "ownedBy: Component|API|Resource|System|Domain|Template -> Group|User|Domain" in \
-        d["properties"]["relations"]["description"]
+    schema = load_schema("software")
+    # the very object an extraction request carries (kgbuild.extract.text.prompts)
+    chunk = chunk_text("# Doc\n\nCheckout depends on Pricing.\n", "doc.md")[0]
+    request = extraction_request(schema, chunk)
+    assert d == request.schema == response_schema(schema)
+    sent = response_format("json_schema", request.schema, request.schema_name)  # on the wire
+    assert sent["json_schema"]["schema"] == d and sent["json_schema"]["strict"] is True
+    item = d["properties"]["relations"]["items"]
+    assert {"ownedBy", "ownerOf", "dependsOn", "dependencyOf"} <= set(item["properties"]["predicate"]["enum"])
+    assert "Service" in item["properties"]["subject_type"]["anyOf"][0]["enum"]
+    assert item["required"] == ["subject", "subject_type", "predicate", "object", "object_type",
+                                "evidence"]

@@ -8,6 +8,7 @@ import pytest
 from conftest import BACKSTAGE, REPO
 
 from kgbuild.errors import SchemaError
+from kgbuild.extract.text.prompts import response_schema
 from kgbuild.project.pipeline import build_graph
 from kgbuild.schema.loader import load_schema
 from kgbuild.schema.shapes import schema_shapes
@@ -27,8 +28,8 @@ def test_extension_keeps_every_base_term_and_adds_its_own():
     # type rules follow: an AiResource is a Resource, may be owned and be part of a system
     assert ext.is_a("AiResource", "Resource") and "AiResource" in ext.compatible_types("Resource")
     assert ext.allows("ownedBy", "AiResource", "Group") and ext.allows("partOf", "AiResource", "System")
-    assert "AiResource" in ext.extraction_json_schema()["properties"]["entities"]["items"][
-        "properties"]["type"]["enum"]
+    assert "AiResource" in response_schema(ext)["properties"]["relations"]["items"][
+        "properties"]["subject_type"]["anyOf"][0]["enum"]
     assert any("AiResource" in str(o) for o in schema_shapes(ext).objects())
     assert ext.digest != base.digest
 
