@@ -25,8 +25,8 @@ from .main import (
     echo,
     emit,
     main,
+    open_project,
     project,
-    write_or_echo,
 )
 
 
@@ -121,21 +121,16 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, backs
         from_project = bool(backstage) and not trust_project_url
     tty = fmt == "text" and sys.stderr.isatty()
     progress, phase = (_progress_bar(), _phase_line()) if tty else (None, None)
-    kwargs = dict(store=None if no_store else store_path, full=full, validate=validate,
-                  timestamp=timestamp, progress=progress, access=access_file or proj.access_path(),
-                  max_file_bytes=max_file_size * 2**20,
-                  registry=registry_path or proj.aliases_path(), resolve=resolve, root=proj.root,
-                  exclude=[*proj.exclude, *excludes], gitignore=proj.gitignore and not no_gitignore,
-                  prune=prune, phase=phase,
-                  backstage=_catalogs(backstage, proj, withhold=from_project))
-    _check_names([*sources, kwargs["store"], kwargs["access"], kwargs["registry"]], proj)
-    from ..project.pipeline import build as build_file  # (the CLI loads lazily)
-    from ..project.pipeline import build_graph
-
-    if output:
-        result = build_file(sources, output, schema_name, **kwargs)
-    else:
-        result = build_graph(sources, schema_name, **kwargs)
+    _check_names([*sources, store_path, access_file or proj.access_path(),
+                  registry_path or proj.aliases_path()], proj)
+    front = open_project(schema=schema_name, store=store_path, access=access_file,
+                         aliases=registry_path, max_file_size=max_file_size,
+                         exclude=[*proj.exclude, *excludes],
+                         gitignore=False if no_gitignore else None)
+    result = front.build(sources, output=output, in_memory=no_store, full=full, prune=prune,
+                         validate=validate, resolve=resolve, timestamp=timestamp,
+                         progress=progress, phase=phase,
+                         backstage=_catalogs(backstage, proj, withhold=from_project))
     if phase:
         phase(None)
     summary = result.summary()
@@ -276,20 +271,8 @@ def export(store_path, schema_name, fmt, output):
     Example:
       kgbuild export --format nt -o graph.nt
     """
-    from ..schema.loader import load_schema
-    from ..store.export import export_chunks, write_export
-    from ..store.graphstore import GraphStore
-
     check_output(output)
-    with GraphStore(store_path, load_schema(schema_name), write=False) as store:
-        if fmt == "cypher":
-            from ..remote.cypher import cypher_script
-
-            write_or_echo(cypher_script(store.knowledge_graph()), output)
-        elif output:
-            write_export(store, output, fmt)
-        else:
-            for chunk in export_chunks(store, fmt):  # printed as it is produced
-                echo(chunk.decode("utf-8"), nl=False)
-
-
+    exported = open_project(schema=schema_name, store=store_path).export(output, fmt)
+    if not output:
+        for chunk in exported:  # printed as it is produced
+            echo(chunk.decode("utf-8"), nl=False)

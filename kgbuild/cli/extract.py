@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
-from ..project.textextract import extract_text
 from ..extract.text.extractor import TextSettings
-from ..graph.turtle import to_turtle
-from ..io.atomic import atomic_write
 from ..llm.settings import MODES, LLMSettings
 from .main import (
     ACCESS,
@@ -27,6 +23,7 @@ from .main import (
     echo,
     emit,
     main,
+    open_project,
     project,
 )
 
@@ -140,22 +137,17 @@ def extract(sources, schema_name, store_path, model, base_url, trust_project_url
     if settings.warning:
         echo(f"warning: {settings.warning}", err=True)
     progress = _progress_bar() if fmt == "text" and sys.stderr.isatty() and not dry_run else None
-    result = extract_text(
-        sources, schema_name, llm=settings, text=text, store=store_path, dry_run=dry_run,
-        full=full, timestamp=timestamp, validate=validate,
-        registry=registry_path or proj.aliases_path(), access=access_file or proj.access_path(),
-        root=proj.root, exclude=[*proj.exclude, *excludes],
-        gitignore=proj.gitignore and not no_gitignore, progress=progress)
+    front = open_project(schema=schema_name, store=store_path, access=access_file,
+                         aliases=registry_path, exclude=[*proj.exclude, *excludes],
+                         gitignore=False if no_gitignore else None)
+    result = front.extract(sources, llm=settings, text=text, dry_run=dry_run, full=full,
+                           timestamp=timestamp, validate=validate, progress=progress,
+                           output=output, report=report_file)
     try:
-        if output and result.store is not None:
-            atomic_write(output, to_turtle(result.store.triples(), result.schema))
         summary = result.summary()
     finally:
         if result.store is not None:
             result.store.close()
-    if report_file and not dry_run:
-        lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for r in result.stats.rejections]
-        atomic_write(report_file, "".join(line + "\n" for line in lines))
     emit(summary, fmt, render(summary, output, report_file))
     build = result.build
     if build is not None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from ..project.config import Project, find_project
+from ..project.config import ProjectConfig, find_project
 from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 from ..io.text import safe_text
@@ -284,12 +284,21 @@ def count(default: int, low: int = 0, high: int = MAX_COUNT) -> dict:
     return {"type": click.IntRange(low, high), "default": default, "show_default": True}
 
 
-def project() -> Project:
-    """The project of the working directory, found once per command line."""
+def project() -> ProjectConfig:
+    """The settings of the working directory's project, found once per command line (the
+    options' defaults)."""
     meta = click.get_current_context().find_root().meta
     if "kgbuild.project" not in meta:
         meta["kgbuild.project"] = find_project()
     return meta["kgbuild.project"]
+
+
+def open_project(**overrides):
+    """The working directory's :class:`~kgbuild.project.front.Project`, with the command's
+    flags as ``overrides`` (None keeps the project's setting): what every command calls."""
+    from ..project.front import Project
+
+    return Project(project()).using(**overrides)
 
 
 FORMAT = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",

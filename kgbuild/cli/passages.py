@@ -8,7 +8,7 @@ import sys
 import click
 
 from ..passages.retrieve import METHODS, MAX_K
-from .main import STORE, FileArg, UsageError, count, echo, main, project
+from .main import STORE, FileArg, UsageError, count, echo, main, open_project
 from .reading import ALL_ACCESS, PRINCIPAL, principal_of
 
 EMBEDDINGS_URL = click.option(
@@ -28,15 +28,7 @@ QUERY_MODEL = click.option(
 def embeddings_settings(store, url=None, model=None, query_model=None):
     """The embeddings settings a passage command uses (flags, environment, project, the
     store's last ingest)."""
-    return _settings(store, url, model, query_model)
-
-
-def _settings(store, url, model, query_model):
-    from ..passages.dense import EmbeddingSettings, recorded_settings
-
-    return EmbeddingSettings.resolve(base_url=url, model=model, query_model=query_model,
-                                     config=getattr(project(), "embeddings", None),
-                                     recorded=recorded_settings(store))
+    return open_project(store=store).embeddings(url, model, query_model)
 
 
 @main.command()
@@ -65,24 +57,16 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
       kgbuild ingest corpus.jsonl --embeddings-url http://127.0.0.1:8000/v1 \\
         --embeddings-model e5-passage
     """
-    from ..passages.ingest import ingest as run
-
-    settings = None if no_embed else _settings(store_path, embeddings_url, embeddings_model,
-                                               query_embeddings_model)
+    front = open_project(store=store_path)
+    settings = None if no_embed else front.embeddings(embeddings_url, embeddings_model,
+                                                      query_embeddings_model)
 
     def progress(done: int, total: int) -> None:
         if sys.stderr.isatty():
             click.echo(f"\rembedding {done}/{total}", err=True, nl=done == total)
 
-    from ..passages.catalog import from_store
-    from ..schema.loader import load_schema
-
-    catalog, chunks = from_store(store_path, load_schema(project().schema_ref()))
-    if not files and not chunks:
-        raise UsageError("give at least one JSONL file (the store holds no text `kgbuild "
-                         "extract` chunked either)")
-    result = run(store_path, files, embeddings=settings, full=full, catalog=catalog,
-                 chunks=chunks, progress=progress)
+    result = front.ingest(files, embeddings=settings, embed=not no_embed, full=full,
+                          progress=progress)
     for problem in result.problems[:20]:
         echo(str(problem), err=True)
     if len(result.problems) > 20:
@@ -143,22 +127,13 @@ def retrieve(question, questions_file, k, method, store_path, embeddings_url, em
     if bool(question) == bool(questions_file):
         raise UsageError("give one of -q QUESTION or --questions FILE.jsonl")
     questions = read_questions(questions_file) if questions_file else [Question("q1", question)]
-    settings = _settings(store_path, embeddings_url, embeddings_model, query_embeddings_model)
-    from ..passages.rerank import RerankSettings
-
-    rerank = RerankSettings.resolve(base_url=rerank_url, model=rerank_model, top_n=rerank_top,
-                                    trust_project_url=trust_project_url,
-                                    config=getattr(project(), "rerank", None))
-    from pathlib import Path
-
-    schema = None
-    if (Path(store_path) / "CURRENT").is_file():  # a graph too: typed edges from its entities
-        from ..schema.loader import load_schema
-
-        schema = load_schema(project().schema_ref())
-    results = run(store_path, questions, k=k, method=method,
-                  principal=principal_of(labels, all_access), embeddings=settings, schema=schema,
-                  rerank=rerank)
+    front = open_project(store=store_path)
+    rerank = front.rerank(rerank_url, rerank_model, rerank_top, trust_project_url)
+    results = front.retrieve(questions, k=k, method=method,
+                             principal=principal_of(labels, all_access),
+                             embeddings=front.embeddings(embeddings_url, embeddings_model,
+                                                         query_embeddings_model),
+                             rerank=rerank)
     if fmt == "jsonl":
         for r in results:
             echo(json.dumps(r.to_line(), ensure_ascii=False))

@@ -7,9 +7,8 @@ import sys
 
 import click
 
-from ..schema.loader import load_schema
-from ..store.query import MAX_ROWS, QUERY_FORMATS, query_store
-from .main import SCHEMA, STORE, UsageError, count, echo, main
+from ..store.query import MAX_ROWS, QUERY_FORMATS
+from .main import SCHEMA, STORE, UsageError, count, echo, main, open_project
 
 
 @main.command()
@@ -47,8 +46,8 @@ def query(sparql, store_path, schema_name, fmt, limit, timeout, union):
         sparql = sys.stdin.read(1_000_001)
     if not sparql.strip():
         raise UsageError("the query is empty")
-    result = query_store(store_path, load_schema(schema_name), sparql, limit=limit,
-                         union=union, timeout=timeout)
+    result = open_project(schema=schema_name, store=store_path).query(
+        sparql, limit=limit, union=union, timeout=timeout)
     if fmt == "json":
         echo(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     elif fmt == "csv":

@@ -6,11 +6,9 @@ import sys
 
 import click
 
-from ..project.validation import validate_target
-from ..schema.loader import load_schema
 from ..validate.hygiene import CHECKS, HygieneOptions
 from ..validate.validator import ENGINES
-from .main import SCHEMA, STORE, FileArg, echo, emit, main
+from .main import SCHEMA, STORE, FileArg, echo, emit, main, open_project
 
 
 @main.command()
@@ -64,8 +62,8 @@ def validate(graph, store_path, schema_name, changed, engine, shape_files, skipp
     """
     options = None if no_hygiene else HygieneOptions(
         tuple(c for c in CHECKS if c not in skipped), hub_degree, min_confidence)
-    report = validate_target(load_schema(schema_name), graph, store=store_path, changed=changed,
-                             engine=engine, shapes=shape_files, hygiene=options)
+    report = open_project(schema=schema_name, store=store_path).validate(
+        graph, changed=changed, engine=engine, shapes=shape_files, hygiene=options)
     if fmt == "shacl":
         echo(report.to_shacl().rstrip())
     else:

@@ -73,7 +73,7 @@ BACKSTAGE_KEYS: dict[str, tuple] = {
 
 
 @dataclass(frozen=True)
-class Project:
+class ProjectConfig:
     """Where a project is and the settings its builds use (see the module docstring)."""
 
     root: Path
@@ -113,7 +113,7 @@ class Project:
         return self.path(self.aliases) if self.aliases else None
 
 
-def find_project(start: str | Path | None = None) -> Project:
+def find_project(start: str | Path | None = None) -> ProjectConfig:
     """The project containing ``start`` (default: the working directory)."""
     here = Path(start or ".").resolve()
     for folder in (here, *here.parents):
@@ -123,7 +123,7 @@ def find_project(start: str | Path | None = None) -> Project:
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file() and _has_tool_table(pyproject):
             return load_project(pyproject)
-    return Project(here)
+    return ProjectConfig(here)
 
 
 def _has_tool_table(path: Path) -> bool:
@@ -146,7 +146,7 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8-sig")
 
 
-def load_project(path: str | Path) -> Project:
+def load_project(path: str | Path) -> ProjectConfig:
     """Read one configuration file (``kgbuild.toml`` or a ``pyproject.toml``); raises
     :class:`InputError` naming the file, line and key for anything malformed (the line and
     column of a TOML syntax error)."""
@@ -198,7 +198,7 @@ def load_project(path: str | Path) -> Project:
                 raise InputError(f"{name}backstage needs url (the backend's base URL)",
                                  str(path), line)
         values[key] = value
-    return Project(path.parent, path, **values)
+    return ProjectConfig(path.parent, path, **values)
 
 
 def _embeddings_table(table: dict, text: str, name: str) -> dict:

@@ -23,7 +23,7 @@ from ..errors import InputError, KgbuildError, Problem
 from ..extract.assemble import document_triples
 from ..extract.discover import sha256_file
 from ..extract.records import Extraction
-from ..extract.text.chunking import document_title
+from ..extract.text.chunking import document_title, section_marks
 from ..extract.text.contract import relation_from_dict
 from ..extract.text.extractor import edge_records
 from ..extract.text.verify import REASONS, TextChunk, VerifiedEdge, verify_relations
@@ -200,8 +200,9 @@ def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], sch
         result.problems.append(Problem("error", "unreadable-source", detail, str(edges_path),
                                        items[0][0]))
         return None
-    # the whole document is the chunk; its header is its title (a heading, never the file name)
-    chunk = TextChunk(text, doc_id, "", 0, document_title(text, ""))
+    # the whole document is the chunk; its header is its title (a heading, never the file
+    # name) and the section path where the quote is, as extract's chunks have it
+    chunk = TextChunk(text, doc_id, "", 0, document_title(text, ""), (), section_marks(text))
     lines = LineIndex(text)
     extraction = Extraction()
     defined: set[str] = set()

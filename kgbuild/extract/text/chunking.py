@@ -13,7 +13,9 @@ the end of the previous one, at most ``overlap`` characters, starting at a block
 boundary. A chunk is a span of the document: ``text == document[start:end]`` (spans of
 evidence found in it are ``start`` + offset), with a stable ID ``<doc_id>#c<n>`` (n from 1),
 the document's title (its first top-level heading, else its first heading, else the file
-name) and the section path in effect where the chunk's new text begins.
+name), the section path in effect where the chunk's new text begins, and ``marks``: where
+each heading inside the chunk starts and the section path from there on, so that the
+context header of any offset in the chunk is known (:func:`section_at`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class Chunk:
     text: str
     title: str
     section: tuple[str, ...] = ()
+    marks: tuple[tuple[int, tuple[str, ...]], ...] = ()  # (offset in text, section path)
 
     @property
     def id(self) -> str:
@@ -128,6 +131,27 @@ def blocks(text: str) -> list[_Block]:
     return found
 
 
+def section_marks(text: str, start: int = 0, end: int | None = None
+                  ) -> tuple[tuple[int, tuple[str, ...]], ...]:
+    """Where each heading of ``text[start:end]`` starts (relative to ``start``) and the
+    section path in effect from there on, its own title included (the whole document's
+    headings are read, so a path keeps the parents of a chunk's first heading)."""
+    end = len(text) if end is None else end
+    return tuple((b.start - start, b.section) for b in blocks(text)
+                 if b.heading and start <= b.start < end)
+
+
+def section_at(offset: int, section: tuple[str, ...],
+               marks: tuple[tuple[int, tuple[str, ...]], ...]) -> tuple[str, ...]:
+    """The section path in effect at ``offset`` of a chunk whose text starts in ``section``
+    and holds the headings ``marks``."""
+    for at, path in marks:
+        if at > offset:
+            break
+        section = path
+    return section
+
+
 def document_title(text: str, fallback: str) -> str:
     """The first top-level heading, else the first heading, else ``fallback``."""
     heads = [b for b in blocks(text) if b.heading]
@@ -188,7 +212,8 @@ def chunk_text(text: str, doc_id: str, *, size: int = DEFAULT_SIZE, overlap: int
     if mode == "document":
         start = len(text) - len(text.lstrip())
         end = len(text.rstrip())
-        return [Chunk(doc_id, 1, start, end, text[start:end], title)] if end > start else []
+        return ([Chunk(doc_id, 1, start, end, text[start:end], title, (),
+                       section_marks(text, start, end))] if end > start else [])
     if mode != "chunk":
         raise InvalidValue(f"mode must be chunk or document, not {mode!r}", code="usage")
     units = [p for b in blocks(text) for p in (_split_long(text, b, size) if b.end - b.start > size
@@ -207,7 +232,10 @@ def chunk_text(text: str, doc_id: str, *, size: int = DEFAULT_SIZE, overlap: int
             j += 1
         end = units[j].end
         section = units[i].section
-        chunks.append(Chunk(doc_id, len(chunks) + 1, start, end, text[start:end], title, section))
+        marks = tuple((u.start - start, u.section) for u in units[i:j + 1]
+                      if u.heading and u.start >= start)
+        chunks.append(Chunk(doc_id, len(chunks) + 1, start, end, text[start:end], title, section,
+                            marks))
         begin = _overlap_start(text, units, i, j, overlap) if j + 1 < len(units) else None
         if begin is not None:
             k = next((k for k in range(j + 1, len(units)) if not units[k].heading), j + 1)

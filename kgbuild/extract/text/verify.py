@@ -45,6 +45,7 @@ from ...graph.ids import entity_id
 from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
 from .contract import Relation, relation_from_dict
+from .chunking import section_at
 from .cues import has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
 from .endpoints import antecedent, proper_names, referring, referring_in, sentence_span, sentence_starts
 from .grounding import Match, find_name, find_quote, literal, stated_date
@@ -111,7 +112,10 @@ DEFAULT_OPTIONS = VerifyOptions()
 @dataclass(frozen=True)
 class TextChunk:
     """A plain chunk (any object with these attributes will do); ``title`` and ``section``
-    are its context header (the document's title, the section path), when it has one."""
+    are its context header (the document's title, the section path where the text starts),
+    when it has one; ``marks`` the headings inside the text (see
+    :mod:`~kgbuild.extract.text.chunking`): the header of a quote is the one in effect where
+    the quote is."""
 
     text: str
     doc_id: str
@@ -119,6 +123,7 @@ class TextChunk:
     start: int = 0
     title: str = ""
     section: tuple[str, ...] = ()
+    marks: tuple[tuple[int, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -719,7 +724,16 @@ class _Scope:
         title = getattr(chunk, "title", "") or ""
         if title and title == chunk.doc_id.rsplit("/", 1)[-1]:
             title = ""  # the file name stands in for a missing heading: it names a file
-        section = tuple(getattr(chunk, "section", ()) or ())
+        marks = tuple(getattr(chunk, "marks", ()) or ())
+        section = section_at(quote.start, tuple(getattr(chunk, "section", ()) or ()), marks)
+        # a heading opens a new stretch of discourse: what a sentence after it refers back to
+        # is in that section (or its header), never in the section before, nor the heading
+        heads = [at for at, _ in marks if at <= quote.start]
+        if heads:
+            line_end = text.find("\n", heads[-1])
+            limit = max(limit, line_end if 0 <= line_end <= sa else sa)
+        if title and section and section[0] == title:
+            section = section[1:]  # the path starts at the title's own heading
         return cls(text, quote.start, quote.end, sa, max(sb, quote.end), limit, title, section,
                    schema, resolver)
 

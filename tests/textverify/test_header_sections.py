@@ -1,0 +1,90 @@
+"""The context header of a quote is the document's title and the section path in effect where
+the quote is, the same in `kgbuild extract` (a chunk of the chunker) and `kgbuild verify`
+(the whole document): an edge it grounds records `grounding: header` and that header."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kgbuild import parse_schema
+from kgbuild.extract.text.chunking import chunk_text
+from kgbuild.extract.text.verify import verify_relations
+from kgbuild.project.verifyfile import verify_file
+
+# a page laid out as encyclopedias lay one out: the subject named by the title, the
+# sentences of later sections referring to it
+PAGE = """# Funny Lady
+
+Funny Lady is a 1975 American musical comedy-drama film directed by Herbert Ross. It is
+the sequel to the 1968 film Funny Girl.
+
+## Production
+
+### Casting
+
+James Caan was cast as Billy Rose after Robert Blake turned the part down.
+
+## Reception
+
+### Awards
+
+The film was nominated for five Academy Awards, including Best Original Song.
+"""
+
+NOMINATED = {"subject": "Funny Lady", "predicate": "nominatedFor",
+             "object": "Academy Awards",
+             "evidence": "The film was nominated for five Academy Awards, including Best "
+                         "Original Song."}
+
+
+@pytest.fixture(scope="module")
+def film():
+    return parse_schema({
+        "name": "film", "namespace": "https://example.org/film#",
+        "node_types": {"Film": {}, "Person": {}, "Award": {}},
+        "edge_types": {"director": {"domain": "Film", "range": "Person"},
+                       "castMember": {"domain": "Film", "range": "Person"},
+                       "nominatedFor": {"domain": "Film", "range": "Award"}}})
+
+
+def test_the_chunker_marks_every_heading_with_its_whole_path():
+    [doc] = chunk_text(PAGE, "funny-lady.md", mode="document")
+    paths = [path for _, path in doc.marks]
+    assert paths == [("Funny Lady",), ("Funny Lady", "Production"),
+                     ("Funny Lady", "Production", "Casting"), ("Funny Lady", "Reception"),
+                     ("Funny Lady", "Reception", "Awards")]
+    assert all(PAGE[doc.start + at:].startswith("#") for at, _ in doc.marks)
+
+
+@pytest.mark.parametrize("size", [4000, 200])
+def test_extract_chunks_ground_by_the_section_the_quote_is_in(film, size):
+    """One chunk for the page (its section is the title's), or small chunks: either way the
+    header is the one in effect at the quote, parents included."""
+    chunks = chunk_text(PAGE, "funny-lady.md", size=size, overlap=0)
+    [chunk] = [c for c in chunks if NOMINATED["evidence"] in c.text]
+    referring = {**NOMINATED, "subject": "The film"}  # never the name before the heading
+    named, pointed = verify_relations([NOMINATED, referring], chunk, film).accepted
+    for edge in (named, pointed):
+        assert edge.subject_label == "Funny Lady" and edge.grounding == ("header", "quote")
+        assert edge.header == "Funny Lady > Reception > Awards"
+        assert edge.qualifiers == ("grounding:header", "header:Funny Lady > Reception > Awards")
+
+
+def test_verify_grounds_by_the_section_path_and_records_it(film, tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "funny-lady.md").write_text(PAGE, encoding="utf-8")
+    edges = tmp_path / "edges.jsonl"
+    referring = {**NOMINATED, "subject": "The film"}
+    edges.write_text("\n".join(json.dumps({**r, "source": "funny-lady.md"})
+                               for r in (NOMINATED, referring)) + "\n", encoding="utf-8")
+    result = verify_file(edges, docs, film, output=tmp_path / "out.ttl", timestamp=0)
+    accepted = result.accepted["funny-lady.md"]
+    assert [e.header for e in accepted] == ["Funny Lady > Reception > Awards"] * 2
+    assert {e.subject_label for e in accepted} == {"Funny Lady"}
+    ttl = (tmp_path / "out.ttl").read_text()
+    assert "grounding:header" in ttl and "header:Funny Lady > Reception > Awards" in ttl
+    # the cited evidence shows the header beside the quote
+    assert "Funny Lady > Reception > Awards \u2026 The film was nominated" in ttl
