@@ -325,7 +325,8 @@ VALIDATE = click.option("--validate/--no-validate", default=None,
                              "rebuilt).")
 TIMESTAMP = click.option("--timestamp", type=EPOCH, metavar="EPOCH",
                          help="Fix prov:generatedAtTime, in seconds since 1970 up to 9999-12-31 "
-                              "(default: $SOURCE_DATE_EPOCH, else file mtime).")
+                              "(default: $SOURCE_DATE_EPOCH, else the last commit touching the file "
+                              "when git tracks it unmodified, else its mtime).")
 
 
 @click.group(cls=KgbuildGroup,

@@ -6,6 +6,7 @@ import errno
 import hashlib
 import os
 import stat as st_mode
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, NamedTuple, Sequence
@@ -273,3 +274,126 @@ def fingerprint(path: Path) -> str:
         return sha256_file(path)
     except OSError:
         return ""
+
+
+GIT_ENV_DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+                   "GIT_CEILING_DIRECTORIES", "GIT_NAMESPACE")
+# a folder's own config may name programs (core.fsmonitor): none is run for a time
+GIT_SAFE = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+            "--no-optional-locks")
+
+
+class SourceTimes:
+    """When each source was last changed, the same in every checkout of the same files: the
+    time of the last commit that touched a file tracked and unmodified in a git work tree,
+    else its mtime. ``paths`` (absolute) are looked up together on first use: per work tree
+    one ``git ls-files``, one ``git status`` and one ``git log`` pass that stops once every
+    asked file was seen; a path asked later is looked up alone. Without a git binary, outside
+    a work tree or when git fails, mtimes are used."""
+
+    def __init__(self, paths: Iterable[str | Path] = ()):
+        self._pending = {os.fspath(p) for p in paths}
+        self._times: dict[str, int | None] = {}  # None: the mtime
+        self._tops: dict[str, str | None] = {}
+
+    def epoch(self, path: str | Path) -> float:
+        """Seconds since 1970 for ``path`` (OSError when it cannot be stat'ed)."""
+        key = os.fspath(path)
+        if key not in self._times:
+            self._pending.add(key)
+            self._resolve()
+        when = self._times.get(key)
+        return os.stat(key).st_mtime if when is None else when
+
+    def _resolve(self) -> None:
+        by_top: dict[str, list[str]] = {}
+        for path in self._pending:
+            top = self._top(os.path.dirname(path))
+            if top is not None:
+                by_top.setdefault(top, []).append(path)
+            self._times.setdefault(path, None)
+        self._pending = set()
+        for top, paths in by_top.items():
+            self._times.update(_commit_times(top, paths))
+
+    def _top(self, folder: str) -> str | None:
+        """The work tree holding ``folder`` (the nearest folder with a ``.git``), or None."""
+        walked = []
+        while folder not in self._tops:
+            walked.append(folder)
+            if os.path.lexists(os.path.join(folder, ".git")):
+                self._tops[folder] = folder
+                break
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                self._tops[folder] = None
+                break
+            folder = parent
+        top = self._tops[folder]
+        self._tops.update(dict.fromkeys(walked, top))
+        return top
+
+
+def _git(top: str, *args: str, **kwargs) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV_DROPPED}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    return subprocess.Popen(["git", *GIT_SAFE, "-C", top, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, env=env, **kwargs)
+
+
+def _git_lines(top: str, *args: str) -> list[str] | None:
+    """NUL-separated output of a git command in ``top``, or None when it fails."""
+    try:
+        proc = _git(top, *args)
+        out, _ = proc.communicate()
+    except OSError:  # no git binary
+        return None
+    if proc.returncode != 0:
+        return None
+    return [x for x in os.fsdecode(out).split("\0") if x]
+
+
+def _commit_times(top: str, paths: list[str]) -> dict[str, int]:
+    """Absolute path -> commit time (seconds) of the last commit touching it, for those of
+    ``paths`` tracked and unmodified in the work tree ``top``."""
+    rel = {os.path.relpath(p, top).replace(os.sep, "/"): p for p in paths}
+    tracked = _git_lines(top, "ls-files", "-z", "--full-name", "--", *_folders(rel))
+    if tracked is None:
+        return {}
+    status = _git_lines(top, "status", "--porcelain=v1", "-z", "--no-renames",
+                        "--untracked-files=no", "--ignore-submodules=all")
+    if status is None:
+        return {}
+    modified = {entry[3:] for entry in status}
+    wanted = (set(tracked) & set(rel)) - modified
+    if not wanted:
+        return {}
+    out: dict[str, int] = {}
+    try:
+        proc = _git(top, "log", "-z", "--format=\x01%ct", "--name-only", "--no-renames",
+                    "HEAD", "--", *_folders({r: None for r in wanted}))
+    except OSError:
+        return {}
+    when, rest = None, b""
+    try:
+        for chunk in iter(lambda: proc.stdout.read(1 << 16), b""):
+            *tokens, rest = (rest + chunk).split(b"\0")
+            for token in tokens:
+                name = os.fsdecode(token).lstrip("\n")
+                if name.startswith("\x01") and name[1:].isdigit():
+                    when = int(name[1:])
+                elif when is not None and name in wanted and name not in out:
+                    out[name] = when
+            if len(out) == len(wanted):
+                break
+    finally:
+        proc.kill()
+        proc.wait()
+    return {rel[name]: when for name, when in out.items()}
+
+
+def _folders(rel: dict) -> list[str]:
+    """Pathspecs covering the relative paths ``rel``: their top folders (at most 50), else
+    the whole tree."""
+    tops = sorted({r.split("/", 1)[0] if "/" in r else r for r in rel})
+    return [f":(literal){t}" for t in tops] if len(tops) <= 50 else ["."]

@@ -17,6 +17,7 @@ from ..extract import manifests as sources  # noqa: F401  (registers the extract
 from ..extract.assemble import document_triples
 from ..extract.discover import (
     Candidate,
+    SourceTimes,
     candidates,
     extractor_for,
     file_stat,
@@ -116,13 +117,14 @@ class BuildResult:
         }
 
 
-def _timestamp(path: Path, fixed: float | None) -> str:
+def _timestamp(path: Path, fixed: float | None, times: SourceTimes) -> str:
+    """``fixed``, else ``$SOURCE_DATE_EPOCH``, else the source's commit time or mtime."""
     if fixed is not None:
         return utc_timestamp(fixed)
     env = os.environ.get("SOURCE_DATE_EPOCH")
     if env and env.strip().isdigit():
         return utc_timestamp(int(env))
-    return utc_timestamp(path.stat().st_mtime)
+    return utc_timestamp(times.epoch(path))
 
 
 def _extract(src: SourceFile, ctx: Context, ex: Extractor | None = None,
@@ -267,6 +269,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     if full:
         stale |= {d for d in states if d in found}
     before = {doc: state.sha256 for doc, state in states.items()}
+    times = SourceTimes(c.path for c in found.values() if c.extractor is not None)
     roots = sorted({c.root for c in found.values()})
     ctx = Context(schema, roots, max_file_bytes)
     updates: dict[str, DocumentUpdate] = {}
@@ -312,7 +315,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
             names[doc_id] = ex.name
             labels = _labels(access, doc_id)
             doc = SourceDocument(doc_id, doc_id, digest, labels)
-            when = _timestamp(src.path, timestamp)
+            when = _timestamp(src.path, timestamp, times)
             triples, problems = document_triples(doc, extraction, ex.name, schema, when,
                                                  store.node_type, canonical)
             followed = extraction.follow
@@ -485,8 +488,8 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
 
     ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
     an in-memory store. ``timestamp`` fixes ``prov:generatedAtTime`` (seconds since the epoch);
-    otherwise ``SOURCE_DATE_EPOCH`` or each file's modification time is used, so the same
-    inputs give the same graph. ``validate``: True always, False never, None when small.
+    otherwise ``SOURCE_DATE_EPOCH``, else the last commit touching a file git tracks unmodified,
+    else its modification time, so the same commit gives the same graph in any checkout. ``validate``: True always, False never, None when small.
     ``access`` maps source paths to access labels (an ``access.yaml`` path or an AccessRules).
     ``registry`` is the alias registry (default :func:`default_registry`); ``resolve`` runs
     the resolution report: True always, False never, None for graphs up to 5,000 entities
