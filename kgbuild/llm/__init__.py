@@ -1,2 +1,3 @@
-"""Talking to LLMs: an OpenAI-compatible chat client with bounded concurrency, structured
-output with capability fallback, an on-disk response cache, token usage and cost."""
+"""Talking to model servers, all of it here: the one place their clients are made (bounds,
+retries, redaction), chat with bounded concurrency and structured output with capability
+fallback, an on-disk response cache, token usage and cost, embeddings, rerank."""

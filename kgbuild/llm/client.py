@@ -3,7 +3,7 @@
 * **Concurrency**: at most ``concurrency`` requests in flight (an asyncio semaphore over one
   ``AsyncOpenAI`` client per run); the client's own retries (``max_retries``, exponential
   backoff, ``Retry-After`` honoured) cover 408/409/429/5xx and timeouts.
-* **Bounds** (:mod:`kgbuild.io.http`): an attempt ends ``timeout`` seconds after it starts,
+* **Bounds** (:mod:`kgbuild.llm.connect`): an attempt ends ``timeout`` seconds after it starts,
   whatever the server sends; a request is tried at most ``1 + max_retries`` times (the first
   request's mode probe included). An answer larger than ``max_response_bytes`` (received or
   decompressed) stops the run with one error (code ``llm-too-large``).
@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..errors import KgbuildError
-from ..io.http import AsyncClient, Bounds, ResponseTooLarge, mib
+from ..io.http import ResponseTooLarge, mib
 from .cache import ResponseCache, digest, request_key
+from .connect import openai_client, says, short, transient
 from .settings import MODES, LLMSettings
 
 Check = Callable[[str], "str | None"]  # an answer -> why it must be repaired, or None
@@ -187,17 +188,13 @@ class LLMClient:
     # -- sending ----------------------------------------------------------------------------------
     async def _run_all(self, requests: list[Request], check: Check | None,
                        progress: Progress | None, done: int, total: int) -> list[Completion]:
-        import openai  # here, so commands that never call an LLM do not import it
-
         async def count(_request) -> None:
             self.usage.requests += 1
 
-        http = AsyncClient(Bounds(self.settings.timeout, self.settings.max_response_bytes),
-                           event_hooks={"request": [count]}, follow_redirects=True,
-                           limits=openai.DEFAULT_CONNECTION_LIMITS)
-        client = openai.AsyncOpenAI(api_key=self.settings.api_key or "unused",
-                                    base_url=self.settings.base_url, timeout=self.settings.timeout,
-                                    max_retries=self.settings.max_retries, http_client=http)
+        s = self.settings
+        client = openai_client(s.base_url, s.api_key, timeout=s.timeout,
+                               max_retries=s.max_retries, max_bytes=s.max_response_bytes,
+                               asynchronous=True, event_hooks={"request": [count]})
         sem = asyncio.Semaphore(self.settings.concurrency)
         probe = asyncio.Lock()
         finished = [done]
@@ -279,18 +276,12 @@ class LLMClient:
             try:
                 text, usage = await self._send(client.with_options(max_retries=0), request,
                                                messages, mode)
-            except openai.APIStatusError as exc:
+            except openai.APIError as exc:
                 if rejects_format(exc) and i + 1 < len(modes):
                     self.usage.rejected_modes.append(
-                        {"mode": mode, "status": exc.status_code, "message": _short(exc)})
+                        {"mode": mode, "status": exc.status_code, "message": short(exc)})
                     continue
-                if self.settings.max_retries and (exc.status_code in (408, 409, 429)
-                                                  or exc.status_code >= 500):
-                    text, usage = await self._send(rest, request, messages, mode)
-                else:
-                    raise
-            except (openai.APITimeoutError, openai.APIConnectionError):
-                if not self.settings.max_retries:
+                if not self.settings.max_retries or not transient(exc):
                     raise
                 text, usage = await self._send(rest, request, messages, mode)
             self.confirmed = True
@@ -303,9 +294,9 @@ class LLMClient:
                     ) -> tuple[str, dict]:
         # response_format rides in extra_body: the same JSON on the wire, without the client's
         # typed transform walking the whole schema (4 ms of CPU per request, measured)
-        response = await client.chat.completions.create(
-            model=self.settings.model, messages=messages, temperature=self.settings.temperature,
-            max_tokens=self.settings.max_tokens, extra_body={"response_format": response_format(mode, request.schema, request.schema_name)})
+        body = chat_body(self.settings, request, mode, messages)
+        fmt = body.pop("response_format")
+        response = await client.chat.completions.create(**body, extra_body={"response_format": fmt})
         self.usage.completions += 1
         self.usage.modes[mode] = self.usage.modes.get(mode, 0) + 1
         choice = response.choices[0] if response.choices else None
@@ -324,7 +315,7 @@ class LLMClient:
             if not self._fatal:
                 self._fatal, self._fatal_code = message, "llm-too-large"
             return Completion(None, self.mode, error=message)
-        message = f"{type(exc).__name__}: {_short(exc)}"
+        message = f"{type(exc).__name__}: {short(exc)}"
         refused = isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError,
                                    openai.NotFoundError))
         unreachable = not self.confirmed and isinstance(exc, openai.APIConnectionError) \
@@ -335,6 +326,16 @@ class LLMClient:
                 else ""
             self._fatal = message + hint
         return Completion(None, self.mode, error=message)
+
+
+def chat_body(settings: LLMSettings, request: Request, mode: str,
+              messages: Sequence[dict] | None = None) -> dict:
+    """The JSON body of the chat request for ``request`` in ``mode`` (``messages``: a repair's
+    instead of the request's): what the live client sends, and what a batch line carries."""
+    return {"model": settings.model,
+            "messages": list(request.messages if messages is None else messages),
+            "temperature": settings.temperature, "max_tokens": settings.max_tokens,
+            "response_format": response_format(mode, request.schema, request.schema_name)}
 
 
 def response_format(mode: str, schema: dict, name: str) -> dict:
@@ -351,14 +352,7 @@ def rejects_format(exc) -> bool:
     status = getattr(exc, "status_code", None)
     if status not in _REJECTING_STATUS:
         return False
-    body = getattr(exc, "body", None)
-    text = f"{exc} {json.dumps(body) if isinstance(body, (dict, list)) else body or ''}"
-    return bool(_CAPABILITY.search(text))
-
-
-def _short(exc: Exception, limit: int = 300) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    return bool(_CAPABILITY.search(says(exc)))
 
 
 def _usage(response) -> dict:

@@ -1,4 +1,5 @@
-"""Dense passage search: vectors through kgbuild's OpenAI-compatible embeddings client.
+"""Dense passage search: vectors through kgbuild's OpenAI-compatible embeddings client
+(:mod:`kgbuild.llm.embeddings`; question vectors cached by :mod:`kgbuild.retrieve.embeddings`).
 
 Passages and questions are embedded with models (and optional text prefixes) chosen
 separately, since e5, bge, nomic and others embed the two differently: the passage side is
@@ -27,6 +28,7 @@ import numpy as np
 
 from ..errors import KgbuildError
 from ..io.urls import check_http_url
+from ..llm.embeddings import Embedder, embeddings_client
 from ..retrieve.embeddings import EmbeddingMatcher
 from .index import PassageIndex
 
@@ -111,8 +113,9 @@ def _query_twin(model: str) -> str:
 
 
 def _client(settings: EmbeddingSettings):
+    """The embeddings client of ``settings`` (one error line if it cannot be made)."""
     try:
-        return EmbeddingMatcher.from_env(settings.model, settings.base_url, timeout=TIMEOUT).client
+        return embeddings_client(settings.base_url, timeout=TIMEOUT)
     except Exception as exc:  # noqa: BLE001 - the client checks the URL its own way
         raise KgbuildError(f"embeddings endpoint {settings.base_url!r}: {type(exc).__name__}: "
                            f"{exc}", code="embeddings") from None
@@ -125,15 +128,12 @@ def embed_passages(index: PassageIndex, settings: EmbeddingSettings,
     missing = index.missing_vectors(settings.passage_key)
     if not missing:
         return 0
-    client = _client(settings)
+    embedder = Embedder(_client(settings), settings.model)
     done: list[tuple[str, bytes]] = []
     sent = 0
     for start in range(0, len(missing), BATCH):
         chunk = missing[start:start + BATCH]
-        # a matcher per batch: the client's checks and errors, without an in-memory cache
-        # that would hold every vector of a large corpus
-        matcher = EmbeddingMatcher(client, settings.model)
-        vectors = matcher.embed([settings.passage_prefix + t for _, t in chunk])
+        vectors = embedder.embed([settings.passage_prefix + t for _, t in chunk])
         done += [(h, np.ascontiguousarray(v, dtype=np.float32).tobytes())
                  for (h, _), v in zip(chunk, vectors)]
         sent += len(chunk)
@@ -150,12 +150,7 @@ def embed_passages(index: PassageIndex, settings: EmbeddingSettings,
 def embed_questions(questions: list[str], settings: EmbeddingSettings,
                     cache_dir: Path | None) -> np.ndarray:
     """Unit vectors of the questions (query side), cached per model in ``cache_dir``."""
-    try:
-        matcher = EmbeddingMatcher.from_env(settings.query_model, settings.base_url,
-                                            cache_dir=cache_dir, timeout=TIMEOUT)
-    except Exception as exc:  # noqa: BLE001
-        raise KgbuildError(f"embeddings endpoint {settings.base_url!r}: {type(exc).__name__}: "
-                           f"{exc}", code="embeddings") from None
+    matcher = EmbeddingMatcher(_client(settings), settings.query_model, cache_dir)
     out = []
     for start in range(0, len(questions), BATCH):
         out.append(matcher.embed([settings.query_prefix + q

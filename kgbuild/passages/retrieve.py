@@ -41,7 +41,7 @@ from .index import PassageIndex
 from .lexical import match_expression
 from .links import Linker
 from .model import ReadModel, load_model
-from .rerank import Reranker, RerankSettings, reorder
+from .rerank import RerankSettings, reorder
 
 METHODS = ("default", "bm25", "dense", "hybrid", "graph")
 LEXICAL_POOL = 1000  # BM25 hits read per question (the rest score 0)
@@ -177,7 +177,8 @@ class PassageRetriever:
         self._counts: dict[str, int] = {}  # document counts of question words (this view)
         self._known: dict[str, bool] = {}  # question names the visible passages contain
         self.shared_unknown: set[str] = set()  # names a batch's questions share, not known
-        self.reranker = Reranker(rerank) if rerank is not None else None
+        self.reranker = rerank.client() if rerank is not None else None
+        self.rerank_top = rerank.top_n if rerank is not None else 0
         if rerank is not None and rerank.warning:
             self.notes.append(rerank.warning)
 
@@ -376,7 +377,7 @@ class PassageRetriever:
         """The ``k`` rows after the reranker reordered the best ``top_n`` fused ones, and the
         reranker's (score, rank) by row; on its failure the fused rows, a note, and no more
         reranking in this run."""
-        n = self.reranker.settings.top_n
+        n = self.rerank_top
         candidates = top(scores, max(k, n), self.model.idrank)
         head = candidates[:n]
         records = self.index.records(self.model.rowids[head].tolist())

@@ -101,7 +101,7 @@ def test_extract_max_response_size_flag(tmp_path, monkeypatch):
 def test_embeddings_requests_are_bounded_too(tmp_path):
     with Loopback(drip()) as srv:
         matcher = EmbeddingMatcher.from_env("e", srv.url + "/v1", "k", timeout=TIMEOUT)
-        matcher.client = matcher.client.with_options(max_retries=0)
+        matcher.embedder.client = matcher.embedder.client.with_options(max_retries=0)
         start = time.monotonic()
         with pytest.raises(KgbuildError, match="embeddings endpoint failed"):
             matcher.embed(["a"])

@@ -17,7 +17,7 @@ from kgbuild.cli.main import main
 from kgbuild.errors import KgbuildError
 from kgbuild.graph.access import Principal
 from kgbuild.passages.ingest import ingest
-from kgbuild.passages.rerank import Reranker, RerankSettings
+from kgbuild.passages.rerank import RerankSettings
 from kgbuild.passages.retrieve import Question, RetrievalSettings, retrieve
 
 from .helpers import write_jsonl
@@ -197,7 +197,7 @@ def test_a_slow_server_is_bounded_by_the_deadline(store):
 
 def test_answers_that_cannot_be_read_are_one_line_errors():
     settings = RerankSettings("http://user:pw123@127.0.0.1:9/v1")
-    reranker = Reranker(settings)
+    reranker = settings.client()
     for answer, why in [({"data": []}, "no results list"),
                         ({"results": [{"index": 5, "relevance_score": 1}]}, "index"),
                         ([{"index": 0}], "no finite score"),
