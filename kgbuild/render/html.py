@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .layout import Box, layered, short
 from .picture import Picture, picture
@@ -54,6 +54,7 @@ stroke-linejoin:round}
 .node.on rect.box{stroke:#0b57d0}
 .note{fill:#b3261e;font-size:12px}
 """
+SVG_CSS = _CSS[_CSS.index(".node{"):]  # the drawing's own rules (for a page of its own)
 
 _JS = """
 (function(){
@@ -143,8 +144,10 @@ def _edge_geometry(s: Box, o: Box, lane: int, same_column: bool) -> tuple[str, f
             f"{ox:.1f},{oy:.1f}", mx, my)
 
 
-def picture_html(pic: Picture) -> str:
-    """The page for a :class:`~kgbuild.render.picture.Picture`."""
+def _drawing(pic: Picture, href: Callable[[str], str] | None = None
+             ) -> tuple[list[str], float, float, dict[str, str], dict[str, list[str]]]:
+    """The SVG elements of a picture, its size, the nodes' keys and the edges touching each;
+    with ``href``, each node's box is a link to ``href(node ID)``."""
     boxes, width, height = layered(pic.nodes, pic.edges)
     keys = {n["id"]: f"n{i}" for i, n in enumerate(pic.nodes, 1)}
     label = {n["id"]: n["label"] for n in pic.nodes}
@@ -181,15 +184,42 @@ def picture_html(pic: Picture) -> str:
             f'text-anchor="middle">hub: +{n["cut"]} edges not shown</text>')
         parts.append(
             f'<g class="{cls}" id="{keys[n["id"]]}" tabindex="0" data-id="{escape(n["id"])}">'
-            f'<title>{escape(tip)}</title>{ring}<rect class="box" x="{b.x}" y="{b.y}" '
+            + (f'<a href="{escape(href(n["id"]))}">' if href else "")
+            + f'<title>{escape(tip)}</title>{ring}<rect class="box" x="{b.x}" y="{b.y}" '
             f'width="{b.w}" height="{b.h}" rx="7" fill="{fill}" stroke="{border}"/>'
             f'<text class="label" x="{b.x + b.w / 2:.1f}" y="{b.y + 19:.1f}" '
             f'text-anchor="middle">{escape(short(n["label"]))}</text>'
             f'<text class="type" x="{b.x + b.w / 2:.1f}" y="{b.y + 35:.1f}" '
-            f'text-anchor="middle">{escape(n["type"])}</text>{badge}</g>')
+            f'text-anchor="middle">{escape(n["type"])}</text>{badge}'
+            + ("</a>" if href else "") + "</g>")
     if pic.abstain:
         parts.append(f'<text class="note" x="40" y="{height - 12:.1f}">'
                      f'{escape("No answer: " + pic.abstain)}</text>')
+    return parts, width, height, keys, touching
+
+
+def _svg_open(pic: Picture, width: float, height: float) -> str:
+    fit = 'style="max-width:100%;height:auto" ' if width <= FIT_WIDTH else ""
+    return (f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" width="{width}" '
+            f'height="{height}" {fit}'
+            f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(pic.title)}">'
+            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="11" '
+            'markerHeight="11" markerUnits="userSpaceOnUse" orient="auto">'
+            '<path d="M0,0 L10,5 L0,10 z" fill="#6b6b6b"/></marker></defs>\n')
+
+
+def picture_svg(pic: Picture, href: Callable[[str], str] | None = None) -> str:
+    """The picture as one inline ``<svg>`` element, no script (style it with
+    :data:`SVG_CSS`); with ``href``, each node links to ``href(node ID)``."""
+    parts, width, height, _, _ = _drawing(pic, href)
+    return _svg_open(pic, width, height) + "\n".join(parts) + "\n</svg>"
+
+
+def picture_html(pic: Picture) -> str:
+    """The page for a :class:`~kgbuild.render.picture.Picture`."""
+    parts, width, height, keys, touching = _drawing(pic)
+    label = {n["id"]: n["label"] for n in pic.nodes}
+    ekeys = [f"e{i}" for i in range(1, len(pic.edges) + 1)]
     data = {"nodes": {keys[n["id"]]: {**n, "edges": touching[n["id"]]} for n in pic.nodes},
             "edges": {k: {**e, "subject_label": label[e["subject"]],
                           "object_label": label[e["object"]]} for k, e in zip(ekeys, pic.edges)}}
@@ -201,7 +231,6 @@ def picture_html(pic: Picture) -> str:
                '<span><i style="background:#fff;border:4px double #1d1d1f"></i>answer</span>'
                '<span><i style="background:#fff;border:1.5px dashed #b3261e"></i>hub cut by the '
                'cap</span>')
-    fit = 'style="max-width:100%;height:auto" ' if width <= FIT_WIDTH else ""
     left = [f"{v} {k} not drawn" for k, v in pic.left_out.items() if v]
     answers = [n["label"] for n in pic.nodes if n["answer"]]
     summary = ((f"answers: {', '.join(answers)} · " if answers else "")
@@ -214,13 +243,7 @@ def picture_html(pic: Picture) -> str:
         f"<title>{escape(pic.title)}</title>\n<style>{_CSS}</style>\n</head>\n<body>\n"
         f"<header><h1>{escape(pic.title)}</h1><p>{escape(summary)}</p>"
         f'<div class="legend">{legend}</div></header>\n<main>\n<div id="canvas">'
-        f'<svg id="graph" xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'{fit}'
-        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(pic.title)}">'
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="11" '
-        'markerHeight="11" markerUnits="userSpaceOnUse" orient="auto">'
-        '<path d="M0,0 L10,5 L0,10 z" fill="#6b6b6b"/></marker></defs>\n'
-        + "\n".join(parts)
+        + _svg_open(pic, width, height) + "\n".join(parts)
         + '\n</svg></div>\n<aside id="details"><h2>Details</h2>Click a node or an edge to see '
         "its sources: file, line and the evidence quoted from it.</aside>\n</main>\n"
         f'<script type="application/json" id="kg-data">{blob}</script>\n'

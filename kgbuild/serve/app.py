@@ -40,13 +40,14 @@ from ..retrieve.spec import MAX_NAME_CHARS
 from ..schema.model import Schema
 from ..store.adjacency import DIRECTIONS
 from ..store.query import query_store
+from .browse import QUERY_GRACE, Context, html, routes, wants_html
 from .config import ServeConfig
 from .live import LiveIndex
 from .openapi import openapi
 from .spec import ApiError, parse_spec
+from .ui import error_page
 
 MAX_ERROR = 2000  # characters of one error message
-QUERY_GRACE = 5.0  # seconds past a query's deadline for its process to be killed and reaped
 log = logging.getLogger("uvicorn.error")  # (uvicorn's: printed where its own warnings are)
 
 
@@ -68,9 +69,9 @@ def error(status: int, message: str, code: str) -> JSON:
     return JSON({"error": _one_line(message), "code": code}, status)
 
 
-async def read_json(request: Request, limit: int, timeout: float) -> object:
-    """The request's body as JSON, read up to ``limit`` bytes (413 beyond) within ``timeout``
-    seconds (408 after)."""
+async def read_body(request: Request, limit: int, timeout: float) -> bytes:
+    """The request's body, read up to ``limit`` bytes (413 beyond) within ``timeout`` seconds
+    (408 after)."""
     declared = request.headers.get("content-length")
     if declared is not None and (not declared.isdigit() or int(declared) > limit):
         raise ApiError(413, f"the body is larger than {limit} bytes", "too-large")
@@ -83,8 +84,14 @@ async def read_json(request: Request, limit: int, timeout: float) -> object:
             chunks.append(chunk)
     if waited.cancelled_caught:
         raise ApiError(408, f"the body was not received within {timeout:g} s", "body-timeout")
+    return b"".join(chunks)
+
+
+async def read_json(request: Request, limit: int, timeout: float) -> object:
+    """The request's body as JSON (see :func:`read_body`)."""
+    body = await read_body(request, limit, timeout)
     try:
-        return json.loads(b"".join(chunks).decode("utf-8"), parse_constant=_not_json)
+        return json.loads(body.decode("utf-8"), parse_constant=_not_json)
     except UnicodeDecodeError:
         raise ApiError(400, "the body is not UTF-8", "bad-json") from None
     except (ValueError, RecursionError) as exc:
@@ -279,8 +286,14 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
     async def spec(request: Request):
         return JSON(openapi())
 
+    def refuse(request: Request, status: int, message: str, code: str) -> Response:
+        """The error as JSON, or as a page for a browser (:func:`wants_html`)."""
+        if wants_html(request):
+            return html(error_page(status, _one_line(message)), status)
+        return error(status, message, code)
+
     async def on_api_error(request: Request, exc: ApiError):
-        response = error(exc.status, str(exc), exc.code)
+        response = refuse(request, exc.status, str(exc), exc.code)
         if exc.status == 408:  # the rest of the body is not awaited
             response.headers["connection"] = "close"
         return response
@@ -293,12 +306,16 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
 
     async def on_kgbuild_error(request: Request, exc: KgbuildError):
         status = 503 if exc.code in ("query-timeout", "store-changed", "store-damaged") else 400
-        return error(status, str(exc), exc.code)
+        return refuse(request, status, str(exc), exc.code)
 
     async def on_http_error(request: Request, exc: HTTPException):
         names = {404: "not-found", 405: "method-not-allowed"}
-        return error(exc.status_code, f"{request.method} {request.url.path}: {exc.detail}",
-                     names.get(exc.status_code, "http"))
+        response = refuse(request, exc.status_code,
+                          f"{request.method} {request.url.path}: {exc.detail}",
+                          names.get(exc.status_code, "http"))
+        if exc.headers:  # (405: Allow)
+            response.headers.update(exc.headers)
+        return response
 
     async def on_internal(request: Request, exc: Exception):
         return error(500, f"internal error: {type(exc).__name__}: {exc} (please report)",
@@ -319,7 +336,8 @@ def create_app(store: str | Path, schema: Schema, config: ServeConfig | None = N
         routes=[Route("/health", health), Route("/openapi.json", spec),
                 Route("/traverse", traverse, methods=["POST"]), Route("/resolve", resolve),
                 Route("/node", node), Route("/query", query, methods=["POST"]),
-                Route("/retrieve", retrieve_passages, methods=["POST"])],
+                Route("/retrieve", retrieve_passages, methods=["POST"]),
+                *routes(Context(live, schema, limits, principal, work, queries, read_body))],
         exception_handlers={ApiError: on_api_error, KgbuildError: on_kgbuild_error,
                             ClientDisconnect: on_disconnect, HTTPException: on_http_error,
                             Exception: on_internal},

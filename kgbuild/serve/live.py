@@ -16,18 +16,23 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 import threading
 import time
+from functools import cached_property
 from pathlib import Path
 
+from ..errors import KgbuildError
 from ..graph.access import Principal
 from ..resolve.aliases import AliasRegistry
 from ..resolve.review import visible_registry
+from ..retrieve.browse import Browser
 from ..retrieve.sources import OpenModel
 from ..retrieve.traverse import open_traverser
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
 from ..store.readmodel import GraphModel
+from .viewstore import write_view_store
 
 _DB = re.compile(rb"db-[0-9]{1,9}")
 
@@ -44,6 +49,12 @@ class View:
                                         matcher=matcher)
         self.resolver = self.traverser.resolver if registry is None else model.resolver(
             registry if model.view is None else visible_registry(registry, model))
+        self.principal = principal
+
+    @cached_property
+    def browser(self) -> Browser:
+        """Node pages and neighbourhoods (``kgbuild show``'s) over this view."""
+        return Browser(OpenModel(self.model), self.principal)
 
 
 class Generation:
@@ -62,6 +73,8 @@ class Generation:
         self._registry, self._matcher = registry, matcher
         self._views = {p: self._view(p, store) for p in principals}
         self._lock = threading.Lock()
+        self._sparql: dict[Principal, tempfile.TemporaryDirectory] = {}  # views' stores
+        self._sparql_lock = threading.Lock()
 
     def _view(self, principal: Principal, store: GraphStore | None = None) -> View:
         if self.whole.serves(principal):
@@ -78,6 +91,25 @@ class Generation:
             if principal not in self._views:
                 self._views[principal] = self._view(principal)
             return self._views[principal]
+
+    def sparql_store(self, principal: Principal) -> Path:
+        """The store SPARQL reads for ``principal``: this one when they see all of it, else a
+        store of their view (:mod:`kgbuild.serve.viewstore`) written to a temporary folder on
+        first use (removed with the generation)."""
+        if self.whole.serves(principal):
+            return self._path
+        with self._sparql_lock:
+            if principal not in self._sparql:
+                folder = tempfile.TemporaryDirectory(prefix="kgbuild-view-")
+                with GraphStore(self._path, self._schema, write=False) as store:
+                    if (store.store_id(), store.generation()) != (self.store_id,
+                                                                  self.generation):
+                        folder.cleanup()
+                        raise KgbuildError("the store changed while its view was read; ask "
+                                           "again", str(self._path), code="store-changed")
+                    write_view_store(store, principal, Path(folder.name) / "store")
+                self._sparql[principal] = folder
+            return Path(self._sparql[principal].name) / "store"
 
 
 def fingerprint(store: Path) -> tuple | None:
