@@ -265,14 +265,14 @@ def test_damage_found_only_while_reading(built, store, monkeypatch, schema):
         def __getattr__(self, name):
             return getattr(self.db, name)
 
-    real_init = graphstore._Guarded.__init__
+    real_init = graphstore.Guarded.__init__
 
     def init(self, db, owner):
         if owner.path is not None and not state["wrapped"]:
             db, state["wrapped"] = Flaky(db), True
         real_init(self, db, owner)
 
-    monkeypatch.setattr(graphstore._Guarded, "__init__", init)
+    monkeypatch.setattr(graphstore.Guarded, "__init__", init)
     for attempt in (lambda: read("export", store), lambda: read("traverse", store),
                     lambda: read("explain", store),
                     lambda: run("build", built[0], "--store", store, "--no-validate")):
@@ -281,7 +281,7 @@ def test_damage_found_only_while_reading(built, store, monkeypatch, schema):
                        "kgbuild build --full")
     state["wrapped"] = False
     r = run("build", built[0], "--store", store, "--full", "--timestamp", 0, "--no-validate")
-    monkeypatch.setattr(graphstore._Guarded, "__init__", real_init)
+    monkeypatch.setattr(graphstore.Guarded, "__init__", real_init)
     assert r.exit_code == 0, r.output
     assert "[store-rebuilt]" in r.output
     assert read("export", store).output == built[2]["export"]
