@@ -21,7 +21,7 @@ LAYERS = [
     {"retrieve"},
     {"passages"},
     {"project"},
-    {"evaluate", "render"},
+    {"evaluate", "render", "adapters"},
     {"serve"},
     {"cli"},
 ]
