@@ -31,12 +31,15 @@ from .main import SCHEMA, STORE, FileArg, echo, emit, main, open_project
               help="hubs: report nodes with more edges than this.")
 @click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.5, show_default=True,
               help="weak: report edges whose every assertion is below this confidence.")
+@click.option("--undefined-external", is_flag=True,
+              help="undefined: list external packages too (purls, images, charts, Terraform "
+                   "modules; by default only counted).")
 @click.option("--strict", is_flag=True, help="Hygiene warnings fail the run too (exit 1).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "shacl"]), default="text",
               show_default=True, help="text for people, json for machines, shacl: the standard "
                                       "sh:ValidationReport graph in Turtle for other SHACL tools.")
 def validate(graph, store_path, schema_name, changed, engine, shape_files, skipped, no_hygiene,
-             hub_degree, min_confidence, strict, fmt):
+             hub_degree, min_confidence, undefined_external, strict, fmt):
     """Check GRAPH (Turtle, N-Triples, JSON-LD, ...), or else the store, against the SHACL shapes.
 
     Shapes come from the schema (node typing, label, ID, the domain and range of every edge
@@ -46,7 +49,8 @@ def validate(graph, store_path, schema_name, changed, engine, shape_files, skipp
     assertion behind it.
 
     Hygiene checks (warnings and notes, never violations): undefined (an edge points at an
-    entity no document defines; stores only), duplicates (near-duplicate names within a type,
+    entity no document defines; stores only; external packages such as purls are only
+    counted unless --undefined-external), duplicates (near-duplicate names within a type,
     from the resolver), hubs (more edges than --hub-degree), weak (edges whose every
     assertion is below --min-confidence).
 
@@ -61,7 +65,8 @@ def validate(graph, store_path, schema_name, changed, engine, shape_files, skipp
     2 usage or input error.
     """
     options = None if no_hygiene else HygieneOptions(
-        tuple(c for c in CHECKS if c not in skipped), hub_degree, min_confidence)
+        tuple(c for c in CHECKS if c not in skipped), hub_degree, min_confidence,
+        undefined_external)
     report = open_project(schema=schema_name, store=store_path).validate(
         graph, changed=changed, engine=engine, shapes=shape_files, hygiene=options)
     if fmt == "shacl":

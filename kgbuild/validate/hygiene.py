@@ -2,6 +2,9 @@
 
 ``undefined``: an edge points at an entity no document defines (a store records which
 documents define a node; a file does not, so there the check is skipped with a note).
+External packages (purls, container images, Helm charts, Terraform modules: what manifests,
+lock files and SBOMs depend on, defined elsewhere by nature) are only counted in one note,
+unless :attr:`HygieneOptions.external` asks for them.
 ``hubs``: nodes with more edges than a threshold. ``weak``: edges whose every assertion has a
 confidence below a threshold. Near-duplicate names come from the resolver (see
 :func:`kgbuild.project.validation.validate_target`). Findings are warnings (``undefined``,
@@ -14,13 +17,15 @@ from dataclasses import dataclass
 
 from rdflib.namespace import RDF
 
-from ..graph.model import DECLARED_LABEL, MENTION_LABEL, id_from_iri
+from ..graph.model import DECLARED_LABEL, MENTION_LABEL, id_from_iri, node_iri
 from ..schema.namespaces import KG
 from .engine import Data
 from .report import Finding
 
 CHECKS = ("undefined", "duplicates", "hubs", "weak")
 _LIMIT = 1000  # findings per check
+# ID prefixes of nodes that stand for something outside the project: never defined here
+EXTERNAL_PREFIXES = ("pkg:", "image:", "helm:", "terraform-module:")
 
 
 @dataclass(frozen=True)
@@ -30,6 +35,7 @@ class HygieneOptions:
     checks: tuple[str, ...] = CHECKS
     hub_degree: int = 200
     min_confidence: float = 0.5
+    external: bool = False  # undefined: list external packages too (see EXTERNAL_PREFIXES)
 
 
 def hygiene(data: Data, options: HygieneOptions) -> list[Finding]:
@@ -39,7 +45,7 @@ def hygiene(data: Data, options: HygieneOptions) -> list[Finding]:
     focus = f"VALUES ?s {{ {' '.join(data.focus)} }}" if data.focus is not None else ""
     props = " ".join(f"<{p}>" for p in data.object_properties)
     if "undefined" in options.checks:
-        out += _undefined(data, props)
+        out += _undefined(data, props, options.external)
     if "hubs" in options.checks and props:
         query = (f"SELECT ?s (COUNT(*) AS ?n) WHERE {{ {focus} {{ SELECT DISTINCT ?s ?p ?o WHERE {{ "
                  f"{{ ?s ?p ?o }} UNION {{ ?o ?p ?s }} VALUES ?p {{ {props} }} }} }} }} GROUP BY ?s "
@@ -63,7 +69,7 @@ def _local(iri: str) -> str:
     return iri.rsplit("#", 1)[-1].rsplit("/", 1)[-1]
 
 
-def _undefined(data: Data, props: str) -> list[Finding]:
+def _undefined(data: Data, props: str, external: bool) -> list[Finding]:
     declared, mention = DECLARED_LABEL, MENTION_LABEL  # N-Triples IRIs
     if not bool(data.rows(f"ASK {{ ?x {declared} ?l }}")):
         return [Finding("undefined", "Info", "skipped: the graph does not record which documents "
@@ -76,12 +82,23 @@ def _undefined(data: Data, props: str) -> list[Finding]:
         if not found:
             return []
         focus_o = f"VALUES ?o {{ {' '.join(found)} }}"
+    is_external = " || ".join(f'STRSTARTS(STR(?o), "{node_iri(p)}")' for p in EXTERNAL_PREFIXES)
+    keep = "" if external else f"FILTER(!({is_external}))"
     query = (f"SELECT ?o (SAMPLE(?src) AS ?doc) (MIN(?ln) AS ?line) WHERE {{ {focus_o} "
              f"?a <{RDF.object}> ?o ; <{RDF.predicate}> ?p ; <http://www.w3.org/ns/prov#wasDerivedFrom> ?d . "
-             f"VALUES ?p {{ {props} }} ?o {mention} ?m . OPTIONAL {{ ?a <{KG.line}> ?ln }} "
+             f"VALUES ?p {{ {props} }} ?o {mention} ?m . {keep} OPTIONAL {{ ?a <{KG.line}> ?ln }} "
              f"OPTIONAL {{ ?d <{KG.path}> ?src }} MINUS {{ ?o {declared} ?l }} }} GROUP BY ?o "
              f"ORDER BY ?o LIMIT {_LIMIT}")
     out = []
+    if not external:
+        query_n = (f"SELECT (COUNT(DISTINCT ?o) AS ?n) WHERE {{ {focus_o} ?a <{RDF.object}> ?o ; "
+                   f"<{RDF.predicate}> ?p . VALUES ?p {{ {props} }} ?o {mention} ?m . "
+                   f"FILTER({is_external}) MINUS {{ ?o {declared} ?l }} }}")
+        n = int(next(iter(data.rows(query_n)))["n"].value)
+        if n:
+            out.append(Finding("undefined", "Info", f"{n} external package node(s) (purls, images, "
+                               f"charts, modules) defined by no document, as expected: not listed "
+                               f"(--undefined-external lists them)"))
     for r in data.rows(query):
         doc = r["doc"].value if r["doc"] is not None else None
         where = f"{doc}:{r['line'].value}" if doc and r["line"] is not None else doc

@@ -94,7 +94,8 @@ class ValidationReport:
         for f in self.hygiene:
             checks.setdefault(f.check, []).append(f)
         for check, fs in sorted(checks.items()):
-            lines.append(f"\nhygiene {check} ({fs[0].severity.lower()}, {len(fs)})")
+            worst = "Warning" if any(f.severity == "Warning" for f in fs) else fs[0].severity
+            lines.append(f"\nhygiene {check} ({worst.lower()}, {len(fs)})")
             lines += [f"  - {f.message}" + (f"  [{f.where}]" if f.where else "") for f in fs[:limit]]
             if len(fs) > limit:
                 lines.append(f"  ... and {len(fs) - limit} more")
