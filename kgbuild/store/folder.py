@@ -1,8 +1,8 @@
 """A store folder's lifecycle, mixed into :class:`~kgbuild.store.graphstore.GraphStore`:
 opening it, the write lock, the ``CURRENT`` pointer, the database generations (``db-N/``) and
 the identities recorded beside them (``db-N.id``), garbage collection of databases replaced or
-never committed, damage detected (or set aside by a full rebuild), and every failure a
-one-line :class:`~kgbuild.errors.KgbuildError`."""
+never committed, damage detected (or set aside by a full rebuild), every failure a one-line
+:class:`~kgbuild.errors.KgbuildError`, and the ``.gitignore`` that keeps the folder out of git."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ IDENTITY = ".id"  # beside db-N: the random identity it must hold (CURRENT keeps
 _CURRENT = re.compile(r"(db-[0-9]{1,9})(?: ([0-9a-f]{32}))?")  # an identity after it: read too
 _ID = re.compile(r"[0-9a-f]{32}")
 READ_ATTEMPTS = 30  # read-only opens of a database a build keeps changing, before giving up
+GITIGNORE = ".gitignore"  # written into the folder: a store is build output, never committed
+IGNORE_ALL = "# kgbuild's store: build output, never committed (written by kgbuild)\n*\n"
 
 
 def _db_files(db: Path) -> frozenset[str]:
@@ -82,6 +84,7 @@ class StoreFolder:
             except OSError as exc:
                 raise self._translate(exc, writing=True) from None
             self._lock()
+            self._ignore_in_git()
         elif not self.path.is_dir():
             raise KgbuildError(f"no kgbuild store at {self.path} (run kgbuild build first)",
                                code="no-store")
@@ -137,6 +140,17 @@ class StoreFolder:
             raise Damaged(f"{current} does not hold the database CURRENT names (identity "
                           f"{found or 'missing'}, expected {expected_id}): it was truncated "
                           f"or replaced")
+
+    def _ignore_in_git(self) -> None:
+        """Write the folder's ``.gitignore`` (everything, itself too) when it has none, so a
+        store inside a git checkout never shows in ``git status``. Not being able to is no
+        error: the store works without it."""
+        ignore = self.path / GITIGNORE
+        if not os.path.lexists(ignore):
+            try:
+                atomic_write(ignore, IGNORE_ALL, durable=False)
+            except OSError:
+                pass
 
     # -- errors ----------------------------------------------------------------------------------
     def _error(self, message: str, code: str) -> KgbuildError:

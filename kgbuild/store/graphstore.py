@@ -3,6 +3,7 @@
 Layout of a store folder (default ``.kgbuild/``)::
 
     lock          held (flock) by the one process allowed to write
+    .gitignore    ``*``: the folder is build output, never committed (written when missing)
     CURRENT       name of the active database folder, replaced atomically
     db-N/         a pyoxigraph (RocksDB) database
     model/        the read model of the committed revision (node table, ranked adjacency,
