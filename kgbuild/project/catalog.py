@@ -1,6 +1,6 @@
 """A running Backstage as a source: each entity of its catalog one source document.
 
-:func:`sync_catalogs` is the step of :func:`~kgbuild.project.pipeline.update_store` that
+:func:`sync_catalogs` is the step of :func:`~kgbuild.project.update.update_store` that
 brings the store in line with catalogs read through the API
 (:func:`~kgbuild.remote.backstage.read_catalog`, before the store is touched: a catalog that
 cannot be read in full changes nothing). An entity's document ID is the API URL serving it,
@@ -34,7 +34,7 @@ from ..graph.access import AccessRules
 from ..graph.model import SourceDocument, utc_timestamp
 from ..remote.backstage import Catalog, CatalogEntity
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
-from .pipeline import _labels, extractor_tag
+from .update import access_labels, extractor_tag
 
 
 def is_catalog_document(doc_id: str) -> bool:
@@ -89,7 +89,7 @@ def sync_catalogs(catalogs: Sequence[Catalog], store: GraphStore,
                 out.changes["unchanged"].append(doc_id)
                 continue
             extraction = extract_entity(entity.data, doc_id, ctx)
-            labels = _labels(access, doc_id)
+            labels = access_labels(access, doc_id)
             doc = SourceDocument(doc_id, entity.origin, entity.digest, labels)
             triples, problems = document_triples(doc, extraction, ex.name, store.schema, when,
                                                  store.node_type, canonical)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from ..store.graphstore import GraphStore
     from ..store.query import QueryResult
     from ..validate.validator import ValidationReport
-    from .pipeline import BuildResult
+    from .update import BuildResult
     from .textextract import ExtractResult
     from .verifyfile import VerifyFileResult
 

@@ -1,7 +1,7 @@
 """``kgbuild extract``: relations from prose through an LLM, into the same store as the manifests.
 
 The text documents under the given paths are compared with the store exactly as
-:func:`~kgbuild.project.pipeline.update_store` compares manifests (content hash, file stat, the
+:func:`~kgbuild.project.update.update_store` compares manifests (content hash, file stat, the
 extractor's tag: model, prompts, chunking, schema). The requests of every new or changed
 document are sent first, concurrently (bounded), which fills the response cache; then the
 pipeline extracts document by document, reading the answers from that cache, verifies
@@ -28,12 +28,11 @@ from ..resolve.aliases import AliasRegistry
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
-from .pipeline import (
+from .pipeline import check, default_registry
+from .update import (
     VERSION,
     BuildResult,
-    _labels,
-    check,
-    default_registry,
+    access_labels,
     document_kind,
     extractor_tag,
     update_store,
@@ -187,7 +186,7 @@ def _pending(store: GraphStore, paths: Sequence[str | Path], extractor: TextExtr
         if doc_id in others:
             continue
         if c.extractor is None and st is not None and st.extractor == tag \
-                and sorted(_labels(access, doc_id)) == sorted(st.labels):
+                and sorted(access_labels(access, doc_id)) == sorted(st.labels):
             continue  # unchanged: the pipeline will not read it
         out.append(SourceFile(Path(c.path), doc_id, c.root, c.stat, c.base))
     return out
