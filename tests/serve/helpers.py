@@ -85,3 +85,52 @@ def word_vector(text: str) -> list[float]:
         if len(word) > 3:
             out[zlib.crc32(word.encode()) % 32] += 1.0
     return out
+
+
+LEDGER = """apiVersion: backstage.io/v1alpha1
+kind: Component
+metadata:
+  name: general-ledger
+  title: General Ledger
+  description: Books every payment twice.
+spec:
+  type: service
+  lifecycle: production
+  owner: commerce-platform
+  system: payments
+  dependsOn:
+    - component:pricing-sdk
+    - resource:payments-db
+"""
+
+
+def access_stores(folder: Path) -> tuple[Path, Path]:
+    """The fixture catalog built twice (same timestamps): with a document only the finance
+    label may see (``finance/ledger.yaml``, by an access.yaml rule), and without it."""
+    import shutil
+
+    from conftest import FIXTURE_CATALOG
+
+    from kgbuild.project.pipeline import build_graph
+    from kgbuild.schema.loader import load_schema
+
+    catalog = folder / "catalog"
+    shutil.copytree(FIXTURE_CATALOG, catalog)
+    (catalog / "finance").mkdir()
+    (catalog / "finance" / "ledger.yaml").write_text(LEDGER)
+    rules = folder / "access.yaml"
+    rules.write_text("rules:\n  - paths: ['finance/**']\n    labels: [finance]\n")
+    schema = load_schema()
+    build_graph([catalog], schema, store=folder / "with", timestamp=0,
+                access=rules).store.close()
+    shutil.rmtree(catalog / "finance")
+    build_graph([catalog], schema, store=folder / "without", timestamp=0).store.close()
+    return folder / "with", folder / "without"
+
+
+def cli_query(store: Path, sparql: str, fmt: str = "json") -> str:
+    """What ``kgbuild query`` prints."""
+    r = CliRunner().invoke(main, ["query", sparql, "--store", str(store), "--format", fmt,
+                                  "--limit", "100000"])
+    assert r.exit_code in (0, 1), r.output
+    return r.stdout
