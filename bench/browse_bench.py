@@ -26,7 +26,8 @@ import time
 
 import numpy as np
 
-from kgbuild import Assertion, KnowledgeGraph, SourceDocument, load_schema
+from kgbuild import Assertion, KnowledgeGraph, load_schema
+from kgbuild.graph.model import SourceDocument
 from kgbuild.render.html import render_html
 from kgbuild.retrieve.browse import Browser
 from kgbuild.retrieve.traverse import Traverser

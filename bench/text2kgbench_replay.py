@@ -212,7 +212,7 @@ class Tally:
 
 
 def _schema(onto: Ontology):
-    from kgbuild import import_ontology
+    from kgbuild.schema.importer import import_ontology
     return import_ontology(onto.owl).schema()
 
 

@@ -23,8 +23,9 @@ from .main import EPOCH, FORMAT, SCHEMA, FileArg, FolderArg, check_output, emit,
               help="Write the rejected relations, one JSON object per line with its line "
                    "number, reason code and detail.")
 @click.option("--store", "store_path", type=FolderArg(), default=None,
-              help="Store whose entities the names resolve to (read only; default: the "
-                   "project's store when it exists).")
+              help="Store the verified documents go into, as extract's (made when missing; "
+                   "incremental by document); its entities are what names resolve to. "
+                   "Without it the project's store, when it exists, is only read.")
 @click.option("--no-store", is_flag=True, help="Resolve against no store: every entity is new.")
 @click.option("--aliases", "registry_path", type=FileArg(exists=False),
               help="Alias registry (default: the project's aliases.yaml when it exists).")
@@ -41,7 +42,8 @@ def verify(edges, sources, schema_name, output, report, store_path, no_store, re
     LLM's: the predicate is in the schema (name, inverse, attribute; tolerant to case and
     separators), the evidence is a quote of the document, subject and object are mentioned
     in it, types fit the predicate's domain and range, names resolve to the store's
-    entities (ambiguous ones are rejected for review, never merged).
+    entities (ambiguous ones are rejected and, with --store, queued for review per
+    document: `kgbuild resolve review`; never merged).
 
     \b
     Reason codes: malformed, unknown-predicate, evidence-not-found, subject-not-grounded,
@@ -59,6 +61,7 @@ def verify(edges, sources, schema_name, output, report, store_path, no_store, re
     check_output(output)
     check_output(report, "--report")
     proj = project()
+    write = store_path is not None and not no_store
     if no_store:
         store_path = None
     elif store_path is None:
@@ -68,5 +71,6 @@ def verify(edges, sources, schema_name, output, report, store_path, no_store, re
         default_reg = proj.aliases_path() or Path(proj.root) / "aliases.yaml"
         registry_path = str(default_reg) if default_reg.is_file() else None
     result = verify_file(edges, sources, load_schema(schema_name), output=output, report=report,
-                         store=store_path, registry=registry_path, timestamp=timestamp)
+                         store=store_path, write=write, registry=registry_path,
+                         timestamp=timestamp)
     emit(result.summary(), fmt, result.render())

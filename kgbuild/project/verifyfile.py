@@ -9,6 +9,13 @@ one is given. The accepted relations become a kgbuild graph, one named graph per
 document, through the same records -> assemble -> Turtle path as ``kgbuild build``
 (extractor ``verify:<edges file name>``); the others, and every line that is no relation, go
 to the rejection report with a reason code.
+
+With ``write`` the verified documents go into the store as `kgbuild extract`'s do (the same
+edge records and provenance), incrementally: a document is replaced only when its text or
+its relation lines changed, and removed when the edges file no longer has lines for it. They
+are documents of their own kind (neither `kgbuild build` nor `kgbuild extract` touches
+them), and a document another command stored under the same ID is left alone. The names a
+document's relations found ambiguous join the store's review queue for that document.
 """
 
 from __future__ import annotations
@@ -27,18 +34,24 @@ from ..extract.text.chunking import document_title, section_marks
 from ..extract.text.contract import relation_from_dict
 from ..extract.text.extractor import edge_records
 from ..extract.text.verify import REASONS, TextChunk, VerifiedEdge, verify_relations
-from ..graph.model import SourceDocument, Triple, utc_timestamp
+from ..graph.model import DECLARED_LABEL, SourceDocument, Triple, id_from_iri, source_iri, utc_timestamp
 from ..graph.turtle import to_turtle
 from ..io.atomic import atomic_write
 from ..io.text import LineIndex, read_text, split_lines
 from ..resolve.aliases import AliasRegistry
+from ..llm.cache import digest as json_digest
 from ..resolve.resolver import Resolver
+from ..resolve.results import Resolution
+from ..resolve.review import ambiguous_items, queue_sources
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import DocumentUpdate, GraphStore
 
 MAX_EDGES_BYTES = 256 * 1024 * 1024  # the edges file
 MAX_LINE_CHARS = 1_000_000  # one relation line
+VERIFY_PREFIX = "verify:"  # the extractor tag of a verified document: verify:<edges file>@...
+VERSION = 1  # of the verified documents' graphs: a change re-verifies them into a store
+REVIEW_QUEUE = "review-queue.json"  # in the store folder, beside the build's queue
 
 
 @dataclass
@@ -56,6 +69,9 @@ class VerifyFileResult:
     lines: int = 0
     output: str | None = None
     report: str | None = None
+    store: str | None = None  # the store written (``write``)
+    changes: dict[str, list[str]] = field(default_factory=dict)  # its documents, by change
+    queued: int = 0  # ambiguous names queued for review
 
     def counts(self) -> dict:
         by_reason = Counter(r["reason"] for r in self.rejected)
@@ -66,13 +82,22 @@ class VerifyFileResult:
                 "documents": len(self.accepted)}
 
     def summary(self) -> dict:
-        return {**self.counts(), "edges_file": self.edges_file, "output": self.output,
-                "report": self.report, "problems": [p.to_dict() for p in self.problems],
-                "reasons": REASONS}
+        out = {**self.counts(), "edges_file": self.edges_file, "output": self.output,
+               "report": self.report, "problems": [p.to_dict() for p in self.problems],
+               "reasons": REASONS}
+        if self.store is not None:
+            out.update(store=self.store, changes=self.changes, queued=self.queued)
+        return out
 
     def render(self) -> str:
         c = self.counts()
         out = []
+        if self.store is not None:
+            ch = self.changes
+            out.append(f"store {self.store}: {len(ch['added'])} document(s) added, "
+                       f"{len(ch['changed'])} changed, {len(ch['deleted'])} removed, "
+                       f"{len(ch['unchanged'])} unchanged; {self.queued} ambiguous name(s) "
+                       f"queued for review (kgbuild resolve review)")
         if self.output:
             out.append(f"wrote {self.output}: {c['accepted']} accepted relation(s) from "
                        f"{c['documents']} document(s)")
@@ -106,29 +131,28 @@ def _source_path(sources: Path, name: object) -> tuple[Path | None, str]:
 
 def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | Path | None = None,
                 *, output: str | Path | None = None, report: str | Path | None = None,
-                store: str | Path | None = None, registry: str | Path | None = None,
-                timestamp: float | None = None, max_file_bytes: int = 20 * 1024 * 1024
-                ) -> VerifyFileResult:
+                store: str | Path | None = None, write: bool = False,
+                registry: str | Path | None = None, timestamp: float | None = None,
+                max_file_bytes: int = 20 * 1024 * 1024) -> VerifyFileResult:
     """Verify the relations of ``edges`` (JSON lines) against the documents under ``sources``.
 
-    ``store`` (a kgbuild store folder, read only) and ``registry`` (``aliases.yaml``) give
-    the known entities names resolve to. ``output`` receives the accepted relations as
-    deterministic Turtle, ``report`` the rejections as JSON lines. ``timestamp`` fixes
-    ``prov:generatedAtTime`` (default ``$SOURCE_DATE_EPOCH``, else each document's mtime).
-    Bad lines and unreadable sources are reported (``result.problems``), never raised."""
+    ``store`` (a kgbuild store folder) and ``registry`` (``aliases.yaml``) give the known
+    entities names resolve to; with ``write`` the verified documents go into ``store`` (made
+    when missing; see the module docstring), else it is only read. ``output`` receives the
+    accepted relations as deterministic Turtle, ``report`` the rejections as JSON lines.
+    ``timestamp`` fixes ``prov:generatedAtTime`` (default ``$SOURCE_DATE_EPOCH``, else each
+    document's mtime). Bad lines and unreadable sources are reported (``result.problems``),
+    never raised."""
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     edges_path, sources = Path(edges), Path(sources)
     if not sources.is_dir():
         raise InputError("--sources must be a folder", str(sources))
+    if write and store is None:
+        raise InputError("verify writes into a store: give one", str(edges_path), code="usage")
     name = edges_path.name
     result = VerifyFileResult(schema, str(edges_path))
     text = read_text(edges_path, MAX_EDGES_BYTES, str(edges_path))
     reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
-    if store is not None:
-        with GraphStore(store, schema, write=False) as gs:
-            resolver = gs.read_model().resolver(reg)
-    else:
-        resolver = Resolver(schema, reg)
     per_doc: dict[str, list[tuple[int, dict]]] = {}
     paths: dict[str, Path] = {}
     # JSON Lines: only \n ends a line (U+2028, U+0085, ... may sit unescaped in a string)
@@ -142,12 +166,54 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
             result.problems.append(Problem("error", "bad-relation", detail, str(edges_path), number))
             result.rejected.append({"line": number, "source": raw.get("source") if isinstance(raw, dict) else None,
                                     "reason": "malformed", "detail": detail, "relation": raw})
-    updates: dict[str, DocumentUpdate] = {}
-    for doc_id in sorted(per_doc):
-        update = _verify_document(doc_id, paths[doc_id], per_doc[doc_id], schema, resolver, name,
-                                  timestamp, max_file_bytes, edges_path, result)
-        if update is not None:
-            updates[doc_id] = update
+    gs = GraphStore(store, schema, write=write) if store is not None else None
+    try:
+        resolver = gs.read_model().resolver(reg) if gs is not None else Resolver(schema, reg)
+        states = gs.document_states() if write else {}
+        updates: dict[str, DocumentUpdate] = {}
+        stored: dict[str, DocumentUpdate | None] = {}
+        for doc_id in sorted(per_doc):
+            state = states.get(doc_id)
+            mine = state is None or state.extractor.startswith(VERIFY_PREFIX)
+            if not mine:
+                result.problems.append(Problem(
+                    "warning", "other-kind", f"not stored: {state.extractor.split('@')[0]} "
+                    f"stored this document; verify does not replace it", doc_id))
+            tag = f"{VERIFY_PREFIX}{name}@{VERSION}-" + json_digest(
+                {"schema": schema.digest, "lines": [raw for _, raw in per_doc[doc_id]]})[:16]
+            own = _declared(gs, doc_id) if gs is not None and state is not None and mine \
+                else set()
+            update = _verify_document(doc_id, paths[doc_id], per_doc[doc_id], schema,
+                                      _Without(resolver, own) if own else resolver, name,
+                                      timestamp, max_file_bytes, edges_path, result, tag)
+            if update is None:
+                continue
+            if doc_id in result.accepted:
+                updates[doc_id] = update
+            if write and mine and not (state is not None and state.sha256 == update.sha256
+                                       and state.extractor == tag):
+                stored[doc_id] = update
+        if write:
+            assert gs is not None
+            gone = sorted(d for d, st in states.items() if d not in per_doc
+                          and st.extractor.startswith(f"{VERIFY_PREFIX}{name}@"))
+            stored.update({d: None for d in gone})
+            result.store = str(store)
+            result.changes = {
+                "added": sorted(d for d in stored if d not in states),
+                "changed": sorted(d for d in stored if d in states and stored[d] is not None),
+                "deleted": gone,
+                "unchanged": sorted(d for d in per_doc if d not in stored and d in states
+                                    and states[d].extractor.startswith(VERIFY_PREFIX))}
+            if stored:
+                result.problems.extend(gs.apply(stored, states))
+            reviews = {d: ambiguous_items([r for r in result.rejected if r.get("source") == d], d)
+                       for d in (*per_doc, *gone)}
+            result.queued = sum(len(v) for v in reviews.values())
+            queue_sources(Path(store) / REVIEW_QUEUE, reviews)
+    finally:
+        if gs is not None:
+            gs.close()
     # one named graph per document in a store of its own: node types and labels resolved
     # across the documents exactly as a build resolves them
     with GraphStore(None, schema) as graph:
@@ -162,6 +228,32 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
                                            for r in result.rejected))
         result.report = str(report)
     return result
+
+
+class _Without:
+    """A resolver that does not know ``own``, the entities a document's stored graph
+    introduced: verified again, the document introduces them again (as it did the first
+    time) instead of resolving to its own old nodes."""
+
+    def __init__(self, resolver, own: set[str]):
+        self._resolver, self._own = resolver, own
+
+    def resolve(self, name: str, type_name: str | None = None, **kwargs) -> Resolution:
+        res = self._resolver.resolve(name, type_name, **kwargs)
+        if res.id in self._own or (res.candidates and all(c[0] in self._own
+                                                          for c in res.candidates)):
+            return Resolution(name, type_name, "new", reason="introduced by this document")
+        return res
+
+    def __getattr__(self, name: str):
+        return getattr(self._resolver, name)
+
+
+def _declared(store: GraphStore, doc_id: str) -> set[str]:
+    """The entities the document's stored graph introduced (its node records)."""
+    label = DECLARED_LABEL.strip("<>")
+    return {id_from_iri(q.subject.value) for q in store.graph_quads(source_iri(doc_id))
+            if q.predicate.value == label}
 
 
 def _read_line(line: str, number: int, sources: Path, per_doc: dict, paths: dict):
@@ -188,7 +280,10 @@ def _read_line(line: str, number: int, sources: Path, per_doc: dict, paths: dict
 
 def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], schema: Schema,
                      resolver: Resolver, name: str, timestamp: float | None, max_file_bytes: int,
-                     edges_path: Path, result: VerifyFileResult) -> DocumentUpdate | None:
+                     edges_path: Path, result: VerifyFileResult, tag: str
+                     ) -> DocumentUpdate | None:
+    """The document's graph (none when its source cannot be read); its accepted edges in
+    ``result.accepted``, the rest in ``result.rejected``."""
     try:
         text = read_text(path, max_file_bytes, doc_id)
         digest = sha256_file(path)
@@ -220,16 +315,15 @@ def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], sch
                 extraction.nodes.extend(nodes)
                 extraction.edges.append(rec)
             accepted.append(edge)
-    if not accepted:
-        return None
-    result.accepted[doc_id] = accepted
+    if accepted:
+        result.accepted[doc_id] = accepted
     when = utc_timestamp(timestamp) if timestamp is not None else _when(path)
     doc = SourceDocument(doc_id, doc_id, digest)
     triples, problems = document_triples(doc, extraction, f"verify:{name}", schema, when,
                                          resolver.type_of)
     result.problems.extend(problems)
     return DocumentUpdate(triples, problems, sha256=digest, source=(str(path), "", ""),
-                          extractor=f"verify:{name}@1")
+                          extractor=tag)
 
 
 def _when(path: Path) -> str:

@@ -164,8 +164,60 @@ def resolution_report(kg: KnowledgeGraph, registry: AliasRegistry | None = None,
 
 
 def save_review_queue(path: str | Path, items: list[dict]) -> None:
-    """Write a review queue as JSON, atomically (the build calls this; ``review`` reads it)."""
-    atomic_write(path, json.dumps({"queue": items}, indent=1, sort_keys=True, ensure_ascii=False))
+    """Write a build's review queue as JSON, atomically (``review`` reads it); the queued
+    names of text documents (:func:`queue_sources`) stay as they are."""
+    _write_queue(path, items, _source_items(path))
+
+
+def queue_sources(path: str | Path, reviews: dict[str, list[dict]]) -> None:
+    """Queue, per source document, the names `kgbuild extract` or `kgbuild verify` found
+    ambiguous there (:func:`ambiguous_items`): each document of ``reviews`` gets its items
+    (an empty list clears it); other documents' items and the build's queue stay, so no run
+    overwrites what another queued."""
+    queued = _source_items(path)
+    for doc_id, items in reviews.items():
+        if items:
+            queued[doc_id] = items
+        else:
+            queued.pop(doc_id, None)
+    existing = _read_queue(path) if Path(path).is_file() else {}
+    _write_queue(path, existing.get("queue", []), queued)
+
+
+def ambiguous_items(rejections: Iterable[dict], source: str) -> list[dict]:
+    """The review items of one source document's ``ambiguous-entity`` rejections (dicts as
+    :meth:`~kgbuild.extract.text.verify.Rejected.to_dict` gives them, plus where: ``line``
+    or ``chunk``): the name, its candidates and the evidence, never merged."""
+    out = []
+    for r in rejections:
+        if r.get("reason") != "ambiguous-entity" or not r.get("mention"):
+            continue
+        rel = r.get("relation") or {}
+        item = {"mention": r["mention"], "type": None, "id": None, "status": "ambiguous",
+                "reason": r.get("detail", ""), "source": source,
+                "evidence": r.get("evidence") or rel.get("evidence", ""),
+                "relation": {k: rel.get(k) for k in ("subject", "predicate", "object")},
+                "candidates": [{"id": i, "type": t, "score": sc} for i, t, sc in r.get("candidates", [])],
+                "count": 1, "priority": 0.0}
+        for where in ("line", "chunk"):
+            if r.get(where) is not None:
+                item[where] = r[where]
+        out.append(item)
+    return out
+
+
+def _write_queue(path: str | Path, items: list[dict], sources: dict[str, list[dict]]) -> None:
+    data: dict = {"queue": items}
+    if sources:
+        data["sources"] = dict(sorted(sources.items()))
+    atomic_write(path, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False))
+
+
+def _source_items(path: str | Path) -> dict[str, list[dict]]:
+    if not Path(path).is_file():
+        return {}
+    sources = _read_queue(path).get("sources", {})
+    return dict(sources) if isinstance(sources, dict) else {}
 
 
 def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
@@ -191,21 +243,17 @@ def review(kg: KnowledgeGraph, registry_path: str | Path | None = None,
 
 
 def load_review_queue(path: str | Path) -> list[dict]:
-    """The items of a review queue file (:func:`save_review_queue`); raises :class:`InputError`
-    naming the file when it is not a regular file, too large, or not a queue."""
+    """The items of a review queue file (:func:`save_review_queue`), the build's then each
+    source document's (:func:`queue_sources`); raises :class:`InputError` naming the file
+    when it is not a regular file, too large, or not a queue."""
     name = str(path)
-    try:
-        data = json.loads(read_bytes(path, MAX_CONFIG_BYTES, name).decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"cannot read review queue: not UTF-8 ({exc.reason} at byte {exc.start})",
-                         name, code="bad-queue") from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"cannot read review queue: not JSON ({type(exc).__name__}: "
-                         f"{str(exc)[:200]})", name, code="bad-queue") from None
-    items = data.get("queue") if isinstance(data, dict) else None
-    if not isinstance(items, list):
+    data = _read_queue(path)
+    items, sources = data.get("queue"), data.get("sources", {})
+    if not isinstance(items, list) or not isinstance(sources, dict) \
+            or not all(isinstance(v, list) for v in sources.values()):
         raise InputError("cannot read review queue: expected {\"queue\": [...]}", name,
                          code="bad-queue")
+    items = items + [q for doc in sorted(sources) for q in sources[doc]]
     for i, q in enumerate(items, 1):
         ok = (isinstance(q, dict) and isinstance(q.get("mention"), str)
               and isinstance(q.get("type"), (str, type(None)))
@@ -217,6 +265,23 @@ def load_review_queue(path: str | Path) -> list[dict]:
             raise InputError(f"cannot read review queue: item {i} is not a queued mention "
                              f"(mention, type, id, candidates with IDs)", name, code="bad-queue")
     return items
+
+
+def _read_queue(path: str | Path):
+    """A queue file's JSON, or the :class:`InputError` naming it."""
+    name = str(path)
+    try:
+        data = json.loads(read_bytes(path, MAX_CONFIG_BYTES, name).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"cannot read review queue: not UTF-8 ({exc.reason} at byte {exc.start})",
+                         name, code="bad-queue") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"cannot read review queue: not JSON ({type(exc).__name__}: "
+                         f"{str(exc)[:200]})", name, code="bad-queue") from None
+    if not isinstance(data, dict):
+        raise InputError("cannot read review queue: expected {\"queue\": [...]}", name,
+                         code="bad-queue")
+    return data
 
 
 def visible_registry(registry: AliasRegistry | None, nodes: Container[str]) -> AliasRegistry | None:
@@ -264,6 +329,9 @@ def render_review(report: dict) -> str:
         lines.append(f"  [{q.get('priority', 0):.2f}] {q['mention']!r} as {q.get('type') or 'any type'}"
                      + (f" ({q['own_id']})" if q.get("own_id") else "") + f": {q.get('status')}, "
                      f"{q.get('reason')}" + (f"; candidates {cands}" if cands else ""))
+        if q.get("source"):
+            where = f":{q['line']}" if q.get("line") else f" ({q['chunk']})" if q.get("chunk") else ""
+            lines.append(f"      in {q['source']}{where}: {q.get('evidence', '')!r}")
     lines.append(f"{len(report['possible_duplicates'])} possible duplicate pair(s)")
     for d in report["possible_duplicates"]:
         lines.append(f"  {d['a']} ~ {d['b']} ({d['type']}, {d['reason']} {d['score']})")

@@ -5,7 +5,7 @@ import json
 
 from conftest import FIXTURE_CATALOG
 
-from kgbuild import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.extract.manifests.codeowners import parse_codeowners
 from kgbuild.io.text import LineIndex, decode_text, one_line, split_lines
 from kgbuild.io.yamlfile import load_yaml

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from kgbuild import Assertion, InputError, KnowledgeGraph, SourceDocument
+from kgbuild import Assertion, InputError, KnowledgeGraph
+from kgbuild.graph.model import SourceDocument
 from kgbuild.graph.access import (
     WITHHELD,
     NameScreen,

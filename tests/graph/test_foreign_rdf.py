@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 from rdflib import Graph
 
-from kgbuild import parse_schema
+from kgbuild.schema.loader import parse_schema
 from kgbuild.project.pipeline import build
 from kgbuild.cli.main import main
 from kgbuild.graph.rdf import from_rdf, to_rdflib

@@ -29,7 +29,8 @@ from embeddings_server import EmbeddingsServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgbuild import Assertion, KnowledgeGraph, SourceDocument, load_schema
+from kgbuild import Assertion, KnowledgeGraph, load_schema
+from kgbuild.graph.model import SourceDocument
 from kgbuild.cli.main import main
 from kgbuild.graph.access import WITHHELD, Principal, visible_graph
 from kgbuild.resolve.review import explain, render_explain, render_review, review, save_review_queue

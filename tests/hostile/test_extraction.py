@@ -13,8 +13,8 @@ from conftest import REPO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgbuild import build as build_file
-from kgbuild import build_graph
+from kgbuild.project.pipeline import build as build_file
+from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import InputError
 from kgbuild.extract import assemble, records
 from kgbuild.extract.discover import HEAD_BYTES, extractor_for

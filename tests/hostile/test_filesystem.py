@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
-from kgbuild import build_graph
+from kgbuild.project.pipeline import build_graph
 from kgbuild.cli import main
 
 SECRET = "component:default/pricing-sdk"  # defined only by the file outside the root

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from kgbuild import build
+from kgbuild.project.pipeline import build
 from kgbuild.errors import InputError
 from kgbuild.io.atomic import atomic_write
 

@@ -107,7 +107,8 @@ def test_edge_violating_schema_is_reported_not_written(tmp_path):
 
 
 def test_build_without_an_output_path_is_a_usage_error():
-    from kgbuild import KgbuildError, build
+    from kgbuild import KgbuildError
+    from kgbuild.project.pipeline import build
 
     with pytest.raises(KgbuildError, match="output path") as err:
         build([FIXTURE_CATALOG], None, store=None, timestamp=0)

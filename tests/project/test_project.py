@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG
 
-from kgbuild import InputError, build_graph
+from kgbuild import InputError
+from kgbuild.project.pipeline import build_graph
 from kgbuild.project.config import find_project, load_project
 from kgbuild.cli import main
 

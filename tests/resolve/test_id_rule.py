@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from kgbuild import build_graph, verify_file
+from kgbuild.project.pipeline import build_graph
+from kgbuild.project.verifyfile import verify_file
 from kgbuild.extract.records import Context, SourceFile
 from kgbuild.extract.text.extractor import TextExtractor
 from kgbuild.extract.text.verify import TextChunk, verify_relations

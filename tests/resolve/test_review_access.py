@@ -8,7 +8,8 @@ import os
 import pytest
 from click.testing import CliRunner
 
-from kgbuild import Assertion, InputError, KnowledgeGraph, SourceDocument, load_schema
+from kgbuild import Assertion, InputError, KnowledgeGraph, load_schema
+from kgbuild.graph.model import SourceDocument
 from kgbuild.cli.main import main
 from kgbuild.graph.access import Principal
 from kgbuild.resolve.review import explain, load_review_queue, review, save_review_queue

@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import REPO
 
-from kgbuild import Assertion, KgbuildError, KnowledgeGraph, typed_paths
+from kgbuild import Assertion, KgbuildError, KnowledgeGraph
+from kgbuild.retrieve.paths import typed_paths
 from kgbuild.project.pipeline import build, build_graph
 from kgbuild.cli.main import main
 from kgbuild.retrieve.paths import schema_steps

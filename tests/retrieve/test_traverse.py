@@ -7,7 +7,8 @@ import json
 import pytest
 from rdflib import Graph
 
-from kgbuild import Assertion, KgbuildError, KnowledgeGraph, from_rdf
+from kgbuild import Assertion, KgbuildError, KnowledgeGraph
+from kgbuild.graph.rdf import from_rdf
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser, parse_path, parse_step, traverse
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kgbuild import Assertion, KnowledgeGraph, SourceDocument, load_schema
+from kgbuild import Assertion, KnowledgeGraph, load_schema
+from kgbuild.graph.model import SourceDocument
 from kgbuild.graph.access import Principal
 from kgbuild.retrieve.traverse import TraversalSpec, traverse
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from kgbuild import import_ontology, parse_schema
+from kgbuild.schema.importer import import_ontology
+from kgbuild.schema.loader import parse_schema
 from kgbuild.errors import SchemaError
 from kgbuild.extract.text.verify import TextChunk, VerifyOptions, verify_relations
 

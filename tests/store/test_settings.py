@@ -7,7 +7,8 @@ import shutil
 import pytest
 from conftest import FIXTURE_CATALOG
 
-from kgbuild import Principal, TraversalSpec, Traverser, build, build_graph, load_schema
+from kgbuild import Principal, TraversalSpec, Traverser, load_schema
+from kgbuild.project.pipeline import build, build_graph
 from kgbuild.extract.registry import EXTRACTORS
 from kgbuild.store.graphstore import GraphStore
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgbuild import parse_schema
+from kgbuild.schema.loader import parse_schema
 from kgbuild.extract.text.cues import learn_lexicon, root, same_root
 from kgbuild.extract.text.grounding import find_name, stated_date
 from kgbuild.extract.text.verify import TextChunk, VerifyOptions, verify_relations

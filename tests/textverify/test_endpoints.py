@@ -25,7 +25,7 @@ def software():
 
 @pytest.fixture(scope="module")
 def film():
-    from kgbuild import parse_schema
+    from kgbuild.schema.loader import parse_schema
     return parse_schema({
         "name": "film", "namespace": "https://example.org/film#",
         "node_types": {"Film": {}, "Person": {}, "Award": {}, "Company": {}},
@@ -161,7 +161,7 @@ def test_a_header_naming_something_else_grounds_nothing(film):
 def test_no_referring_end_is_accepted_on_the_visible_split():
     """Every response triple of the visible split whose end is a referring expression is
     rejected (a lone sentence resolves none of them)."""
-    from kgbuild import import_ontology
+    from kgbuild.schema.importer import import_ontology
     seen = 0
     for owl in sorted((T2KG / "ontologies" / "owl").glob("ont_*.ttl"))[:6]:
         key = owl.stem.removeprefix("ont_")
@@ -187,7 +187,7 @@ def test_no_referring_end_is_accepted_on_the_visible_split():
      "Rio de Janeiro Military Police"),
     ("Japan", "Acme was bought by Technos Japan Corp. in 1987.", "Technos Japan Corp.")])
 def test_a_name_inside_a_longer_name_is_no_mention_and_the_reason_says_so(obj, text, longer):
-    from kgbuild import parse_schema
+    from kgbuild.schema.loader import parse_schema
     s = parse_schema({"name": "x", "namespace": "https://e.org/x#",
                       "node_types": {"Org": {}, "Place": {}},
                       "edge_types": {"locatedIn": {"domain": "Org", "range": "Place"}}})

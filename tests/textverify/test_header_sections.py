@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from kgbuild import parse_schema
+from kgbuild.schema.loader import parse_schema
 from kgbuild.extract.text.chunking import chunk_text
 from kgbuild.extract.text.verify import verify_relations
 from kgbuild.project.verifyfile import verify_file

@@ -11,7 +11,7 @@ import json
 
 from click.testing import CliRunner
 
-from kgbuild import verify_file
+from kgbuild.project.verifyfile import verify_file
 from kgbuild.cli import main
 
 DOC = "Checkout Service depends on Pricing SDK for every price it shows.\n"

@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURE_CATALOG, REPO
 
-from kgbuild import AliasRegistry, Resolver, build_graph, load_schema, parse_schema
+from kgbuild import load_schema
+from kgbuild.project.pipeline import build_graph
+from kgbuild.resolve.aliases import AliasRegistry
+from kgbuild.resolve.resolver import Resolver
+from kgbuild.schema.loader import parse_schema
 from kgbuild.extract.text.contract import Relation
 from kgbuild.extract.text.verify import REASONS, TextChunk, verify_relations
 

@@ -7,7 +7,11 @@ import json
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG, REPO
 
-from kgbuild import build_graph, load_graph, load_schema, validate_graph, verify_file
+from kgbuild import load_schema
+from kgbuild.io.rdffile import load_graph
+from kgbuild.project.pipeline import build_graph
+from kgbuild.project.verifyfile import verify_file
+from kgbuild.validate.validator import validate_graph
 from kgbuild.cli import main
 
 DOC = """# Checkout pricing

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kgbuild import load_schema, verify_file
+from kgbuild import load_schema
+from kgbuild.project.verifyfile import verify_file
 from kgbuild.cli import main
 from kgbuild.extract.text.contract import Relation, parse_relations
 from kgbuild.extract.text.verify import REASONS, TextChunk, verify_relations

@@ -194,12 +194,17 @@ class Rejected:
     reason: str
     detail: str
     candidates: tuple[tuple[str, str, float], ...] = ()  # for ambiguous-entity
+    mention: str = ""  # for ambiguous-entity: the name that matches several entities
+    evidence: str = ""  # for ambiguous-entity: the quote as the source writes it
 
     def to_dict(self) -> dict:
         rel = self.relation.to_dict() if isinstance(self.relation, Relation) else self.relation
         out = {"relation": rel, "reason": self.reason, "detail": self.detail}
         if self.candidates:
             out["candidates"] = [list(c) for c in self.candidates]
+        if self.mention:
+            out["mention"] = self.mention
+            out["evidence"] = self.evidence
         return out
 
 
@@ -490,7 +495,7 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
     for end, allowed, role in ((subject, et.domain, "subject"), (obj, et.range, "object")):
         bad = _resolve(end, allowed, schema, resolver, role, notes)
         if bad is not None:
-            return Rejected(rel, bad[0], bad[1], bad[2])
+            return Rejected(rel, *bad, evidence)
     if subject.id == obj.id or _name_key(subject.name) == _name_key(obj.name):
         return Rejected(rel, "object-not-grounded",
                         f"{_short(o_name)!r} is the subject itself ({subject.id}): an edge needs "
@@ -590,7 +595,7 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
     roots = tuple(t for t in schema.node_types if schema.node_types[t].parent is None)
     bad = _resolve(subject, roots, schema, resolver, "subject", notes)
     if bad is not None:
-        return Rejected(rel, bad[0], bad[1], bad[2])
+        return Rejected(rel, *bad, evidence)
     cue = _cue_check(at.name, scope, schema, options, notes)
     if cue:
         return Rejected(rel, "no-relation-cue", cue)
@@ -944,7 +949,8 @@ def _schema_type(schema: Schema, name: str | None) -> str | None:
 
 def _resolve(end: _End, allowed: tuple[str, ...], schema: Schema, resolver, role: str,
              notes: list[str]):
-    """Fill in the endpoint's ID and type; a rejection tuple (reason, detail, candidates)."""
+    """Fill in the endpoint's ID and type; a rejection tuple (reason, detail, candidates,
+    mention)."""
     declared = _schema_type(schema, end.declared)
     if end.declared and declared is None:
         notes.append(f"{role} type {end.declared!r} is not in the schema: ignored")
@@ -959,7 +965,8 @@ def _resolve(end: _End, allowed: tuple[str, ...], schema: Schema, resolver, role
         if res.status in ("review", "ambiguous"):
             cands = tuple((i, t, float(s)) for i, t, s in res.candidates)
             listed = ", ".join(f"{i} ({t})" for i, t, _ in cands[:5])
-            return ("ambiguous-entity", f"{role} {end.name!r} ({res.status}): {listed}", cands)
+            return ("ambiguous-entity", f"{role} {end.name!r} ({res.status}): {listed}", cands,
+                    end.name)
         if res.status == "resolved" and res.id:
             end.id, end.status, end.stage, end.score = res.id, "resolved", res.stage, res.score
             end.type = resolver.type_of(res.id) or declared
