@@ -25,6 +25,7 @@ from ..graph.access import AccessRules, load_access
 from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
 from ..resolve.aliases import AliasRegistry
+from ..resolve.review import QUEUE_FILE, ambiguous_items, queue_sources
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
@@ -119,6 +120,8 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
                               root=root, exclude=exclude, gitignore=gitignore,
                               extractors=[extractor])
         check(result, validate)
+        if store is not None:
+            _queue_ambiguous(Path(store), extractor.stats.rejections, result.changes)
     except BaseException:
         graph_store.close()
         if opening is not None:
@@ -126,6 +129,17 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
         raise
     return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm), client.mode_report(),
                          result, None, [s.doc_id for s in pending])
+
+
+def _queue_ambiguous(store: Path, rejections: list[dict], changes: dict) -> None:
+    """The names this run found ambiguous join the store's review queue, per document
+    extracted (with candidates and evidence, never merged); a removed document's go."""
+    done = [*changes.get("changed", ()), *changes.get("added", ())]
+    reviews = {d: ambiguous_items([r for r in rejections if r.get("document") == d], d)
+               for d in done}
+    reviews.update({d: [] for d in changes.get("deleted", ())})
+    if reviews:
+        queue_sources(store / QUEUE_FILE, reviews)
 
 
 def _new(path: Path) -> bool:

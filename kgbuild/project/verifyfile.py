@@ -42,7 +42,7 @@ from ..resolve.aliases import AliasRegistry
 from ..llm.cache import digest as json_digest
 from ..resolve.resolver import Resolver
 from ..resolve.results import Resolution
-from ..resolve.review import ambiguous_items, queue_sources
+from ..resolve.review import QUEUE_FILE, ambiguous_items, queue_sources
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import DocumentUpdate, GraphStore
@@ -51,7 +51,6 @@ MAX_EDGES_BYTES = 256 * 1024 * 1024  # the edges file
 MAX_LINE_CHARS = 1_000_000  # one relation line
 VERIFY_PREFIX = "verify:"  # the extractor tag of a verified document: verify:<edges file>@...
 VERSION = 1  # of the verified documents' graphs: a change re-verifies them into a store
-REVIEW_QUEUE = "review-queue.json"  # in the store folder, beside the build's queue
 
 
 @dataclass
@@ -210,7 +209,7 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
             reviews = {d: ambiguous_items([r for r in result.rejected if r.get("source") == d], d)
                        for d in (*per_doc, *gone)}
             result.queued = sum(len(v) for v in reviews.values())
-            queue_sources(Path(store) / REVIEW_QUEUE, reviews)
+            queue_sources(Path(store) / QUEUE_FILE, reviews)
     finally:
         if gs is not None:
             gs.close()

@@ -33,6 +33,8 @@ from .ecosystem import ecosystem, split_version
 from .normalize import fold
 from .resolver import Resolution, Resolver
 
+QUEUE_FILE = "review-queue.json"  # in a store folder: the build's queue and each document's
+
 
 @dataclass
 class ResolutionStats:
