@@ -37,6 +37,7 @@ from typing import Callable, Sequence
 
 from ..errors import KgbuildError
 from ..io.http import ResponseTooLarge, mib
+from ..io.urls import url_secrets
 from .cache import ResponseCache, digest, request_key
 from .connect import openai_client, says, short, transient
 from .settings import MODES, LLMSettings
@@ -130,6 +131,7 @@ class LLMClient:
         self._fresh: set[str] = set()  # keys answered by the endpoint during this run
         self._fatal: str | None = None  # the endpoint refuses us (key, model, address): stop
         self._fatal_code = "llm"
+        self._secrets = url_secrets(settings.base_url or "")  # kept out of what servers say
 
     # -- the public, synchronous API --------------------------------------------------------------
     def run(self, requests: Sequence[Request], check: Check | None = None,
@@ -279,7 +281,8 @@ class LLMClient:
             except openai.APIError as exc:
                 if rejects_format(exc) and i + 1 < len(modes):
                     self.usage.rejected_modes.append(
-                        {"mode": mode, "status": exc.status_code, "message": short(exc)})
+                        {"mode": mode, "status": exc.status_code,
+                         "message": short(exc, self._secrets)})
                     continue
                 if not self.settings.max_retries or not transient(exc):
                     raise
@@ -315,7 +318,7 @@ class LLMClient:
             if not self._fatal:
                 self._fatal, self._fatal_code = message, "llm-too-large"
             return Completion(None, self.mode, error=message)
-        message = f"{type(exc).__name__}: {short(exc)}"
+        message = f"{type(exc).__name__}: {short(exc, self._secrets)}"
         refused = isinstance(exc, (openai.AuthenticationError, openai.PermissionDeniedError,
                                    openai.NotFoundError))
         unreachable = not self.confirmed and isinstance(exc, openai.APIConnectionError) \

@@ -8,13 +8,16 @@ clients (:func:`openai_client`, sync or async) follow redirects, take the ``open
 package's connection limits and retry ``max_retries`` times (HTTP 408, 409, 429, 5xx and
 timeouts: :func:`transient`; exponential backoff, ``Retry-After`` honoured); the plain JSON
 client of an endpoint that is not OpenAI's API (:func:`json_client`) follows no redirect and
-never retries. What a server said is one short line (:func:`short`). ``openai`` and
+never retries. What a server said is one short line, the secrets of its URL (a password,
+a token) written ``***`` (:func:`short`, :func:`kgbuild.io.urls.scrub`). ``openai`` and
 ``httpx2`` are imported when a client is made, never when this module is.
 """
 
 from __future__ import annotations
 
 import json
+
+from ..io.urls import scrub
 
 
 def openai_client(base_url: str | None, api_key: str | None, *, timeout: float,
@@ -59,7 +62,8 @@ def says(exc: Exception) -> str:
     return f"{exc} {json.dumps(body) if isinstance(body, (dict, list)) else body or ''}"
 
 
-def short(exc: Exception, limit: int = 300) -> str:
-    """An error's message on one line of at most ``limit`` characters."""
-    text = " ".join(str(exc).split())
+def short(exc: Exception, secrets=(), limit: int = 300) -> str:
+    """An error's message on one line of at most ``limit`` characters, ``secrets`` (a
+    server URL's: :func:`kgbuild.io.urls.url_secrets`) written ``***``."""
+    text = " ".join(scrub(str(exc), secrets).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"

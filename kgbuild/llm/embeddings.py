@@ -32,7 +32,7 @@ import numpy as np
 from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 from ..io.http import ResponseTooLarge
-from ..io.urls import redact_url
+from ..io.urls import redact_url, url_secrets
 from .connect import openai_client, says, short, transient
 
 BATCH = 256  # texts per request
@@ -57,7 +57,9 @@ class Embedder:
         self.client = client
         self.model = model
         self.memory = memory
-        self.endpoint = redact_url(str(getattr(client, "base_url", "") or "").rstrip("/"))
+        url = str(getattr(client, "base_url", "") or "")
+        self.endpoint = redact_url(url.rstrip("/"))
+        self._secrets = url_secrets(url)
         self.requests = 0  # HTTP requests sent (retries included)
         self._unsupported: str | None = self._load_unsupported()
         self._confirmed = False  # an answer came: later requests may be retried
@@ -105,7 +107,7 @@ class Embedder:
             raise
         except Exception as exc:  # the client raises many transport and API error types
             raise KgbuildError(f"embeddings endpoint failed ({type(exc).__name__}): "
-                               f"{short(exc)}", code="embeddings") from None
+                               f"{short(exc, self._secrets)}", code="embeddings") from None
         self._confirmed = True
         return response
 
@@ -123,7 +125,7 @@ class Embedder:
         return None
 
     def _remember_unsupported(self, exc) -> None:
-        self._unsupported = f"HTTP {exc.status_code}: {short(exc)}"
+        self._unsupported = f"HTTP {exc.status_code}: {short(exc, self._secrets)}"
         if self.memory is None:
             return
         record = {"endpoint": self.endpoint, "model": self.model, "message": self._unsupported}
