@@ -287,9 +287,12 @@ class Project:
 
     def browser(self, principal: Principal | None = None, *, graph=None) -> Browser:
         """A :class:`~kgbuild.retrieve.browse.Browser` (``show``, ``ls``, ``stats``) over the
-        principal's view of the store (or of a graph file)."""
+        principal's view (default: public items only) of the store (or of a graph file)."""
+        from ..graph.access import Principal
         from ..retrieve.browse import Browser
         from ..retrieve.sources import GraphFile, OpenModel, StoreGraph
+
+        principal = principal or Principal.of()
 
         source = GraphFile(graph, self.schema) if graph else StoreGraph(self.store_path, self.schema)
         return Browser(OpenModel(source.model(principal)), principal)
