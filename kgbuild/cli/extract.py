@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -77,6 +78,15 @@ def _llm(key: str, default):
                    "(default: the project's llm.max_tokens, else 4096).")
 @click.option("--dry-run", is_flag=True,
               help="Send nothing, change nothing: list the requests and estimated tokens.")
+@click.option("--batch", "batch", flag_value="submit", default=None,
+              help="Through the server's Batch API (/v1/batches, /v1/files): fold in what "
+                   "earlier batches answered, extract the documents fully answered, and submit "
+                   "the requests still unanswered after showing their estimated cost.")
+@click.option("--batch-status", "batch", flag_value="status",
+              help="Like --batch, but never submit: poll the batches and fold in their answers.")
+@click.option("--yes", "-y", "assume_yes", is_flag=True,
+              help="With --batch: submit without asking (without a terminal, or with CI=true, "
+                   "nothing is submitted unless --yes is given).")
 @click.option("--full", is_flag=True, help="Re-extract every text document under SOURCES.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False),
               help="Also write the store's whole graph as Turtle.")
@@ -92,7 +102,8 @@ def _llm(key: str, default):
 @FORMAT
 def extract(sources, schema_name, store_path, model, base_url, trust_project_url, mode,
             chunk_size, chunk_overlap, concurrency, gleanings, structured_output, timeout,
-            max_response_mib, max_retries, max_tokens, dry_run, full, output, report_file,
+            max_response_mib, max_retries, max_tokens, dry_run, batch, assume_yes, full, output,
+            report_file,
             registry_path, access_file, excludes, no_gitignore, validate, timestamp, fmt):
     """Extract relations from prose (Markdown, text, reStructuredText) through an LLM.
 
@@ -142,7 +153,8 @@ def extract(sources, schema_name, store_path, model, base_url, trust_project_url
                          gitignore=False if no_gitignore else None)
     result = front.extract(sources, llm=settings, text=text, dry_run=dry_run, full=full,
                            timestamp=timestamp, validate=validate, progress=progress,
-                           output=output, report=report_file)
+                           output=output, report=report_file, batch=batch,
+                           confirm=_confirm(assume_yes) if batch else None)
     try:
         summary = result.summary()
     finally:
@@ -150,6 +162,8 @@ def extract(sources, schema_name, store_path, model, base_url, trust_project_url
             result.store.close()
     emit(summary, fmt, render(summary, output, report_file))
     build = result.build
+    if result.batch and result.batch["declined"] and not assume_yes:
+        echo("nothing submitted: pass --yes to submit", err=True)
     if build is not None:
         if build.validation is not None and not build.validation.conforms:
             sys.exit(1)
@@ -175,6 +189,10 @@ def render(s: dict, output: str | None, report: str | None) -> str:
         if len(plan["requests"]) > 50:
             lines.append(f"  ... and {len(plan['requests']) - 50} more")
         return "\n".join(lines)
+    if "batch" in s:
+        lines.extend(render_batch(s["batch"], s["usage"]))
+        if "build" not in s:
+            return "\n".join(lines)
     b = s["build"]
     changed = b["documents_changed"]
     lines.append("documents: " + ", ".join(f"{changed[k]} {k}" for k in
@@ -208,6 +226,48 @@ def render(s: dict, output: str | None, report: str | None) -> str:
         lines.append("conforms: the graph satisfies every shape" if b["conforms"]
                      else f"does not conform: {b['violations']} violation(s)")
     return "\n".join(lines)
+
+
+def render_batch(batch: dict, usage: dict) -> list[str]:
+    """The batch part of the summary for people."""
+    lines = [f"batch {b['id']}: {b['status']}, {b['requests']} request(s)"
+             + (f", {b['failed']} failed (asked again next run)" if b["failed"] else "")
+             + (", folded in" if b["folded"] else "") for b in batch["polled"]]
+    if usage["completions"]:
+        lines.append(f"folded {usage['completions']} answer(s) into the cache")
+    plan = batch["plan"]
+    if plan["requests"]:
+        cost = plan["estimated_cost_usd"]
+        price = (f"estimated cost ${cost:.4f} for the prompts, at most "
+                 f"${plan['max_cost_usd']:.4f} with every answer {plan['max_completion_tokens'] // max(plan['requests'], 1):,} tokens long"
+                 if cost is not None else "cost unknown (no llm.price set)")
+        verb = ("submitted" if batch["submitted"] else "not submitted" if batch["declined"]
+                else "to submit")
+        lines.append(f"{verb}: {plan['requests']} request(s) in {plan['mode']} mode, about "
+                     f"{plan['estimated_prompt_tokens']:,} prompt tokens (characters / 4); {price}")
+        lines.extend(f"  batch {b['id']}: {b['requests']} request(s)" for b in batch["submitted"])
+    if plan["awaiting"]:
+        lines.append(f"{plan['awaiting']} request(s) awaiting batches not finished yet")
+    if batch["awaiting_documents"]:
+        lines.append(f"{len(batch['awaiting_documents'])} document(s) wait for answers; run "
+                     f"`kgbuild extract --batch` again later")
+    return lines
+
+
+def _confirm(assume_yes: bool):
+    """``--batch``'s question before submitting: yes with --yes; no without a terminal or
+    under CI (nothing hangs waiting for an answer); else asked on the terminal."""
+    def confirm(plan: dict) -> bool:
+        if assume_yes:
+            return True
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes") or not sys.stdin.isatty():
+            return False
+        cost = plan["estimated_cost_usd"]
+        return click.confirm(f"submit {plan['requests']} request(s), about "
+                             f"{plan['estimated_prompt_tokens']:,} prompt tokens"
+                             + (f" (${cost:.4f} for the prompts)" if cost is not None else "")
+                             + "?", default=False, err=True)
+    return confirm
 
 
 def _progress_bar():

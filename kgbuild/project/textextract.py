@@ -8,6 +8,11 @@ pipeline extracts document by document, reading the answers from that cache, ver
 every relation against its chunk and replaces the documents' named graphs in one
 transaction. Manifest documents are never touched (and ``kgbuild build`` never touches
 these). A second run with nothing changed reads no file it need not and sends no request.
+
+With ``batch`` the requests go through the server's Batch API instead
+(:mod:`kgbuild.llm.batch`): each run folds what the batches sent so far have answered into
+the cache, extracts the documents whose every answer is there, and (``"submit"``) submits
+the requests still unanswered, once ``confirm`` accepts the estimate.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from ..extract.discover import candidates
 from ..extract.records import Context, SourceFile
 from ..extract.text.extractor import TextExtractor, TextSettings, TextStats
 from ..graph.access import AccessRules, load_access
+from ..errors import InputError
+from ..llm.batch import BatchClient
 from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
 from ..resolve.aliases import AliasRegistry
@@ -54,6 +61,7 @@ class ExtractResult:
     build: BuildResult | None = None
     plan: dict | None = None
     pending: list[str] = field(default_factory=list)  # documents whose requests were (to be) sent
+    batch: dict | None = None  # with --batch: the batches polled, the plan, what was submitted
 
     @property
     def store(self) -> GraphStore | None:
@@ -64,6 +72,8 @@ class ExtractResult:
                "extraction": self.stats.to_dict(), "pending_documents": self.pending}
         if self.plan is not None:
             out["plan"] = self.plan
+        if self.batch is not None:
+            out["batch"] = self.batch
         if self.build is not None:
             out["build"] = self.build.summary()
         return out
@@ -77,12 +87,22 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
                  root: str | Path | None = None, exclude: Sequence[str] = (),
                  gitignore: bool = True, max_file_bytes: int = 20 * 1024 * 1024,
                  progress: Callable[[int, int], None] | None = None,
-                 verifier: Callable | None = None) -> ExtractResult:
+                 verifier: Callable | None = None, batch: str | None = None,
+                 confirm: Callable[[dict], bool] | None = None) -> ExtractResult:
     """Extract verified relations from the text documents under ``paths`` into ``store``
     (a folder, or None for memory). ``dry_run`` sends nothing and changes nothing: it says
     which requests would be sent (and which the cache answers) with estimated tokens. The
     other options are those of :func:`~kgbuild.project.pipeline.build_graph`; ``progress``
-    is called with (done, total) requests. The caller closes ``result.store``."""
+    is called with (done, total) requests. ``batch`` ``"submit"`` or ``"status"`` goes
+    through the Batch API (:func:`_run_batch`; ``confirm(plan)`` decides whether to submit,
+    None: submit). The caller closes ``result.store``."""
+    if batch not in (None, "submit", "status"):
+        raise InputError(f"batch must be None, 'submit' or 'status', not {batch!r}")
+    if batch and (store is None or dry_run):
+        raise InputError("a batch extraction keeps its batches in the store folder: give a "
+                         "store, and no --dry-run" if store is None else
+                         "--batch and --dry-run do not go together (the batch shows its "
+                         "estimate before submitting)")
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):
         access = load_access(access)
@@ -91,14 +111,14 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
     if dry_run:
         exists = store is not None and (Path(store) / "CURRENT").is_file()
         graph_store = GraphStore(store if exists else None, schema, write=not exists)
-    elif store is not None and _new(Path(store)):  # nothing to read in it yet: it is made
+    elif store is not None and _new(Path(store)) and not batch:  # nothing to read in it yet: it is made
         opening = _Opening(store, schema)  # while the requests are out, planned on an empty
         graph_store = GraphStore(None, schema)  # store in memory
     else:
         graph_store = GraphStore(store, schema)
     try:
         cache = Path(store) / LLM_CACHE if store is not None else None
-        client = LLMClient(llm, cache)
+        client = BatchClient(llm, cache) if batch else LLMClient(llm, cache)
         reg = AliasRegistry.load(registry, missing_ok=True)
         extractor = TextExtractor(schema, client, text, None,
                                   explicit=[p for p in paths if Path(p).is_file()],
@@ -110,7 +130,22 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
             graph_store.close()
             return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm),
                                  client.mode_report(), None, plan, [s.doc_id for s in pending])
-        extractor.prepare(pending, ctx)  # every request, concurrently: fills the cache
+        batched = None
+        if batch:
+            try:
+                batched = _run_batch(client, extractor, pending, ctx, batch == "submit", confirm)
+            finally:
+                client.close()
+            awaiting = set(batched["awaiting_documents"])
+            if awaiting:  # only the documents whose every answer is in
+                paths = [str(s.path) for s in pending if s.doc_id not in awaiting]
+            if not paths:
+                graph_store.close()
+                return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm),
+                                     client.mode_report(), None, None,
+                                     [s.doc_id for s in pending], batched)
+        else:
+            extractor.prepare(pending, ctx)  # every request, concurrently: fills the cache
         extractor.resolver = graph_store.read_model().resolver(reg)
         if opening is not None:
             graph_store.close()
@@ -128,7 +163,32 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
             opening.close()
         raise
     return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm), client.mode_report(),
-                         result, None, [s.doc_id for s in pending])
+                         result, None, [s.doc_id for s in pending], batched)
+
+
+def _run_batch(client: BatchClient, extractor: TextExtractor, pending: list[SourceFile],
+               ctx: Context, submit: bool, confirm: Callable[[dict], bool] | None) -> dict:
+    """Fold what the remembered batches answered, then plan (and with ``submit``, once
+    ``confirm`` accepts the plan, submit) the requests still unanswered; returns the polled
+    batches, the plan, what was submitted and the documents still awaiting an answer.
+
+    The requests are those the extractor asks, read off a client that sends nothing: the
+    first pass names the answers to fold, the second what is left (after a folded answer,
+    a gleaning round's next request)."""
+    extractor.prepare(pending, ctx)
+    polled = client.poll()
+    client.wanted.clear()
+    extractor.prepare(pending, ctx)
+    plan = client.plan()
+    lines = plan.pop("lines")
+    submitted: list[dict] = []
+    if submit and lines and (confirm is None or confirm(plan)):
+        submitted = client.submit({**plan, "lines": lines})
+    client.usage.cache_hits = 0  # counted again as the documents are extracted
+    awaiting = sorted({r.tag.rsplit("#c", 1)[0] for r, _ in client.wanted.values()})
+    return {"polled": polled, "plan": plan, "submitted": submitted,
+            "declined": bool(submit and lines and not submitted),
+            "awaiting_documents": awaiting}
 
 
 def _queue_ambiguous(store: Path, rejections: list[dict], changes: dict) -> None:
