@@ -66,8 +66,8 @@ COMMANDS = {
                        "allows."),
     "pull": ("push", "Read kgbuild's named graphs (IRIs under https://kgbuild.dev/) back from a "
                      "SPARQL server."),
-    "push": ("push", "Send the store to a SPARQL 1.1 server (one named graph per document) or "
-                     "to FalkorDB."),
+    "push": ("push", "Send the store to a SPARQL 1.1 server (one named graph per document), "
+                     "FalkorDB or Neo4j."),
     "query": ("query", "Run a SPARQL 1.1 query (SELECT, ASK, CONSTRUCT, DESCRIBE) over the "
                        "store."),
     "resolve": ("resolve", "Entity resolution: explain a mention, review the queue, accept or "

@@ -59,8 +59,13 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
                    "http://127.0.0.1:8890/sparql-auth (Virtuoso).")
 @click.option("--falkordb", metavar="redis://HOST:PORT",
               help="Push the property graph to FalkorDB instead (Cypher MERGE).")
+@click.option("--neo4j", metavar="bolt://HOST:PORT",
+              help="Push the property graph over Bolt instead (Neo4j; Cypher MERGE, one "
+                   "transaction; --user/--password, else $NEO4J_USERNAME/$NEO4J_PASSWORD).")
 @click.option("--graph-name", default="kgbuild", show_default=True,
               help="FalkorDB graph to write.")
+@click.option("--database", envvar="NEO4J_DATABASE", metavar="NAME",
+              help="Neo4j database to write ($NEO4J_DATABASE; default: the server's).")
 @STORE
 @SCHEMA
 @click.option("--graph-iri", metavar="IRI",
@@ -71,16 +76,17 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
               help="Most bytes of quads in one upload request.")
 @remote_options
 @FORMAT
-def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, full, batch_bytes,
-         update_url, gsp_url, user, password, digest, token, timeout, retries, max_response_mib,
-         fmt):
-    """Send the store to a SPARQL 1.1 server (one named graph per document) or to FalkorDB.
+def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_name, graph_iri,
+         full, batch_bytes, update_url, gsp_url, user, password, digest, token, timeout, retries,
+         max_response_mib, fmt):
+    """Send the store to a SPARQL 1.1 server (one named graph per document), FalkorDB or Neo4j.
 
     Only the graphs of documents changed since the last push to that endpoint are sent
     (remembered in the store folder), graphs of removed documents are dropped, and each graph
     is replaced atomically (uploaded to a temporary graph, then MOVEd; a graph the server
-    lacks appears whole, in one request): a second push sends nothing. FalkorDB gets the property graph (see `kgbuild export --format cypher`); nodes
-    and edges no longer in the store are deleted there.
+    lacks appears whole, in one request): a second push sends nothing. FalkorDB and Neo4j
+    (Bolt) get the property graph (see `kgbuild export --format cypher`); nodes and edges no
+    longer in the store are deleted there (on Neo4j in the same transaction).
 
     \b
     Examples:
@@ -88,10 +94,24 @@ def push(endpoint, falkordb, graph_name, store_path, schema_name, graph_iri, ful
       kgbuild push --endpoint http://127.0.0.1:8890/sparql-auth --digest --user dba \\
         --password dba
       kgbuild push --falkordb redis://127.0.0.1:6379 --graph-name catalog
+      NEO4J_PASSWORD=... kgbuild push --neo4j bolt://127.0.0.1:7687 --user neo4j
+
+    \b
+    Exit codes: 0 pushed; 2 usage, input or server error.
     """
-    if bool(endpoint) == bool(falkordb):
-        raise UsageError("give one of --endpoint URL or --falkordb redis://HOST:PORT")
+    if sum(map(bool, (endpoint, falkordb, neo4j))) != 1:
+        raise UsageError("give one of --endpoint URL, --falkordb redis://HOST:PORT or "
+                         "--neo4j bolt://HOST:PORT")
     schema = load_schema(schema_name)
+    if neo4j:
+        from ..remote.neo4j import push_neo4j
+
+        report = push_neo4j(store_path, schema, neo4j, database=database, user=user,
+                            password=password, token=token, timeout=timeout)
+        emit(report, fmt, f"Neo4j {report['url']} database {report['database'] or '(default)'}: "
+                          f"{report['nodes']} nodes, {report['edges']} edges; deleted "
+                          f"{report['deleted_nodes']} nodes, {report['deleted_edges']} edges")
+        return
     if falkordb:
         from ..remote.cypher import push_falkordb
 

@@ -12,14 +12,17 @@ Mapping (also in the README):
   union of their ``access`` labels; an edge with no assertion has empty lists.
 
 Statements come in batches of ``UNWIND $rows AS row MERGE ...``, deterministic for a given
-graph. Applying them again changes nothing; :func:`push_falkordb` also deletes the nodes
-and relationships the graph no longer has, so a push is idempotent and complete.
+graph. Applying them again changes nothing; :func:`sync` also deletes first the nodes and
+relationships the graph no longer has, so a push is idempotent and complete. Every
+property-graph push runs :func:`sync` through its own client: :func:`push_falkordb` here,
+:func:`kgbuild.remote.neo4j.push_neo4j` over Bolt.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import InvalidValue
@@ -82,12 +85,58 @@ def edge_statement(edge_type: str) -> str:
 
 def statements(kg: KnowledgeGraph) -> list[tuple[str, dict]]:
     """``(cypher, parameters)`` pairs that write the graph: nodes first, then edges."""
+    return write_statements(node_rows(kg), edge_rows(kg))
+
+
+def write_statements(nodes: dict[str, list[dict]],
+                     edges: dict[str, list[dict]]) -> list[tuple[str, dict]]:
+    """The MERGE statements of :func:`node_rows` and :func:`edge_rows`, :data:`BATCH` rows
+    each: nodes first, then edges."""
     out = []
-    for t, rows in node_rows(kg).items():
+    for t, rows in nodes.items():
         out += [(node_statement(t), {"rows": rows[i:i + BATCH]}) for i in range(0, len(rows), BATCH)]
-    for p, rows in edge_rows(kg).items():
+    for p, rows in edges.items():
         out += [(edge_statement(p), {"rows": rows[i:i + BATCH]}) for i in range(0, len(rows), BATCH)]
     return out
+
+
+def delete_statements(nodes: dict[str, list[dict]], edges: dict[str, list[dict]],
+                      labels: Iterable[str] = (),
+                      relationship_types: Iterable[str] = ()) -> list[tuple[str, dict]]:
+    """The statements that delete what the rows no longer hold: per relationship type (the
+    rows' and the server's ``relationship_types``) the relationships between ``Entity`` nodes
+    that are not an edge, then per type (the rows' and the server's ``labels``) the
+    ``Entity`` nodes that are not a node of that type, with their relationships (a retyped
+    node is written anew). Nodes and relationships without the ``Entity`` label are left
+    alone."""
+    out = []
+    for p in sorted(set(edges) | set(relationship_types)):
+        keys = [r["s"] + SEP + r["o"] for r in edges.get(p, [])]
+        out.append((f"MATCH (a:Entity)-[r:{_name(p)}]->(b:Entity) WHERE NOT (a.id + $sep + b.id) "
+                    f"IN $keys DELETE r", {"keys": keys, "sep": SEP}))
+    for t in sorted((set(nodes) | set(labels)) - {"Entity"}):
+        ids = [r["id"] for r in nodes.get(t, [])]
+        out.append((f"MATCH (n:Entity:{_name(t)}) WHERE NOT n.id IN $ids DETACH DELETE n",
+                    {"ids": ids}))
+    return out
+
+
+def sync(kg: KnowledgeGraph, run: Callable[[str, dict], tuple[int, int]],
+         labels: Iterable[str] = (), relationship_types: Iterable[str] = ()) -> dict:
+    """Make a property graph hold ``kg`` (see the module doc): ``run(cypher, parameters)``
+    runs one statement and returns how many nodes and relationships it deleted; ``labels``
+    and ``relationship_types`` are those the server has. First the deletions, then the
+    MERGE statements. Returns the counts: nodes, edges, deleted_nodes, deleted_edges."""
+    nodes, edges = node_rows(kg), edge_rows(kg)
+    deleted_nodes = deleted_edges = 0
+    for query, params in delete_statements(nodes, edges, labels, relationship_types):
+        n, r = run(query, params)
+        deleted_nodes += n
+        deleted_edges += r
+    for query, params in write_statements(nodes, edges):
+        run(query, params)
+    return {"nodes": sum(map(len, nodes.values())), "edges": sum(map(len, edges.values())),
+            "deleted_nodes": deleted_nodes, "deleted_edges": deleted_edges}
 
 
 def literal(value) -> str:
@@ -137,35 +186,20 @@ def push_falkordb(store_path: str | Path, schema: Schema, url: str, graph_name: 
         except Exception as exc:  # the index exists already (FalkorDB has no IF NOT EXISTS)
             if "already indexed" not in str(exc):
                 raise
-        nodes, edges = node_rows(kg), edge_rows(kg)
-        deleted_edges = 0
-        for p in sorted(set(edges) | set(_relationship_types(graph))):
-            keys = [r["s"] + SEP + r["o"] for r in edges.get(p, [])]
-            res = graph.query(f"MATCH (a:Entity)-[r:{_name(p)}]->(b:Entity) WHERE NOT "
-                              f"(a.id + $sep + b.id) IN $keys DELETE r", {"keys": keys, "sep": SEP})
-            deleted_edges += res.relationships_deleted
-        deleted_nodes = 0
-        for t in sorted(set(nodes) | set(_labels(graph))):
-            ids = [r["id"] for r in nodes.get(t, [])]
-            res = graph.query(f"MATCH (n:Entity:{_name(t)}) WHERE NOT n.id IN $ids DETACH DELETE n",
-                              {"ids": ids})
-            deleted_nodes += res.nodes_deleted
-            deleted_edges += res.relationships_deleted
-        for query, params in statements(kg):  # after the deletions: a retyped node is new
-            graph.query(query, params)
+
+        def run(query: str, params: dict) -> tuple[int, int]:
+            res = graph.query(query, params)
+            return res.nodes_deleted, res.relationships_deleted
+
+        counts = sync(kg, run, _column(graph, "CALL db.labels()"),
+                      _column(graph, "CALL db.relationshipTypes()"))
     except RemoteError:
         raise
     except Exception as exc:  # redis/falkordb errors: connection refused, auth, Cypher
         raise RemoteError(f"FalkorDB {redact_url(url)}: {type(exc).__name__}: "
                           f"{scrub(str(exc), url_secrets(url))}") from None
-    return {"url": redact_url(url), "graph": graph_name, "nodes": sum(map(len, nodes.values())),
-            "edges": sum(map(len, edges.values())), "deleted_nodes": deleted_nodes,
-            "deleted_edges": deleted_edges}
+    return {"url": redact_url(url), "graph": graph_name, **counts}
 
 
-def _labels(graph) -> list[str]:
-    return [row[0] for row in graph.query("CALL db.labels()").result_set if row[0] != "Entity"]
-
-
-def _relationship_types(graph) -> list[str]:
-    return [row[0] for row in graph.query("CALL db.relationshipTypes()").result_set]
+def _column(graph, query: str) -> list[str]:
+    return [row[0] for row in graph.query(query).result_set]
