@@ -343,6 +343,14 @@ class Project:
 
         return push_falkordb(self.store_path, self.schema, url, graph_name, **options)
 
+    def push_neo4j(self, url: str, **options) -> dict:
+        """``kgbuild push --neo4j``: the store as a property graph over Bolt, MERGEd in one
+        transaction (``options``: ``database``, ``user``, ``password``, ``token``,
+        ``timeout``)."""
+        from ..remote.neo4j import push_neo4j
+
+        return push_neo4j(self.store_path, self.schema, url, **options)
+
 
 def _is_path(value: str) -> bool:
     return str(value).endswith((".yaml", ".yml")) or "/" in str(value)
