@@ -35,8 +35,8 @@ from .spec import ApiError
 
 QUERY_GRACE = 5.0  # seconds past a query's deadline for its process to be killed and reaped
 MAX_HITS = 50  # search results listed
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
-       "base-uri 'none'; frame-ancestors 'none'")  # no script runs, whatever a page holds
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")  # no script runs, whatever a page holds
 
 
 @dataclass
