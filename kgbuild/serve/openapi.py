@@ -40,6 +40,44 @@ def _get(summary: str, params: list[tuple[str, bool, str]], ok: str) -> dict:
                                   "4XX": _ERROR}}}
 
 
+_RESULTS = ["application/sparql-results+json", "application/sparql-results+xml", "text/csv",
+            "text/tab-separated-values", "text/turtle", "application/n-triples",
+            "application/rdf+xml", "application/ld+json", "text/html"]
+_PAGES = [("/ui", "The visible graph's counts by type (HTML)", []),
+          ("/ui/nodes", "The visible entities of one type (HTML)",
+           [("type", False, "a node type")]),
+          ("/ui/search", "Entities named by a name, alias or ID (HTML)",
+           [("q", False, "the text searched")]),
+          ("/ui/node", "An entity page: edges, evidence, file:line, picture (HTML)",
+           [("id", True, "the node's ID")]),
+          ("/ui/query", "The SPARQL query form, posting to /sparql (HTML)",
+           [("query", False, "the text to fill in")])]
+
+
+def _page(summary: str, params: list[tuple[str, bool, str]]) -> dict:
+    out = _get(summary, params, "the page")
+    out["get"]["responses"]["200"]["content"] = {"text/html": {"schema": {"type": "string"}}}
+    return out
+
+
+def _sparql() -> dict:
+    ok = {"200": {"description": "the result, in the format the Accept header prefers",
+                  "content": {m: {"schema": {"type": "string"}} for m in _RESULTS}},
+          "4XX": _ERROR, "503": _ERROR}
+    query = {"name": "query", "in": "query", "required": True, "schema": {"type": "string"},
+             "description": "SPARQL 1.1 query (read-only)"}
+    return {"get": {"summary": "SPARQL 1.1 Protocol query over what the caller may see",
+                    "security": [{}, {"bearer": []}], "parameters": [query], "responses": ok},
+            "post": {"summary": "SPARQL 1.1 Protocol query (sparql-query body or form)",
+                     "security": [{}, {"bearer": []}],
+                     "requestBody": {"required": True, "content": {
+                         "application/sparql-query": {"schema": {"type": "string"}},
+                         "application/x-www-form-urlencoded": {"schema": {
+                             "type": "object", "required": ["query"],
+                             "properties": {"query": {"type": "string"}}}}}},
+                     "responses": ok}}
+
+
 def openapi() -> dict:
     """The OpenAPI document of :func:`kgbuild.serve.app.create_app`'s routes."""
     spec = {"type": "object", "additionalProperties": False,
@@ -89,6 +127,8 @@ def openapi() -> dict:
                                                      "variables, rows, boolean, truncated",
                                       "content": _OBJECT},
                               "4XX": _ERROR, "503": _ERROR}}},
+            "/sparql": _sparql(),
+            **{path: _page(summary, params) for path, summary, params in _PAGES},
             "/retrieve": {"post": {
                 "summary": "Rank passages for questions: the JSON of kgbuild retrieve --format json",
                 "security": [{}, {"bearer": []}],
