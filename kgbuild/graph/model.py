@@ -266,12 +266,18 @@ def attribute_term(schema: Schema, name: str, value: str) -> tuple[str, str]:
     return _i(attr.iri), lit(value, value_datatype(attr.datatype, value))
 
 
+_BARE_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?INF|NaN")
+
+
 def value_datatype(datatype: str, value: str) -> str | None:
     """The XSD datatype IRI of an attribute value (None for a plain string). A date stated
     with less precision keeps it: ``1949`` is an ``xsd:gYear``, ``1949-05`` an
-    ``xsd:gYearMonth``, never a day the source did not give."""
+    ``xsd:gYearMonth``, never a day the source did not give; a number stated with a unit or
+    scale (``120 km``, ``3.5 million``) is a plain string, as written."""
     if datatype == "string":
         return None
+    if datatype in ("integer", "decimal") and not _BARE_NUMBER.fullmatch(value):
+        return None  # a number stated with its unit ("120 km", "$4 billion"): kept as written
     if datatype == "date":
         if re.fullmatch(r"-?\d{4}", value):
             return str(XSD.gYear)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG, REPO
 
-from kgbuild import load_schema
+from kgbuild.schema.loader import load_schema
 from kgbuild.project.pipeline import build_graph
 from kgbuild.cli import main
 from kgbuild.resolve.review import load_review_queue

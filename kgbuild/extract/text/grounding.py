@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 __all__ = ["Match", "find_quote", "find_name", "literal", "parse_date", "stated_date",
-           "name_variants"]
+           "name_variants", "Quantity", "quantity", "stated_quantity", "UNITS"]
 
 
 @dataclass(frozen=True)
@@ -606,3 +606,107 @@ def literal(value: str, datatype: str) -> str | None:
     if datatype == "anyURI":
         return s if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s]+", s) else None
     return s
+
+
+# -- quantities -----------------------------------------------------------------------------------
+
+# Units as English writes them, each with its other spellings (symbol, singular, plural,
+# British and American): a value's unit is compared by this key, never converted.
+UNITS: dict[str, tuple[str, ...]] = {
+    "km": ("km", "kilometre", "kilometres", "kilometer", "kilometers"),
+    "m": ("m", "metre", "metres", "meter", "meters"),
+    "cm": ("cm", "centimetre", "centimetres", "centimeter", "centimeters"),
+    "mm": ("mm", "millimetre", "millimetres", "millimeter", "millimeters"),
+    "mi": ("mi", "mile", "miles"), "ft": ("ft", "foot", "feet"), "in": ("in", "inch", "inches"),
+    "km2": ("km2", "km²", "square kilometre", "square kilometres", "square kilometer",
+            "square kilometers", "sq km"),
+    "ha": ("ha", "hectare", "hectares"), "acre": ("acre", "acres"),
+    "kg": ("kg", "kilogram", "kilograms", "kilogramme", "kilogrammes"),
+    "g": ("g", "gram", "grams"), "t": ("t", "tonne", "tonnes", "ton", "tons"),
+    "lb": ("lb", "lbs", "pound", "pounds"), "l": ("l", "litre", "litres", "liter", "liters"),
+    "s": ("s", "sec", "second", "seconds"), "min": ("min", "mins", "minute", "minutes"),
+    "h": ("h", "hr", "hrs", "hour", "hours"), "day": ("day", "days"),
+    "year": ("year", "years"), "%": ("%", "percent", "per cent"),
+    "K": ("K", "kelvin", "kelvins"), "°C": ("°C", "degrees Celsius", "celsius"),
+    "°F": ("°F", "degrees Fahrenheit", "fahrenheit"),
+    "km/h": ("km/h", "kph", "kilometres per hour", "kilometers per hour"),
+    "mph": ("mph", "miles per hour"),
+}
+_UNIT_KEY = {form.casefold(): key for key, forms in UNITS.items() for form in forms}
+_CURRENCIES = {"$": "$", "us$": "$", "usd": "$", "€": "€", "eur": "€", "£": "£", "gbp": "£",
+               "¥": "¥", "jpy": "¥"}
+_UNIT_WORDS = sorted((f for forms in UNITS.values() for f in forms), key=len, reverse=True)
+_UNIT_RE = "|".join(re.escape(f) for f in _UNIT_WORDS)
+# after a space a unit is a word of its own: one letter is too often something else ("in
+# 1950 in Paris", "3 s"), except the metre and the kelvin
+_SPACED_RE = "|".join(re.escape(f) for f in _UNIT_WORDS if len(f) > 1 and f != "in" or f in ("m", "K"))
+_CUR_RE = r"US\$|\$|€|£|¥|USD|EUR|GBP|JPY"
+_SCALE_RE = r"thousand|million|billion|trillion|bn"
+_QUANTITY = re.compile(
+    rf"(?<![\w.])(?P<cur>{_CUR_RE})?\s?(?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)"
+    rf"(?:\s?(?P<scale>{_SCALE_RE})\b)?(?:\s?(?P<after>{_CUR_RE})(?![\w]))?"
+    rf"(?:(?P<glued>{_UNIT_RE})(?![\w²/])|\s(?:\(\s*)?(?P<unit>{_SPACED_RE})(?:\s*\))?(?![\w²/]))?",
+    re.I)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A number as a text states it: the number (grouping dropped, trailing zero decimals
+    dropped), its scale word, unit key (:data:`UNITS`) and currency, and the words as written."""
+
+    number: str
+    scale: str
+    unit: str
+    currency: str
+    written: str
+
+    @property
+    def bare(self) -> bool:
+        """A number with no scale word, unit or currency."""
+        return not (self.scale or self.unit or self.currency)
+
+
+def _plain_number(text: str) -> str:
+    s = text.replace(",", "")
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return s
+
+
+def _quantity(m: re.Match) -> Quantity:
+    unit = m.group("glued") or m.group("unit") or ""
+    key = _UNIT_KEY.get(unit.casefold(), "") if unit else ""
+    if key == "K" and unit != "K":
+        key = ""  # "k" is no kelvin
+    cur = (m.group("cur") or m.group("after") or "").casefold()
+    scale = (m.group("scale") or "").casefold()
+    return Quantity(_plain_number(m.group("num")), "billion" if scale == "bn" else scale, key,
+                    _CURRENCIES.get(cur, ""), " ".join(m.group().split()))
+
+
+def quantity(value: str) -> Quantity | None:
+    """``value`` read as a quantity (``120 km``, ``3.5 million``, ``$4 billion``, ``45
+    minutes``, ``1850.0 (tonnes)``), or None when it is not one number with at most a
+    currency, a scale word and a unit."""
+    s = value.strip()
+    m = _QUANTITY.fullmatch(s)
+    return _quantity(m) if m else None
+
+
+def stated_quantity(value: Quantity, text: str) -> tuple[Match, Quantity] | None:
+    """Where ``text`` states ``value``'s number (as written: never a conversion, nor the
+    same number at another scale), with what the text writes beside it: the first mention
+    whose scale, unit and currency agree with those ``value`` gives (the ones it leaves out
+    are taken from the text)."""
+    for m in _QUANTITY.finditer(text):
+        q = _quantity(m)
+        if q.number != value.number:
+            continue
+        if value.scale != q.scale and value.scale:
+            continue
+        if (value.unit and q.unit != value.unit) or (value.currency and q.currency != value.currency):
+            continue
+        if q.scale and not value.scale and not value.bare:
+            continue  # "3.5 km" is not "3.5 million km"
+        return Match(m.start(), m.end(), False, "quantity"), q
+    return None

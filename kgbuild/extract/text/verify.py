@@ -48,7 +48,7 @@ from .contract import Relation, relation_from_dict
 from .chunking import section_at
 from .cues import has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
 from .endpoints import antecedent, proper_names, referring, referring_in, sentence_span, sentence_starts
-from .grounding import Match, find_name, find_quote, literal, stated_date
+from .grounding import Match, Quantity, find_name, find_quote, literal, quantity, stated_date, stated_quantity
 
 __all__ = ["REASONS", "Chunk", "TextChunk", "VerifiedEdge", "Rejected", "VerifyResult",
            "VerifyOptions", "PredicateIndex", "verify_relations"]
@@ -71,6 +71,7 @@ REASONS = {
 
 
 MAX_NAME = 10_000  # characters of a subject or object (an attribute value may be long text)
+NUMERIC = ("integer", "decimal")  # datatypes whose values may carry a unit
 
 
 class Chunk(Protocol):
@@ -155,14 +156,14 @@ class VerifiedEdge:
     # expression of that sentence, resolved to a name earlier in the chunk) or "header"
     grounding: tuple[str, str] = ("quote", "quote")
     header: str = ""  # the context header that grounded an end ("Title > Section")
+    unit: str = ""  # a value's unit as the text states it (its key in grounding.UNITS)
 
     @property
     def qualifiers(self) -> tuple[str, ...]:
-        """What the assertion records of how its ends were grounded (``grounding:header``,
-        ``header:<text>``), beside the evidence."""
-        if "header" not in self.grounding:
-            return ()
-        return ("grounding:header", f"header:{self.header}")
+        """What the assertion records beside the evidence: how its ends were grounded
+        (``grounding:header``, ``header:<text>``) and a value's unit (``unit:km``)."""
+        out = ("grounding:header", f"header:{self.header}") if "header" in self.grounding else ()
+        return out + ((f"unit:{self.unit}",) if self.unit else ())
 
     @property
     def is_attribute(self) -> bool:
@@ -567,12 +568,30 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
                ) -> VerifiedEdge | Rejected:
     at = pred.attribute
     assert at is not None
-    value = literal(rel.object, at.datatype)
-    if value is None:
-        return Rejected(rel, "invalid-literal",
-                        f"{_short(rel.object)!r} is not a valid {at.datatype} for {at.name!r}")
-    value_end = _in_scope(rel.object, scope, subject.mask,
-                          (value,) if value != rel.object else ())
+    amount = quantity(rel.object) if at.datatype in NUMERIC else None
+    if amount is not None and not amount.bare:  # "120 km", "$4 billion": as the text states it
+        stated = _stated_amount(amount, scope, subject.mask)
+        if stated is None:
+            return Rejected(rel, "object-not-grounded",
+                            f"{_short(rel.object)!r}: the quote's sentence does not state "
+                            f"{amount.number}{' ' + amount.scale if amount.scale else ''} with "
+                            "that unit (a value is kept as stated, never converted)")
+        value_end, said = stated
+        value = said.written
+    else:
+        value = literal(rel.object, at.datatype)
+        if value is None:
+            return Rejected(rel, "invalid-literal",
+                            f"{_short(rel.object)!r} is not a valid {at.datatype} for {at.name!r}")
+        value_end = _in_scope(rel.object, scope, subject.mask,
+                              (value,) if value != rel.object else ())
+        if value_end is not None and amount is not None:
+            said = _unit_beside(amount, value_end, scope)
+            if said is not None:  # the text gives the number a unit or scale: it is kept
+                value = said.written
+    if amount is not None and value != literal(rel.object, at.datatype):
+        notes.append(f"value {rel.object!r} stated as {value!r}: kept as written, number and "
+                     "unit, never converted")
     if not subject.in_evidence and (value_end is None or not value_end.in_evidence):
         return Rejected(rel, "evidence-not-found",
                         f"{_short(rel.evidence)!r} names neither {_short(subject.name)!r} nor "
@@ -599,11 +618,39 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
     cue = _cue_check(at.name, scope, schema, options, notes)
     if cue:
         return Rejected(rel, "no-relation-cue", cue)
+    unit = quantity(value) if amount is not None else None
     return VerifiedEdge(subject.id, subject.type, at.name, None, value, None, evidence,
                         (chunk.start + quote.start, chunk.start + quote.end),
                         _confidence(quote, pred, [subject, value_end], notes), subject.name, None,
                         rel, chunk.doc_id, chunk.id, subject.status, None, tuple(notes),
-                        (subject.grounding, "quote"), scope.header_text(subject))
+                        (subject.grounding, "quote"), scope.header_text(subject),
+                        unit.unit if unit else "")
+
+
+def _stated_amount(amount: Quantity, scope: "_Scope", mask: tuple[int, int] | None
+                   ) -> tuple[_End, Quantity] | None:
+    """Where the quote (else its sentence) states ``amount``'s number with its unit, outside
+    ``mask``."""
+    for a, b, inside in ((scope.qa, scope.qb, True), (scope.sa, scope.sb, False)):
+        found = stated_quantity(amount, scope.text[a:b])
+        if found is not None:
+            m, said = found
+            span = (m.start + a, m.end + a)
+            if mask is None or not (mask[0] < span[1] and span[0] < mask[1]):
+                return _End(said.written, None, Match(*span, False, "quantity"), inside), said
+    return None
+
+
+def _unit_beside(amount: Quantity, end: _End, scope: "_Scope") -> Quantity | None:
+    """The quantity the text writes where a bare number was found, when it has a unit or a
+    scale there ("120" in "120 km", "3500000" as "3.5 million")."""
+    a, b = end.match.start, end.match.end
+    line_end = scope.text.find("\n", b)
+    window = scope.text[max(0, a - 4):line_end if line_end >= 0 else len(scope.text)]
+    found = stated_quantity(quantity(scope.text[a:b]) or amount, window)
+    if found is not None and not found[1].bare:
+        return found[1]
+    return None
 
 
 def _in_scope(name: str, scope: "_Scope", mask: tuple[int, int] | None,
