@@ -3,7 +3,8 @@
 The vectors come from :class:`kgbuild.llm.embeddings.Embedder` (any OpenAI-compatible
 embeddings endpoint; its bounds, errors and the memory of an endpoint that does not serve
 the model). Here they are cached on disk per model, keyed by a hash of the endpoint and the
-embedded text, so a graph's labels are sent once; a question is embedded on every call.
+embedded text, so a graph's labels are sent once; a question is embedded on every call
+(kept out of the cache, which is rewritten whole when it grows).
 Only the texts of nodes the caller passes are embedded: traversal passes its principal's
 visible nodes, so a hidden node's label never leaves the machine on its behalf.
 """
@@ -107,7 +108,7 @@ class EmbeddingMatcher:
         if not candidates or top <= 0:
             return []
         matrix = self.embed(t for _, t in candidates)
-        q = self.embed([question])[0]
+        q = self.embedder.embed([question])[0]  # not cached: a new one would rewrite the file
         if matrix.shape[1] != q.shape[0]:
             raise KgbuildError("question and node vectors have different sizes: was the model changed?")
         scores = matrix @ q

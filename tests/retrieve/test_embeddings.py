@@ -55,6 +55,19 @@ def test_vectors_are_cached_on_disk(server, tmp_path):
     assert again.requests == 0 and server.inputs == ["Payments API", "Pricing SDK"]
 
 
+def test_questions_are_embedded_each_time_and_never_written_to_the_cache(server, tmp_path):
+    labels = [("n1", "Payments API (API)"), ("n2", "Pricing SDK (Library)")]
+    m = EmbeddingMatcher.from_env("toy", server.url, cache_dir=tmp_path)
+    assert [i for i, _ in m.match("payments", labels, 1, 0.1)] == ["n1"]
+    cache = tmp_path / "embeddings-toy.npz"
+    written = cache.read_bytes()
+    for question in ("pricing", "payments"):
+        m.match(question, labels, 1, 0.1)
+    assert cache.read_bytes() == written and len(m._cache) == 2  # the labels only
+    assert server.inputs == ["Payments API (API)", "Pricing SDK (Library)", "payments",
+                             "pricing", "payments"] and m.requests == 4
+
+
 def test_question_without_a_name_finds_seeds_semantically(server, graph):
     kg, _ = graph
     matcher = EmbeddingMatcher.from_env("toy", server.url)
