@@ -22,6 +22,7 @@ import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
 
 from ..errors import InputError, InvalidValue
+from ..vocab import XSD_STRING
 from .text import file_kind
 from .xmlguard import check_entities
 
@@ -33,7 +34,6 @@ OXIGRAPH = {"turtle": ox.RdfFormat.TURTLE, "nt": ox.RdfFormat.N_TRIPLES,
 _MAX_PREFIXES = 1000
 _POSITION = re.compile(r"^Parser error at line \d+ (?:between columns (\d+) and \d+|column (\d+))"
                        r"(?: \(byte \d+\))?: ")
-_XSD_STRING = "http://www.w3.org/2001/XMLSchema#string"
 
 
 def file_format(path: Path) -> str:
@@ -97,7 +97,7 @@ def from_oxigraph(term):
         if term.language:
             return Literal(term.value, lang=term.language)
         dt = term.datatype.value
-        return Literal(term.value) if dt == _XSD_STRING else Literal(term.value, datatype=URIRef(dt))
+        return Literal(term.value) if dt == XSD_STRING else Literal(term.value, datatype=URIRef(dt))
     raise InvalidValue(f"unsupported RDF term {type(term).__name__} (triple terms are not "
                        f"supported)", code="triple-term")
 

@@ -152,8 +152,12 @@ TEXT_KIND = "text"  # documents `kgbuild extract` reads through an LLM; "manifes
 
 def document_kind(extractor_tag: str) -> str:
     """Which command owns a stored document, from the extractor that built it: ``text``
-    (``llm:<model>@...``, `kgbuild extract`) or ``manifest`` (`kgbuild build`)."""
-    return TEXT_KIND if extractor_tag.startswith(TEXT_EXTRACTOR_PREFIX) else "manifest"
+    (``llm:<model>@...``, `kgbuild extract`), ``verify`` (``verify:<edges file>@...``,
+    `kgbuild verify --store`: neither a build nor an extraction touches it) or ``manifest``
+    (`kgbuild build`)."""
+    if extractor_tag.startswith(TEXT_EXTRACTOR_PREFIX):
+        return TEXT_KIND
+    return "verify" if extractor_tag.startswith("verify:") else "manifest"
 
 
 def build_settings(schema: Schema, max_file_bytes: int) -> dict:

@@ -27,12 +27,11 @@ from ..remote.sparql import RemoteError, SparqlClient
 from ..schema.model import Schema
 from ..schema.namespaces import BASE, KG
 from ..store.readmodel import GraphModel
+from ..vocab import PROV_DERIVED_FROM, RDF_OBJECT, RDF_SUBJECT
 from .spec import TraversalSpec, parse_path, parse_step
 
 BATCH = 200  # IRIs in one VALUES block
 MAX_ROWS = 2_000_000  # quads fetched for one traversal
-_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-_DERIVED = "http://www.w3.org/ns/prov#wasDerivedFrom"
 _CHUNK = str(KG.chunk)
 
 
@@ -97,8 +96,8 @@ class RemoteGraph:
         """Every quad of the assertions whose subject or object is one of ``iris``."""
         return self._batched(
             "SELECT ?s ?p ?o ?g WHERE { VALUES ?n { $IRIS } "
-            f"{{ GRAPH ?h {{ ?s <{_RDF}subject> ?n }} }} UNION "
-            f"{{ GRAPH ?h {{ ?s <{_RDF}object> ?n }} }} {_ours('h')} "
+            f"{{ GRAPH ?h {{ ?s <{RDF_SUBJECT}> ?n }} }} UNION "
+            f"{{ GRAPH ?h {{ ?s <{RDF_OBJECT}> ?n }} }} {_ours('h')} "
             f"GRAPH ?g {{ ?s ?p ?o }} {_ours('g')} }}", iris)
 
     def neighbourhood(self, seeds: list[str], edge_types: set[str], hops: int) -> KnowledgeGraph:
@@ -121,7 +120,7 @@ class RemoteGraph:
         ring = self._endpoints() - full - outer
         self.subjects(ring, nodes_only=True)
         cited = {g for *_, g in self.rows} | {o for _, p, o, _ in self.rows
-                                               if p in (_DERIVED, _CHUNK)}
+                                               if p in (PROV_DERIVED_FROM, _CHUNK)}
         self.subjects(cited - self._subjects())
         return from_quads(sorted(self.rows), self.schema)
 
@@ -131,7 +130,7 @@ class RemoteGraph:
         for s, p, o, _ in self.rows:
             if p in self._edge_iris:
                 out.update((s, o))
-            elif p in (_RDF + "subject", _RDF + "object") and not o.startswith("_:"):
+            elif p in (RDF_SUBJECT, RDF_OBJECT) and not o.startswith("_:"):
                 out.add(o)
         return {i for i in out if i.startswith("http")}
 

@@ -24,6 +24,7 @@ from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS, XSD
 
 from ..errors import InputError
 from ..io.rdffile import FORMATS, load_graph
+from ..vocab import SCHEMA_BASE
 from .loader import NAME, NAMESPACE, OWN_IRIS, RESERVED_PREDICATES, parse_schema
 from .model import Schema
 from .namespaces import ASSERTION_BASE, KG, SOURCE_BASE
@@ -271,7 +272,7 @@ class _Builder:
     def choose_namespace(self, terms) -> None:
         counts = Counter(_namespace_of(str(t)) for t in terms)
         ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-        fallback = f"https://kgbuild.dev/schema/{self.name}#"
+        fallback = f"{SCHEMA_BASE}{self.name}#"
         self.namespace = next((ns for ns, _ in ranked if NAMESPACE.match(ns)), fallback)
         if ranked and ranked[0][0] != self.namespace:
             self.note("", f"namespace {self.namespace}: {ranked[0][0]!r} is not an IRI ending in "

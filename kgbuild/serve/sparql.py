@@ -23,6 +23,7 @@ import pyoxigraph as ox
 from ..graph.model import parse_literal
 from ..graph.sparqlcheck import keywords
 from ..store.query import QueryResult
+from ..vocab import XSD_STRING
 from .spec import ApiError
 
 RESULTS = {  # media type -> writer, for SELECT and ASK
@@ -137,7 +138,7 @@ def _term_json(term: str) -> dict:
     out = {"type": "literal", "value": value}
     if lang:
         out["xml:lang"] = lang
-    elif datatype and datatype != "http://www.w3.org/2001/XMLSchema#string":
+    elif datatype and datatype != XSD_STRING:
         out["datatype"] = datatype
     return out
 

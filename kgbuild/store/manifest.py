@@ -14,9 +14,9 @@ import pyoxigraph as ox
 
 from ..graph.model import CLAIMS, lit
 from ..schema.namespaces import KG
+from ..vocab import MANIFEST_GRAPH
 from .guard import Guarded
 
-MANIFEST_GRAPH = "https://kgbuild.dev/graph/manifest"  # the store's own bookkeeping
 PROBLEM = f"<{KG.problem}>"  # on a document's source: one JSON literal per problem
 MANIFEST = f"<{KG.manifest}>"  # JSON literals, one per shard: its documents' DocumentState
 SHARDS = 64

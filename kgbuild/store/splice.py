@@ -25,6 +25,7 @@ import pyoxigraph as ox
 
 from ..graph.model import id_from_iri, node_iri, source_iri
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
+from ..vocab import RDF_OBJECT, RDF_SUBJECT
 from .readmodel import (
     FORMAT,
     GraphModel,
@@ -38,8 +39,7 @@ from .readmodel import (
 from .strings import Strings
 
 MAX_CHANGED = 200  # more changed documents than this (or a twentieth of all): made whole
-_RDF = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
-_ENDS = (f"{_RDF}subject", f"{_RDF}object")
+_ENDS = (RDF_SUBJECT, RDF_OBJECT)
 ACCESS = str(KG.accessLabel)
 
 

@@ -92,6 +92,10 @@ def test_verified_documents_go_into_the_store_and_traverse_finds_them(project):
     assert again["changes"] == {"added": [], "changed": [], "deleted": [],
                                 "unchanged": ["checkout-design.md", "checkout-runbook.md"]}
     assert assertions() == (edges, generation)
+    # a build over the same folder neither reads nor removes them: documents of their own kind
+    build_graph([project / "docs"], "software", store=project / "store", timestamp=0,
+                root=project / "docs", resolve=False, validate=False).store.close()
+    assert {k: v for k, v in assertions()[0].items() if v} == {k: v for k, v in edges.items() if v}
 
 
 @pytest.mark.slow
