@@ -10,7 +10,7 @@ PACKAGE = Path(kgbuild.__file__).parent
 
 # lowest first; parts on one line are siblings and may not import each other
 LAYERS = [
-    {"errors"},
+    {"errors", "vocab"},  # (vocab: every IRI the code names, as plain strings)
     {"io"},
     {"llm"},
     {"schema"},

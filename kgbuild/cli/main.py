@@ -22,6 +22,7 @@ from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 from ..io.text import safe_text
 from ..retrieve.spec import BOUNDS, MAX_COUNT
+from ..vocab import BASE
 
 MAX_MESSAGE = 2000  # characters of one error line; a longer message is cut with an ellipsis
 
@@ -64,7 +65,7 @@ COMMANDS = {
     "ls": ("show", "List nodes (label, type, ID, degree), of one type or all, sorted by ID."),
     "paths": ("paths", "List the typed paths from node type TYPE to node type TYPE the schema "
                        "allows."),
-    "pull": ("push", "Read kgbuild's named graphs (IRIs under https://kgbuild.dev/) back from a "
+    "pull": ("push", f"Read kgbuild's named graphs (IRIs under {BASE}) back from a "
                      "SPARQL server."),
     "push": ("push", "Send the store to a SPARQL 1.1 server (one named graph per document), "
                      "FalkorDB or Neo4j."),

@@ -40,7 +40,7 @@ from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 from ..errors import KgbuildError
 from ..io.text import safe_text
 from ..schema.model import Schema
-from ..schema.namespaces import ASSERTION_BASE, BASE, ID_BASE, KG, SOURCE_BASE
+from ..schema.namespaces import ASSERTION_BASE, ID_BASE, KG, PASSAGE_BASE, SOURCE_BASE
 
 _SAFE = "/:@-._~+!$'()*,;="
 
@@ -68,7 +68,6 @@ _LINE, _POINTER, _EVIDENCE = _i(str(KG.line)), _i(str(KG.jsonPointer)), _i(str(K
 _SPAN_START, _SPAN_END = _i(str(KG.spanStart)), _i(str(KG.spanEnd))
 _QUALIFIER = _i(str(KG.qualifier))
 _CHUNK = _i(str(KG.chunk))
-PASSAGE_BASE = BASE + "passage/"
 _DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
 _LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$', re.S)
 _UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}

@@ -1,35 +1,25 @@
-"""kgbuild's namespaces and IRI bases, and the one prefix table every serialisation uses."""
+"""kgbuild's namespaces and IRI bases as rdflib namespaces, and the one prefix table every
+serialisation uses (the IRIs themselves are :mod:`kgbuild.vocab`'s)."""
 
 from __future__ import annotations
 
 from rdflib import Graph, Namespace
-from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SKOS, XSD
 
+from .. import vocab
+from ..vocab import ASSERTION_BASE, BASE, ID_BASE, NODES_GRAPH, PASSAGE_BASE, SOURCE_BASE
 from .model import Schema
 
-KG = Namespace("https://kgbuild.dev/ns#")
+__all__ = ["ASSERTION_BASE", "BASE", "ID_BASE", "KG", "NODES_GRAPH", "PASSAGE_BASE", "SOURCE_BASE",
+           "bind_prefixes", "prefixes"]
 
-
-BASE = "https://kgbuild.dev/"
-
-
-ID_BASE = BASE + "id/"
-
-
-ASSERTION_BASE = BASE + "assertion/"
-
-
-SOURCE_BASE = BASE + "source/"
-
-
-NODES_GRAPH = BASE + "graph/nodes"
+KG = Namespace(vocab.KG)
 
 
 def prefixes(schema: Schema) -> dict[str, str]:
     """The fixed prefix set of every serialisation: prefix -> namespace."""
-    return {schema.prefix: schema.namespace, "kg": str(KG), "prov": str(PROV),
-            "dcterms": str(DCTERMS), "rdf": str(RDF), "rdfs": str(RDFS), "owl": str(OWL),
-            "skos": str(SKOS), "xsd": str(XSD), "id": ID_BASE, "assertion": ASSERTION_BASE,
+    return {schema.prefix: schema.namespace, "kg": vocab.KG, "prov": vocab.PROV,
+            "dcterms": vocab.DCTERMS, "rdf": vocab.RDF, "rdfs": vocab.RDFS, "owl": vocab.OWL,
+            "skos": vocab.SKOS, "xsd": vocab.XSD, "id": ID_BASE, "assertion": ASSERTION_BASE,
             "src": SOURCE_BASE}
 
 

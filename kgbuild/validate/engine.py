@@ -23,6 +23,7 @@ from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
 from ..graph.rdf import rdflib_term
 from ..io.rdffile import from_oxigraph
 from ..schema.namespaces import KG
+from ..vocab import PROV_DERIVED_FROM
 from .compiler import Shape
 
 _TYPE, _SUB = f"<{RDF.type}>", f"<{RDFS.subClassOf}>"
@@ -351,7 +352,7 @@ def _sparql(kind: str, target: Target, data: Data) -> Iterable[tuple]:
     elif kind == "completeness":
         query = (f"SELECT ?this (COUNT(DISTINCT ?a) AS ?value) WHERE {{ "
                  f"?this <{KG.assertionCount}> ?declared . OPTIONAL {{ ?a {_TYPE} <{KG.Assertion}> ; "
-                 f"<http://www.w3.org/ns/prov#wasDerivedFrom> ?this }} }} GROUP BY ?this ?declared "
+                 f"<{PROV_DERIVED_FROM}> ?this }} }} GROUP BY ?this ?declared "
                  f"HAVING (COUNT(DISTINCT ?a) != ?declared)")
         for focus, value in target.keep(_select(data, query, "this", "value")):
             yield focus, None, value

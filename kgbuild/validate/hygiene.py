@@ -19,6 +19,7 @@ from rdflib.namespace import RDF
 
 from ..graph.model import DECLARED_LABEL, MENTION_LABEL, id_from_iri, node_iri
 from ..schema.namespaces import KG
+from ..vocab import PROV_DERIVED_FROM
 from .engine import Data
 from .report import Finding
 
@@ -85,7 +86,7 @@ def _undefined(data: Data, props: str, external: bool) -> list[Finding]:
     is_external = " || ".join(f'STRSTARTS(STR(?o), "{node_iri(p)}")' for p in EXTERNAL_PREFIXES)
     keep = "" if external else f"FILTER(!({is_external}))"
     query = (f"SELECT ?o (SAMPLE(?src) AS ?doc) (MIN(?ln) AS ?line) WHERE {{ {focus_o} "
-             f"?a <{RDF.object}> ?o ; <{RDF.predicate}> ?p ; <http://www.w3.org/ns/prov#wasDerivedFrom> ?d . "
+             f"?a <{RDF.object}> ?o ; <{RDF.predicate}> ?p ; <{PROV_DERIVED_FROM}> ?d . "
              f"VALUES ?p {{ {props} }} ?o {mention} ?m . {keep} OPTIONAL {{ ?a <{KG.line}> ?ln }} "
              f"OPTIONAL {{ ?d <{KG.path}> ?src }} MINUS {{ ?o {declared} ?l }} }} GROUP BY ?o "
              f"ORDER BY ?o LIMIT {_LIMIT}")

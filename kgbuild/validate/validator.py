@@ -24,6 +24,7 @@ from ..io.rdffile import (
     read_quads,
 )
 from ..schema.model import Schema
+from .. import vocab
 from ..schema.namespaces import KG, SOURCE_BASE
 from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
@@ -279,10 +280,8 @@ def _int(term) -> int:
         return 0
 
 
-_SHORT = {"http://www.w3.org/ns/shacl#": "sh:", "http://www.w3.org/2001/XMLSchema#": "xsd:",
-          "http://www.w3.org/1999/02/22-rdf-syntax-ns#": "rdf:",
-          "http://www.w3.org/2000/01/rdf-schema#": "rdfs:", "https://kgbuild.dev/ns#": "kg:",
-          "http://www.w3.org/ns/prov#": "prov:", "http://purl.org/dc/terms/": "dcterms:"}
+_SHORT = {vocab.SH: "sh:", vocab.XSD: "xsd:", vocab.RDF: "rdf:", vocab.RDFS: "rdfs:",
+          vocab.KG: "kg:", vocab.PROV: "prov:", vocab.DCTERMS: "dcterms:"}
 
 
 def show(term, short: dict[str, str] = _SHORT) -> str:
