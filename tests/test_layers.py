@@ -73,3 +73,18 @@ def test_imports_run_down_the_layers_only():
             if RANK[other] >= RANK[own]:
                 wrong.append(f"kgbuild/{rel}:{line} imports {target} ({own} may not use {other})")
     assert wrong == [], "\n".join(wrong)
+
+
+def test_no_part_imports_another_parts_private_names():
+    """A name starting with ``_`` is its module's own: another part never imports it."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        own = rel.parts[0].removesuffix(".py")
+        targets = dict(imports(path))  # line -> the module imported from (one per line)
+        for node in ast.walk(ast.parse(path.read_text())):
+            target = targets.get(node.lineno) if isinstance(node, ast.ImportFrom) else None
+            if target and part_of(target) != own:
+                wrong += [f"kgbuild/{rel}:{node.lineno} imports {a.name} from {target}"
+                          for a in node.names if a.name.startswith("_")]
+    assert wrong == [], "\n".join(wrong)
