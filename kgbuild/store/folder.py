@@ -21,7 +21,6 @@ from ..io.atomic import atomic_write
 from .guard import DB_ERRORS, Damaged, Guarded, detail, is_permission
 from .manifest import MANIFEST_GRAPH, STORE_ID
 
-DEFAULT_STORE = ".kgbuild"
 REBUILD_HINT = "run `kgbuild build --full` to rebuild it from the sources"
 BUILDING = ".building"  # beside db-N while it is loaded: never committed if still there
 IDENTITY = ".id"  # beside db-N: the random identity it must hold (CURRENT keeps its old format)

@@ -29,14 +29,14 @@ from pathlib import Path
 import pyoxigraph as ox
 
 from ..schema.model import Schema
-from .folder import BUILDING, DEFAULT_STORE, StoreFolder
+from .folder import BUILDING, StoreFolder
 from .guard import Guarded
 from .manifest import INTERNAL, MANIFEST_GRAPH, DocumentState, Manifest
 from .reads import StoreReads
 from .writes import DocumentUpdate, StoreWrites
 
-__all__ = ["BUILDING", "DEFAULT_STORE", "INTERNAL", "MANIFEST_GRAPH", "DocumentState",
-           "DocumentUpdate", "GraphStore"]
+__all__ = ["BUILDING", "INTERNAL", "MANIFEST_GRAPH", "DocumentState", "DocumentUpdate",
+           "GraphStore"]
 
 
 class GraphStore(StoreFolder, Manifest, StoreReads, StoreWrites):

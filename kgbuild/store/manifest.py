@@ -93,6 +93,7 @@ def json_triple(pred: str, value: object) -> str:
 
 
 def counts_triple(counts: dict) -> str:
+    """The manifest's triple of :meth:`~kgbuild.store.reads.StoreReads.counts`."""
     return f"<{MANIFEST_GRAPH}> {COUNTS} {lit(json.dumps(counts, sort_keys=True, separators=(',', ':')))} ."
 
 
