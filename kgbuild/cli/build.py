@@ -28,6 +28,7 @@ from .main import (
     open_project,
     project,
 )
+from .output import QUIET, VERBOSE, WIDTH, plural, problem_lines
 
 
 @main.command()
@@ -62,13 +63,15 @@ from .main import (
               help="Force or skip the resolution report (default: up to 5,000 entities).")
 @TIMESTAMP
 @click.option("--strict", is_flag=True, help="Exit 1 when any input was rejected or skipped.")
+@QUIET
+@VERBOSE
 @click.option("--max-file-size", type=click.IntRange(min=1, max=1 << 20),
               default=lambda: project().max_file_size, show_default="the project's, else 20",
               metavar="MIB", help="Skip (and report) source files larger than this many MiB.")
 @FORMAT
 def build(sources, output, schema_name, store_path, no_store, full, prune, backstage_urls,
           trust_project_url, excludes, no_gitignore, access_file, validate, registry_path, resolve, timestamp, strict,
-          max_file_size, fmt):
+          quiet, verbose, max_file_size, fmt):
     """Extract a typed graph from SOURCES (files or folders) into the store; optionally Turtle.
 
     Without SOURCES (or --backstage), the project's `sources` are built (and its
@@ -135,7 +138,7 @@ def build(sources, output, schema_name, store_path, no_store, full, prune, backs
         phase(None)
     summary = result.summary()
     result.store.close()
-    emit(summary, fmt, _render_build(summary, result))
+    emit(summary, fmt, _render_build(summary, result, quiet, verbose))
     errors = [p for p in result.problems if p.severity == "error"]
     if result.validation is not None and not result.validation.conforms:
         sys.exit(1)
@@ -217,22 +220,27 @@ def _phase_line():
     return update
 
 
-def _render_build(s: dict, result) -> str:
+def _render_build(s: dict, result, quiet: bool = False, verbose: bool = False) -> str:
+    """The summary for people; ``quiet``: only the errors and a failed validation."""
+    if quiet:
+        failed = result.validation is not None and not result.validation.conforms
+        return "\n".join(problem_lines(result.problems, quiet=True)
+                         + ([result.validation.render()] if failed else []))
     where = f"wrote {s['output']}" if s["output"] else f"updated store {s['store']}"
     changed = s["documents_changed"]
-    lines = [f"{where}: {s['entities']} entities, {s['edges']} edges, "
-             f"{s['assertions']} assertions from {s['documents']} documents",
+    counts = (f"{plural(s['entities'], 'entity', 'entities')}, {plural(s['edges'], 'edge')}, "
+              f"{plural(s['assertions'], 'assertion')} from {plural(s['documents'], 'document')}")
+    lines = [f"{where}: {counts}" if len(where) + len(counts) + 2 <= WIDTH
+             else f"{where}:\n  {counts}",
              "documents: " + ", ".join(f"{changed[k]} {k}" for k in
                                        ("unchanged", "changed", "added", "deleted"))
-             + (f"; {s['documents_kept']} kept outside the given paths (--prune removes them)"
+             + (f";\n  {s['documents_kept']} kept outside the given paths (--prune removes them)"
                 if s["documents_kept"] else ""),
              "entities: " + (", ".join(f"{k} {v}" for k, v in s["entities_by_type"].items()) or "none"),
              "edges:    " + (", ".join(f"{k} {v}" for k, v in s["edges_by_type"].items()) or "none")]
-    lines[1:1] = [f"backstage: {c['url']}: {c['entities']} entities read in {c['pages']} "
-                  f"page{'s' if c['pages'] != 1 else ''}" for c in s.get("catalogs") or ()]
-    if result.problems:
-        lines.append(f"problems ({len(result.problems)}):")
-        lines.extend(f"  {p}" for p in result.problems)
+    lines[1:1] = [f"backstage: {c['url']}: {plural(c['entities'], 'entity', 'entities')} read "
+                  f"in {plural(c['pages'], 'page')}" for c in s.get("catalogs") or ()]
+    lines += problem_lines(result.problems, verbose=verbose)
     r = s["resolution"]
     if r:
         stages = ", ".join(f"{k} {v}" for k, v in r["resolved"].items())
@@ -268,8 +276,13 @@ def export(store_path, schema_name, fmt, output):
     as it is.
 
     \b
-    Example:
+    Examples:
       kgbuild export --format nt -o graph.nt
+      kgbuild export --format trig -o graph.trig    # one named graph per source document
+      kgbuild export --format cypher > graph.cypher
+
+    \b
+    Exit codes: 0 written; 2 usage or input error (no store, an -o that cannot be written).
     """
     check_output(output)
     exported = open_project(schema=schema_name, store=store_path).export(output, fmt)

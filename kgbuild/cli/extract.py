@@ -27,6 +27,7 @@ from .main import (
     open_project,
     project,
 )
+from .output import QUIET, VERBOSE, problem_lines
 
 
 def _llm(key: str, default):
@@ -99,12 +100,15 @@ def _llm(key: str, default):
 @NO_GITIGNORE
 @VALIDATE
 @TIMESTAMP
+@QUIET
+@VERBOSE
 @FORMAT
 def extract(sources, schema_name, store_path, model, base_url, trust_project_url, mode,
             chunk_size, chunk_overlap, concurrency, gleanings, structured_output, timeout,
             max_response_mib, max_retries, max_tokens, dry_run, batch, assume_yes, full, output,
             report_file,
-            registry_path, access_file, excludes, no_gitignore, validate, timestamp, fmt):
+            registry_path, access_file, excludes, no_gitignore, validate, timestamp, quiet, verbose,
+            fmt):
     """Extract relations from prose (Markdown, text, reStructuredText) through an LLM.
 
     Folders are scanned for .md, .markdown, .txt and .rst files; a file named explicitly is
@@ -160,7 +164,7 @@ def extract(sources, schema_name, store_path, model, base_url, trust_project_url
     finally:
         if result.store is not None:
             result.store.close()
-    emit(summary, fmt, render(summary, output, report_file))
+    emit(summary, fmt, render(summary, output, report_file, quiet, verbose))
     build = result.build
     if result.batch and result.batch["declined"] and not assume_yes:
         echo("nothing submitted: pass --yes to submit", err=True)
@@ -171,9 +175,15 @@ def extract(sources, schema_name, store_path, model, base_url, trust_project_url
             sys.exit(1)
 
 
-def render(s: dict, output: str | None, report: str | None) -> str:
-    """The summary for people."""
+def render(s: dict, output: str | None, report: str | None, quiet: bool = False,
+           verbose: bool = False) -> str:
+    """The summary for people; ``quiet``: the errors and a failed validation only."""
     llm, usage, ex = s["llm"], s["usage"], s["extraction"]
+    if quiet:
+        b = s.get("build") or {}
+        return "\n".join(problem_lines(b.get("problem_list") or (), quiet=True)
+                         + ([f"does not conform: {b['violations']} violation(s)"]
+                            if b.get("conforms") is False else []))
     mode = f"{llm['mode']}" + ("" if llm["confirmed"] else " (not yet confirmed by the endpoint)")
     lines = [f"model {llm['model']} at {llm['endpoint']}; structured output: {mode}"]
     lines.extend(f"  the endpoint rejected {r['mode']} (HTTP {r['status']}): {r['message']}"
@@ -216,12 +226,7 @@ def render(s: dict, output: str | None, report: str | None) -> str:
         lines.append(f"wrote {output}")
     if report:
         lines.append(f"wrote {report}: {ex['rejected']} rejected relation(s)")
-    problems = b["problem_list"]
-    if problems:
-        lines.append(f"problems ({len(problems)}):")
-        for p in problems[:20]:
-            where = f"{p['file']}:{p['line']}" if p["line"] else p["file"]
-            lines.append(f"  {where}: {p['severity']}: {p['message']} [{p['code']}]")
+    lines += problem_lines(b["problem_list"], verbose=verbose)
     if b["conforms"] is not None:
         lines.append("conforms: the graph satisfies every shape" if b["conforms"]
                      else f"does not conform: {b['violations']} violation(s)")

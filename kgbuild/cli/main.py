@@ -62,6 +62,7 @@ COMMANDS = {
                            "metadata) into the store: indexed for BM25, linked to the names they "
                            "mention (other passages' titles; the store's entities, when `kgbuild "
                            "build` made a graph there), embedded."),
+    "init": ("init", "Write a commented kgbuild.toml into the working directory."),
     "ls": ("show", "List nodes (label, type, ID, degree), of one type or all, sorted by ID."),
     "paths": ("paths", "List the typed paths from node type TYPE to node type TYPE the schema "
                        "allows."),
@@ -161,11 +162,14 @@ def echo(text: str = "", **kwargs) -> None:
 
 
 def emit(data: dict, fmt: str, text: str) -> None:
-    """Print ``data`` as sorted JSON, or ``text`` for people."""
+    """Print ``data`` as sorted JSON, or ``text`` for people (``fmt`` text: every line within
+    100 columns, see :func:`~kgbuild.cli.output.fit`)."""
+    from .output import fit  # (not loaded for --help)
+
     if fmt == "json":
         echo(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False))
     else:
-        echo(text)
+        echo(fit(text) if fmt == "text" else text)
 
 
 def write_or_echo(text: str, output: str | None) -> None:
@@ -337,11 +341,16 @@ def main() -> None:
     """Build, validate and serve typed, provenance-carrying knowledge graphs for retrieval.
 
     \b
-    Typical session (the store lives in ./.kgbuild, the alias registry in ./aliases.yaml):
+    Examples (a session; the store lives in ./.kgbuild, the alias registry in ./aliases.yaml):
+      kgbuild init                                    # a commented kgbuild.toml here
       kgbuild build fixtures/catalog -o graph.ttl     # extract (incrementally), check, write
       kgbuild validate graph.ttl                      # SHACL-check any graph file
       kgbuild schema show software                    # what types and edges exist
       kgbuild traverse -q "Who owns Payments API?" --path ownedBy
       kgbuild resolve review                          # names that need a decision
       kgbuild export --format trig -o graph.trig      # one named graph per source file
+
+    \b
+    Exit codes (every command): 0 done; 1 the work ran and found something (violations, an
+    abstention, a failed case, an ASK answered false); 2 usage or input error (one line).
     """

@@ -9,6 +9,7 @@ import click
 
 from ..passages.retrieve import METHODS, MAX_K
 from .main import STORE, FileArg, UsageError, count, echo, main, open_project
+from .output import QUIET, VERBOSE, fit, problem_lines
 from .reading import ALL_ACCESS, PRINCIPAL, principal_of
 
 EMBEDDINGS_URL = click.option(
@@ -40,10 +41,12 @@ def embeddings_settings(store, url=None, model=None, query_model=None):
 @EMBEDDINGS_URL
 @EMBEDDINGS_MODEL
 @QUERY_MODEL
+@QUIET
+@VERBOSE
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
-           query_embeddings_model, fmt):
+           query_embeddings_model, quiet, verbose, fmt):
     """Ingest passage corpora (JSONL: id, title, text; other keys kept as metadata) into the
     store: indexed for BM25, linked to the names they mention (other passages' titles; the
     store's entities, when `kgbuild build` made a graph there), embedded. The text chunks
@@ -53,9 +56,14 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
     line's passage disappears. Bad lines are reported (file:line) and skipped.
 
     \b
-    Example:
+    Examples:
+      kgbuild ingest corpus.jsonl --no-embed
       kgbuild ingest corpus.jsonl --embeddings-url http://127.0.0.1:8000/v1 \\
         --embeddings-model e5-passage
+      kgbuild ingest                   # only the chunks `kgbuild extract` stored
+
+    \b
+    Exit codes: 0 ingested (bad lines are reported and skipped); 2 usage or input error.
     """
     front = open_project(store=store_path)
     settings = None if no_embed else front.embeddings(embeddings_url, embeddings_model,
@@ -67,14 +75,12 @@ def ingest(files, store_path, full, no_embed, embeddings_url, embeddings_model,
 
     result = front.ingest(files, embeddings=settings, embed=not no_embed, full=full,
                           progress=progress)
-    for problem in result.problems[:20]:
-        echo(str(problem), err=True)
-    if len(result.problems) > 20:
-        echo(f"... and {len(result.problems) - 20} more problem(s)", err=True)
+    for line in problem_lines(result.problems, quiet=quiet, verbose=verbose):
+        echo(line, err=True)
     if fmt == "json":
         echo(json.dumps(result.to_dict(), indent=2, sort_keys=True, ensure_ascii=False))
-    else:
-        echo(result.summary())
+    elif not quiet:
+        echo(fit(result.summary()))
 
 
 @main.command()

@@ -28,6 +28,9 @@ def paths(source, target, max_hops, limit, schema_name, fmt):
     Examples:
       kgbuild paths API Service
       kgbuild paths Group Library --max-hops 2 --format json
+
+    \b
+    Exit codes: 0 listed (none found included); 2 usage error (an unknown type).
     """
     from ..retrieve.paths import paths_report, render_paths
 

@@ -142,8 +142,12 @@ def pull(endpoint, output, graph_iri, update_url, gsp_url, user, password, diges
     """Read kgbuild's named graphs (IRIs under https://kgbuild.dev/) back from a SPARQL server.
 
     \b
-    Example:
+    Examples:
       kgbuild pull --endpoint http://127.0.0.1:7878/query -o remote.nq
+      kgbuild pull --endpoint http://127.0.0.1:7878/query -o one.nt --graph-iri IRI
+
+    \b
+    Exit codes: 0 written; 2 usage, input or server error.
     """
     from ..remote.push import pull_store
 

@@ -9,6 +9,7 @@ import click
 
 from ..schema.loader import load_schema
 from .main import FileArg, UsageError, echo
+from .output import problem_lines
 
 GRAPH = click.option("--graph", "graph_file", type=FileArg(),
                      help="Read this graph file (Turtle, N-Triples, ...) instead of the store.")
@@ -44,12 +45,11 @@ def whole_graph(graph_file, store_path, schema_name):
     return kg
 
 
-def print_warnings(problems, limit: int = 20) -> None:
-    """What reading the graph skipped, one line each on stderr (at most ``limit``)."""
-    for p in problems[:limit]:
-        echo(str(p), err=True)
-    if len(problems) > limit:
-        echo(f"... and {len(problems) - limit} more warning(s)", err=True)
+def print_warnings(problems) -> None:
+    """What reading the graph skipped, on stderr, grouped by code (see
+    :func:`~kgbuild.cli.output.problem_lines`), one problem a line."""
+    for line in problem_lines(problems):
+        echo(line, err=True)
 
 
 def principal_of(labels, all_access):

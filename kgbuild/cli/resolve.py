@@ -35,6 +35,9 @@ def resolve_group():
       kgbuild resolve review                 # the last build's queue in the store
       kgbuild resolve accept "Paymnts" api:default/payments --type API
       kgbuild resolve reject "Payouts" api:default/payments --type API
+
+    \b
+    Exit codes: 0 done; 2 usage or input error (an unknown type or ID included).
     """
 
 
@@ -53,7 +56,16 @@ def resolve_explain(mention, type_name, graph_file, store_path, schema_name, reg
     """Show how MENTION resolves: stage, reason and every candidate with its score.
 
     Only entities the caller may see are candidates (public ones unless --principal or
-    --all-access), as in traverse."""
+    --all-access), as in traverse.
+
+    \b
+    Examples:
+      kgbuild resolve explain "payments api" --type API
+      kgbuild resolve explain Paymnts --all-access --format json
+
+    \b
+    Exit codes: 0 explained (an unresolved mention included); 2 usage or input error.
+    """
     from ..resolve.review import explain, render_explain
 
     principal = principal_of(labels, all_access)
@@ -78,7 +90,16 @@ def resolve_review(queue_path, type_name, graph_file, store_path, schema_name, r
     """List undecided queued mentions and possible duplicate entities of the graph.
 
     Only what the caller may see is listed (public items unless --principal or --all-access),
-    as in traverse."""
+    as in traverse.
+
+    \b
+    Examples:
+      kgbuild resolve review
+      kgbuild resolve review --type Group --all-access --format json
+
+    \b
+    Exit codes: 0 listed (an empty queue included); 2 usage or input error.
+    """
     from ..resolve.review import render_review, review
 
     principal = principal_of(labels, all_access)
@@ -116,10 +137,17 @@ def _decide_command(decision: str):
     return command
 
 
+_DECIDED = ("\n\n\b\nExit codes: 0 recorded; 2 usage or input error (an ID not in the graph, a "
+            "type that does not fit).")
 resolve_group.command("accept", help=(
     "Record that MENTION (a --type) is the entity ID.\n\nID must be an entity of the graph (the "
     "store, or --graph) of a compatible type; --new accepts one no document defines yet. MENTION "
-    "is one line, ID has no whitespace."))(_decide_command("accept"))
+    "is one line, ID has no whitespace.\n\n\b\nExamples:\n"
+    "  kgbuild resolve accept \"Paymnts\" api:default/payments-api --type API\n"
+    "  kgbuild resolve accept \"Ledger\" component:default/ledger --type Component --new"
+    + _DECIDED))(_decide_command("accept"))
 resolve_group.command("reject", help=(
-    "Record that MENTION (a --type) is never the entity ID (checked as accept checks)."))(
+    "Record that MENTION (a --type) is never the entity ID (checked as accept checks)."
+    "\n\n\b\nExamples:\n"
+    "  kgbuild resolve reject \"Payouts\" api:default/payments-api --type API" + _DECIDED))(
     _decide_command("reject"))

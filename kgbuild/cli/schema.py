@@ -18,7 +18,17 @@ from .main import FORMAT, FileArg, UsageError, check_output, echo, emit, main, w
 
 @main.group()
 def schema():
-    """Inspect a schema and what kgbuild derives from it."""
+    """Inspect a schema and what kgbuild derives from it.
+
+    \b
+    Examples:
+      kgbuild schema show software
+      kgbuild schema check my-schema.yaml
+      kgbuild schema shapes -o shapes.ttl
+
+    \b
+    Exit codes: 0 done; 2 usage or input error (a schema that does not load).
+    """
 
 
 @schema.command("show")
@@ -28,7 +38,17 @@ def schema():
               help="text summary, json, the derived RDF vocabulary as Turtle, or the JSON Schema "
                    "`kgbuild extract` sends the LLM as its response_format.")
 def schema_show(name, fmt):
-    """Print schema NAME (bundled name or YAML path): types, edges, inverses, attributes."""
+    """Print schema NAME (bundled name or YAML path): types, edges, inverses, attributes.
+
+    \b
+    Examples:
+      kgbuild schema show
+      kgbuild schema show my-schema.yaml --format json
+      kgbuild schema show software --format turtle > vocabulary.ttl
+
+    \b
+    Exit codes: 0 shown; 2 an unknown schema or one that does not load.
+    """
     s = load_schema(name)
     if fmt == "json-schema":
         from ..extract.text.prompts import response_schema
@@ -45,7 +65,16 @@ def schema_show(name, fmt):
 @click.argument("path")
 @FORMAT
 def schema_check(path, fmt):
-    """Load and check a schema file; print the first problem with its line, exit 2 if any."""
+    """Load and check a schema file; print the first problem with its line, exit 2 if any.
+
+    \b
+    Examples:
+      kgbuild schema check my-schema.yaml
+      kgbuild schema check my-schema.yaml --format json
+
+    \b
+    Exit codes: 0 the schema loads; 2 it does not (the problem with its line).
+    """
     try:
         s = load_schema(path)
     except KgbuildError as exc:
@@ -63,7 +92,16 @@ def schema_check(path, fmt):
 @click.argument("name", default="software")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to a file instead.")
 def schema_shapes(name, output):
-    """Emit the SHACL shapes (schema-derived + shapes/*.ttl) as Turtle."""
+    """Emit the SHACL shapes (schema-derived + shapes/*.ttl) as Turtle.
+
+    \b
+    Examples:
+      kgbuild schema shapes > shapes.ttl
+      kgbuild schema shapes my-schema.yaml -o shapes.ttl
+
+    \b
+    Exit codes: 0 written; 2 usage or input error.
+    """
     check_output(output)
     text = all_shapes(load_schema(name)).serialize(format="turtle")
     write_or_echo(text, output)

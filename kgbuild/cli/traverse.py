@@ -39,6 +39,15 @@ def _setting(name: str) -> dict:
     return count(DEFAULTS[name], *BOUNDS[name])
 
 
+def _check_edges(schema, follow, path) -> None:
+    """An unknown edge name of --follow or --path is an error naming the closest known ones
+    (the walk itself would list every name)."""
+    for step in [*follow, *(path.split("/") if path else ())]:
+        name = step.strip().partition(":")[0]
+        if name:
+            schema.predicate(name)
+
+
 def _split(values) -> tuple[str, ...]:
     """Repeated, comma-separated option values as one tuple (blanks dropped)."""
     return tuple(v.strip() for x in values for v in x.split(",") if v.strip())
@@ -145,6 +154,7 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
         check_http_url(embeddings_url, "--embeddings-url", "http://localhost:11434/v1")
     principal = principal_of(labels, all_access)
     schema = load_schema(schema_name)
+    _check_edges(schema, follow, path)
     spec.check(schema)  # before the graph is read
     if endpoint:
         if graph_file or semantic:
@@ -177,7 +187,16 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
 
 @main.group("eval")
 def eval_group():
-    """Measure retrieval quality on curated cases."""
+    """Measure retrieval quality on curated cases.
+
+    \b
+    Examples:
+      kgbuild eval retrieval fixtures/retrieval/cases.yaml
+      kgbuild eval retrieval questions.jsonl --k 5 --format json
+
+    \b
+    Exit codes: 0 every case passed; 1 some failed; 2 usage or input error.
+    """
 
 
 @eval_group.command("retrieval")
@@ -205,8 +224,10 @@ def eval_retrieval(cases, graph_file, store_path, schema_name, k, labels, all_ac
     Exit codes: 0 every case passed; 1 some failed; 2 usage or input error.
 
     \b
-    Example:
+    Examples:
       kgbuild eval retrieval fixtures/retrieval/cases.yaml
+      kgbuild eval retrieval fixtures/retrieval/cases.yaml --graph graph.ttl --format json
+      kgbuild eval retrieval questions.jsonl --k 5   # passage questions, every method
     """
     if str(cases).endswith(".jsonl"):
         from ..evaluate.passages import eval_passages, render_passages_report

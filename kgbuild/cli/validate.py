@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import click
 
 from ..validate.hygiene import CHECKS, HygieneOptions
 from ..validate.validator import ENGINES
 from .main import SCHEMA, STORE, FileArg, echo, emit, main, open_project
+from .output import VERBOSE
 
 
 @main.command()
@@ -35,11 +37,15 @@ from .main import SCHEMA, STORE, FileArg, echo, emit, main, open_project
               help="undefined: list external packages too (purls, images, charts, Terraform "
                    "modules; by default only counted).")
 @click.option("--strict", is_flag=True, help="Hygiene warnings fail the run too (exit 1).")
+@click.option("--quiet", is_flag=True,
+              help="Print the violations only: no hygiene warnings or notes (JSON keeps them).")
+@VERBOSE
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "shacl"]), default="text",
               show_default=True, help="text for people, json for machines, shacl: the standard "
                                       "sh:ValidationReport graph in Turtle for other SHACL tools.")
 def validate(graph, store_path, schema_name, changed, engine, shape_files, skipped, no_hygiene,
-             hub_degree, min_confidence, undefined_external, strict, fmt):
+             hub_degree, min_confidence, undefined_external, strict, quiet, verbose,
+             fmt):
     """Check GRAPH (Turtle, N-Triples, JSON-LD, ...), or else the store, against the SHACL shapes.
 
     Shapes come from the schema (node typing, label, ID, the domain and range of every edge
@@ -72,6 +78,7 @@ def validate(graph, store_path, schema_name, changed, engine, shape_files, skipp
     if fmt == "shacl":
         echo(report.to_shacl().rstrip())
     else:
-        emit(report.to_dict(), fmt, report.render())
+        shown = replace(report, hygiene=[]) if quiet else report
+        emit(report.to_dict(), fmt, shown.render(limit=10**9 if verbose else 10))
     warned = strict and any(f.severity == "Warning" for f in report.hygiene)
     sys.exit(0 if report.conforms and not warned else 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -9,6 +10,7 @@ import click
 from ..project.verifyfile import verify_file
 from ..schema.loader import load_schema
 from .main import EPOCH, FORMAT, SCHEMA, FileArg, FolderArg, check_output, emit, main, project
+from .output import QUIET, VERBOSE, problem_lines
 
 
 @main.command()
@@ -31,9 +33,11 @@ from .main import EPOCH, FORMAT, SCHEMA, FileArg, FolderArg, check_output, emit,
               help="Alias registry (default: the project's aliases.yaml when it exists).")
 @click.option("--timestamp", type=EPOCH, metavar="EPOCH",
               help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
+@QUIET
+@VERBOSE
 @FORMAT
 def verify(edges, sources, schema_name, output, report, store_path, no_store, registry_path,
-           timestamp, fmt):
+           timestamp, quiet, verbose, fmt):
     """Check relations another extractor produced against their source documents.
 
     EDGES holds one JSON object per line: subject, subject_type (or null), predicate,
@@ -73,4 +77,6 @@ def verify(edges, sources, schema_name, output, report, store_path, no_store, re
     result = verify_file(edges, sources, load_schema(schema_name), output=output, report=report,
                          store=store_path, write=write, registry=registry_path,
                          timestamp=timestamp)
-    emit(result.summary(), fmt, result.render())
+    problems = problem_lines(result.problems, quiet=quiet, verbose=verbose)
+    text = problems if quiet else [replace(result, problems=[]).render(), *problems]
+    emit(result.summary(), fmt, "\n".join(text))

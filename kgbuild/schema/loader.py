@@ -9,6 +9,7 @@ import pyoxigraph
 from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SH, SKOS, XSD
 
 from ..errors import InputError, SchemaError
+from ..io.suggest import did_you_mean
 from ..io.yamlfile import YMap, load_yaml, load_yaml_file
 from .bundled import bundled
 from .model import DATATYPES, Attribute, EdgeType, NodeType, Schema
@@ -53,7 +54,8 @@ def schema_path(name_or_path: str | Path) -> Path:
                           f"{getattr(exc, 'strerror', None) or exc}") from None
     if not found:
         known = ", ".join(sorted(x.stem for x in SCHEMA_DIR.glob("*.yaml"))) or "none"
-        raise SchemaError(f"unknown schema {str(name_or_path)!r} (bundled: {known})")
+        raise SchemaError(f"unknown schema {str(name_or_path)!r} (bundled: {known})"
+                          + did_you_mean(str(name_or_path), known.split(", ")))
     return candidate
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ..errors import SchemaError
+from ..io.suggest import did_you_mean
 
 DATATYPES = {"string", "integer", "decimal", "boolean", "date", "dateTime", "anyURI"}
 
@@ -103,7 +104,8 @@ class Schema:
         for t in self.node_types.values():
             if t.name.lower() == name.lower():
                 return t
-        raise SchemaError(f"unknown node type {name!r} in schema {self.name!r}")
+        raise SchemaError(f"unknown node type {name!r} in schema {self.name!r}"
+                          + did_you_mean(name, self.node_types))
 
     def more_specific(self, a: str, b: str) -> str | None:
         """The more specific of two types on one branch, or None when they conflict."""
@@ -119,7 +121,8 @@ class Schema:
         try:
             return self._predicates[name]
         except KeyError:
-            raise SchemaError(f"unknown edge type {name!r} in schema {self.name!r}") from None
+            raise SchemaError(f"unknown edge type {name!r} in schema {self.name!r}"
+                              + did_you_mean(name, self._predicates)) from None
 
     def canonical(self, subject: str, name: str, obj: str) -> tuple[str, str, str]:
         """Rewrite ``(s, name, o)`` into the stored direction of its edge type."""
