@@ -1,10 +1,12 @@
 """``push --neo4j``: the property graph (:mod:`kgbuild.remote.cypher`) written over Bolt with
-the official ``neo4j`` driver, to Neo4j or any server that speaks Bolt and Cypher.
+the official ``neo4j`` driver: Neo4j (4.1 and later: ``CREATE INDEX ... IF NOT EXISTS``,
+``db.labels()``, explicit transactions) and servers that follow it there, such as ArcadeDB.
 
 The same statements as ``push --falkordb`` (:func:`~kgbuild.remote.cypher.sync`): the
 deletions of what the store no longer has, then the ``MERGE`` batches, all in one
 transaction, so a reader sees the graph before the push or after it and a failed push
-changes nothing; re-running changes nothing. The ``Entity.id`` index is made first (``IF NOT
+changes nothing (the server's transaction memory must hold the whole graph's writes);
+re-running changes nothing. The ``Entity.id`` index is made first (``IF NOT
 EXISTS``). Nodes and relationships without the ``Entity`` label are never touched.
 
 Credentials, first found: the arguments (``--user``/``--password``, ``--token`` for a
