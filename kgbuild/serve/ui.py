@@ -191,7 +191,7 @@ def _cell(term: str | None) -> str:
         return f"<code>{escape(iri)}</code>"
     if term.startswith("_:"):
         return f"<code>{escape(term)}</code>"
-    value, datatype, lang = parse_literal(term)
+    value, _, lang = parse_literal(term)
     return escape(value) + (f' <span class="muted">@{escape(lang)}</span>' if lang else "")
 
 

@@ -15,12 +15,11 @@ what a store built from the visible documents answers.
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote
 
 import pyoxigraph as ox
 
 from ..graph.access import WITHHELD, NameScreen, Principal, visible_graph
-from urllib.parse import unquote
-
 from ..graph.model import (
     ACCESS,
     ALT,

@@ -175,7 +175,7 @@ def chromium(tmp_path_factory):
 
 @pytest.mark.browser
 def test_the_query_form_in_chromium_answers_what_kgbuild_query_answers(served, chromium):
-    base, with_doc, without = served
+    base, _, without = served
     chromium.open(f"{base}/ui/query")
     chromium.run(f"document.querySelector('textarea[name=query]').value = {json.dumps(DEPENDS)};"
                  "document.getElementById('query-form').submit(); true")

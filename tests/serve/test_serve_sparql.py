@@ -13,7 +13,7 @@ import xml.etree.ElementTree as ET
 import pyoxigraph as ox
 import pytest
 import rdflib
-from helpers import ADMIN_TOKEN, bearer, access_stores, cli_query, write_config
+from helpers import ADMIN_TOKEN, access_stores, bearer, cli_query, write_config
 from starlette.testclient import TestClient
 
 from kgbuild.schema.loader import load_schema
@@ -31,8 +31,8 @@ VIEW_QUERIES = [
     "SELECT ?s ?label WHERE { ?s rdfs:label ?label } ORDER BY ?s",
     "SELECT ?a ?b WHERE { ?a sw:dependsOn ?b } ORDER BY ?a ?b",
     "SELECT ?type (COUNT(?s) AS ?n) WHERE { ?s a ?type } GROUP BY ?type ORDER BY ?type",
-    "SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(!STRSTARTS(STR(?g), "
-    '"https://kgbuild.dev/graph/manifest")) } GROUP BY ?g ORDER BY ?g',
+    ("SELECT ?g (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } FILTER(!STRSTARTS(STR(?g), "
+     '"https://kgbuild.dev/graph/manifest")) } GROUP BY ?g ORDER BY ?g'),
     "ASK { ?s ?p ?o FILTER(CONTAINS(LCASE(STR(?o)), 'ledger')) }",
     "SELECT ?e ?quote WHERE { ?e kg:evidence ?quote } ORDER BY ?e",
 ]
@@ -102,7 +102,7 @@ def test_get_post_and_form_answer_what_kgbuild_query_answers(clients, stores):
 @pytest.mark.slow  # (queries in child processes)
 def test_every_results_format_reads_back(clients):
     client = clients[0]
-    get = lambda q, accept: client.get("/sparql", params={"query": q},  # noqa: E731
+    get = lambda q, accept: client.get("/sparql", params={"query": q},
                                        headers={"accept": accept})
     ref = _rows(get(SELECT, "application/sparql-results+json").json())
     ns = {"r": "http://www.w3.org/2005/sparql-results#"}
@@ -198,7 +198,7 @@ def test_a_public_query_answers_as_over_the_store_without_the_hidden_document(cl
 def test_a_token_sees_its_labels_and_all_access_sees_the_store(clients, stores):
     client = clients[0]
     q = "SELECT ?s WHERE { ?s rdfs:label ?l FILTER(?l IN ('General Ledger', 'Payments DB')) }"
-    seen = lambda headers: sorted(r["s"] for r in _rows(client.get(  # noqa: E731
+    seen = lambda headers: sorted(r["s"] for r in _rows(client.get(
         "/sparql", params={"query": q}, headers=headers).json()))
     assert seen({}) == []
     both = ["<https://kgbuild.dev/id/component:default/general-ledger>",

@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 from conftest import FIXTURE_CATALOG
-from helpers import bearer, write_config, PCI_TOKEN
+from helpers import PCI_TOKEN, bearer, write_config
 from starlette.testclient import TestClient
 
 from kgbuild.project.pipeline import build_graph
@@ -71,11 +71,11 @@ def test_an_entity_page_shows_edges_evidence_file_line_and_a_picture(client):
     assert "<h1>Checkout Service</h1>" in page and "Service · <code>component:default/" \
         "checkout-service</code>" in page
     row = re.search(r"<tr><td>dependsOn</td><td><a href=\"/ui/node\?id=component%3Adefault%2F"
-                    r"pricing-sdk\">Pricing SDK</a>.*?</tr>", page, re.S).group()
+                    r"pricing-sdk\">Pricing SDK</a>.*?</tr>", page, re.DOTALL).group()
     assert "“- component:pricing-sdk”" in row and "checkout-service.yaml:14</code>" in row
     assert "backstage, confidence 1" in row
     assert "<h2>Edges in</h2>" in page and "Web Shop" in page  # web-shop dependsOn it
-    svg = re.search(r"<svg id=\"graph\".*?</svg>", page, re.S).group()
+    svg = re.search(r"<svg id=\"graph\".*?</svg>", page, re.DOTALL).group()
     assert 'data-id="component:default/pricing-sdk"' in svg
     assert '<a href="/ui/node?id=component%3Adefault%2Fpricing-sdk">' in svg
     assert not any(tag == "script" for tag, _ in tags(page))
