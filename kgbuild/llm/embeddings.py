@@ -75,7 +75,8 @@ class Embedder:
             chunk = unique[start:start + BATCH]
             rows = sorted(self._request(chunk).data, key=lambda d: d.index)
             if len(rows) != len(chunk):
-                raise KgbuildError(f"embeddings endpoint returned {len(rows)} vectors for {len(chunk)} texts")
+                raise KgbuildError(f"embeddings endpoint returned {len(rows)} vectors for "
+                                   f"{len(chunk)} texts")
             for text, row in zip(chunk, rows):
                 vectors[text] = _unit(row.embedding)
         return np.vstack([vectors[t] for t in texts])
@@ -135,7 +136,8 @@ class Embedder:
             pass
 
     def _not_served(self, message: str) -> KgbuildError:
-        remembered = f" (remembered in {self.memory}; delete it to ask again)" if self.memory else ""
+        remembered = (f" (remembered in {self.memory}; delete it to ask again)"
+                      if self.memory else "")
         return KgbuildError(f"the embeddings endpoint {self.endpoint or '(default)'} does not "
                             f"serve embeddings for model {self.model!r}: {message}{remembered}",
                             code="embeddings-unsupported")
@@ -156,6 +158,7 @@ def _unit(embedding) -> np.ndarray:
         vec = vec.mean(axis=0)
     if vec.ndim != 1 or not vec.size or not np.all(np.isfinite(vec)):
         raise KgbuildError(f"embeddings endpoint returned a vector of shape {vec.shape}, not a "
-                           f"list of finite numbers (or one such list per token)", code="embeddings")
+                           f"list of finite numbers (or one such list per token)",
+                           code="embeddings")
     norm = float(np.linalg.norm(vec))
     return vec / norm if norm else vec
