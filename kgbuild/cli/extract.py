@@ -27,7 +27,7 @@ from .main import (
     open_project,
     project,
 )
-from .output import QUIET, VERBOSE, problem_lines
+from .output import QUIET, VERBOSE, plural, problem_lines
 
 
 def _llm(key: str, default):
@@ -220,8 +220,8 @@ def render(s: dict, output: str | None, report: str | None, quiet: bool = False,
     lines.append(f"tokens: {usage['prompt_tokens']:,} prompt ({usage['cached_prompt_tokens']:,} "
                  f"cached by the provider), {usage['completion_tokens']:,} completion; estimated "
                  f"cost " + (f"${cost:.4f}" if cost is not None else "unknown (no llm.price set)"))
-    lines.append(f"store {b['store'] or '(memory)'}: {b['entities']} entities, {b['edges']} edges, "
-                 f"{b['assertions']} assertions")
+    lines.append(f"store {b['store'] or '(memory)'}: {plural(b['entities'], 'entity', 'entities')}, "
+                 f"{plural(b['edges'], 'edge')}, {plural(b['assertions'], 'assertion')}")
     if output:
         lines.append(f"wrote {output}")
     if report:

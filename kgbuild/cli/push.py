@@ -7,6 +7,7 @@ import click
 from ..io.urls import redact_url
 from ..schema.loader import load_schema
 from .main import FORMAT, SCHEMA, STORE, UsageError, check_output, count, emit, main
+from .output import plural
 
 
 def remote_options(f):
@@ -109,17 +110,14 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
         report = push_neo4j(store_path, schema, neo4j, database=database, user=user,
                             password=password, token=token, timeout=timeout)
         emit(report, fmt, f"Neo4j {report['url']} database {report['database'] or '(default)'}: "
-                          f"{report['nodes']} nodes, {report['edges']} edges; deleted "
-                          f"{report['deleted_nodes']} nodes, {report['deleted_edges']} edges")
+                          + _counts(report))
         return
     if falkordb:
         from ..remote.cypher import push_falkordb
 
         report = push_falkordb(store_path, schema, falkordb, graph_name, timeout=timeout)
         report["url"] = redact_url(falkordb)
-        emit(report, fmt, f"FalkorDB {report['url']} graph {graph_name}: {report['nodes']} nodes, "
-                          f"{report['edges']} edges; deleted {report['deleted_nodes']} nodes, "
-                          f"{report['deleted_edges']} edges")
+        emit(report, fmt, f"FalkorDB {report['url']} graph {graph_name}: " + _counts(report))
         return
     from ..remote.push import push_store
 
@@ -128,6 +126,12 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
         report = push_store(store_path, schema, client, graph_iri=graph_iri, full=full,
                             batch_bytes=batch_bytes)
     emit(report.to_dict(), fmt, report.render())
+
+
+def _counts(report: dict) -> str:
+    """A property-graph push's nodes and edges, written and deleted."""
+    return (f"{plural(report['nodes'], 'node')}, {plural(report['edges'], 'edge')}; deleted "
+            f"{plural(report['deleted_nodes'], 'node')}, {plural(report['deleted_edges'], 'edge')}")
 
 
 @main.command()
