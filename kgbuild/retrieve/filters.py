@@ -2,14 +2,21 @@
 a filtered walk reads, without the assertions the filters drop.
 
 An edge no assertion is left for is not walked; an edge read without assertions stays only
-when neither an extractor nor a confidence is asked for. The filtered model is made from
-the edge records of the unfiltered one (:func:`~kgbuild.store.readmodel.subgraph`): the
-remaining edges ranked again, nodes and names shared.
+when neither an extractor nor a confidence is asked for. The filters are evaluated on the
+read model's facet columns (per assertion: confidence, extractor, time, qualifier set; each
+distinct term tested once), not on its records: a mask over the assertions gives the edges
+kept, their best confidence and latest time, and the filtered model
+(:func:`~kgbuild.store.readmodel.subgraph`) ranks the kept edges again. Only the records of
+the edges a walk reports are read, each less the assertions the filters drop.
 """
 
 from __future__ import annotations
 
-from ..store.readmodel import GraphModel, record_of, subgraph
+import json
+
+import numpy as np
+
+from ..store.readmodel import FACET, GraphModel, subgraph
 from .spec import qualifier_excluded
 
 
@@ -22,13 +29,46 @@ def filtered_model(model: GraphModel, key: tuple) -> GraphModel:
                 and (not extractors or a["extractor"] in extractors)
                 and (least is None or a["confidence"] >= least))
 
-    untyped = not extractors and least is None
-    edges, records = [], []
-    for eid in range(len(model.index.src)):
-        rec = model.record(eid)
-        found = [x for x in rec["a"] if keep(x[1])]
-        if found or (untyped and not rec["a"]):
-            cited = {x[1].get("passage") for x in found}
-            edges.append(eid)
-            records.append(record_of(found, {k: v for k, v in rec["p"].items() if k in cited}))
-    return subgraph(model, edges, records)
+    facets, ends = model.facets.blob, np.asarray(model.facets.ends, dtype=np.int64)
+    terms = model.terms
+    if len(facets) % FACET.itemsize or (len(ends) and int(ends[-1]) != len(facets)):
+        raise ValueError("inconsistent read model facets")
+    rows = np.asarray(facets).view(FACET)
+    counts = np.diff(ends, prepend=0) // FACET.itemsize
+    if int(counts.sum()) != len(rows) or (len(rows) and not (
+            rows["extractor"].min() >= 0 and rows["time"].min() >= 0
+            and rows["qualifiers"].min() >= 0 and max(rows["extractor"].max(), rows["time"].max(),
+                                                      rows["qualifiers"].max()) < len(terms))):
+        raise ValueError("inconsistent read model facets")
+    ok = np.ones(len(rows), dtype=bool)
+    if least is not None:
+        ok &= rows["conf"] >= least
+    if extractors:
+        ok &= _passing(terms, rows["extractor"], lambda t: t in extractors)
+    if excluded:
+        ok &= ~_passing(terms, rows["qualifiers"], lambda t: any(
+            qualifier_excluded(q, excluded) for q in json.loads(t)))
+    edge = np.repeat(np.arange(len(counts)), counts)[ok]
+    kept = np.bincount(edge, minlength=len(counts)) > 0
+    if not extractors and least is None:  # an edge read without assertions stays
+        kept |= counts == 0
+    conf = np.full(len(counts), -1.0)
+    np.maximum.at(conf, edge, rows["conf"][ok])
+    used = np.unique(rows["time"])
+    stamps = sorted({terms[c] for c in used.tolist()} | {""})  # "" first: no time
+    rank = np.zeros(len(terms), dtype=np.int64)
+    position = {t: i for i, t in enumerate(stamps)}
+    rank[used] = [position[terms[c]] for c in used.tolist()]
+    latest = np.zeros(len(counts), dtype=np.int64)
+    np.maximum.at(latest, edge, rank[rows["time"][ok]])
+    edges = np.flatnonzero(kept)
+    codes, recency = np.unique(latest[edges], return_inverse=True)
+    return subgraph(model, edges, conf[edges], [stamps[c] for c in codes.tolist()], recency, keep)
+
+
+def _passing(terms, codes: np.ndarray, test) -> np.ndarray:
+    """Per row whether ``test`` passes its term (each distinct term tested once)."""
+    used = np.unique(codes)
+    passes = np.zeros(len(terms), dtype=bool)
+    passes[used] = [test(terms[c]) for c in used.tolist()]
+    return passes[codes]

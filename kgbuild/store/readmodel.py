@@ -8,8 +8,10 @@ file's, any graph in memory):
   known as an edge's end);
 * the edges, sorted by subject, type and object, with the ranked adjacency lists of
   :mod:`kgbuild.store.adjacency`, and per edge a JSON record of its assertions (as traversal
-  outputs them) and the passages they cite, its best confidence, the code of its latest time
-  and the documents it comes from (8-byte name digests);
+  outputs them) and the passages they cite, its best confidence, the code of its latest time,
+  the documents it comes from (8-byte name digests) and its assertions' filterable fields
+  (``facets``: per assertion a :data:`FACET` row of confidence and the codes of its extractor,
+  time and qualifier set in the ``terms`` column), so that a filter reads columns, not records;
 * the names table of :mod:`kgbuild.resolve.nametable`: the resolver's index, one sorted
   column of strings, so that a name is resolved by binary searches.
 
@@ -33,8 +35,10 @@ from ..graph.model import KnowledgeGraph, Passage
 from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists
 from .strings import Strings
 
-FORMAT = 3  # bump when the files or the names table's rules change: older models are made again
+FORMAT = 4  # bump when the files or the names table's rules change: older models are made again
 _LISTS = ("indptr", "nbr", "eid", "rank")
+# an assertion's filterable fields; extractor, time and qualifiers (a JSON list) coded in ``terms``
+FACET = np.dtype([("conf", "<f8"), ("extractor", "<i4"), ("time", "<i4"), ("qualifiers", "<i4")])
 
 
 def assertion_dict(a) -> dict:
@@ -79,15 +83,55 @@ class Tables:
     conf: list[float]  # per edge: its best assertion's confidence (-1: none)
     stamps: list[str]  # per edge: its latest assertion's time ("": none)
     sources: list[bytes]  # per edge: its assertions' documents (sorted 8-byte name digests)
+    facets: list[list[tuple]]  # per edge: its assertions' (confidence, extractor, time, qualifiers)
 
 
-def record_of(found: list, passages: dict) -> tuple[bytes, float, str, bytes]:
+def record_of(found: list, passages: dict) -> tuple[bytes, float, str, bytes, list[tuple]]:
     """An edge's record (``found``: ``[key, assertion dict]`` sorted by key), best confidence,
-    latest time and sources."""
+    latest time, sources and facets (:func:`facet_of`)."""
     return (json.dumps({"a": found, "p": passages}, sort_keys=True).encode(),
             max((a["confidence"] for _, a in found), default=-1.0),
             max((a["generated_at"] for _, a in found), default=""),
-            b"".join(sorted({digest(a["source"]) for _, a in found})))
+            b"".join(sorted({digest(a["source"]) for _, a in found})),
+            [facet_of(a) for _, a in found])
+
+
+def facet_of(a: dict) -> tuple[float, str, str, str]:
+    """An assertion's filterable fields (``a`` as :func:`assertion_dict` gives it): confidence,
+    extractor, time and its qualifiers as one JSON list."""
+    return (a["confidence"], a["extractor"], a["generated_at"],
+            json.dumps(a["qualifiers"], separators=(",", ":")))
+
+
+def pack_facets(facets: Sequence[list[tuple]], terms: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per edge its facets as :data:`FACET` rows, packed like strings (one item per edge),
+    coding every term in ``terms`` (new ones appended)."""
+    code = {t: i for i, t in enumerate(terms)}
+
+    def coded(t: str) -> int:
+        if t not in code:
+            code[t] = len(terms)
+            terms.append(t)
+        return code[t]
+
+    rows = np.array([(c, coded(x), coded(t), coded(q)) for edge in facets for c, x, t, q in edge],
+                    dtype=FACET)
+    ends = np.cumsum([len(edge) for edge in facets], dtype=np.int64) * FACET.itemsize
+    return rows.view(np.uint8).reshape(-1), ends
+
+
+def sorted_terms(blob: np.ndarray, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The facet rows ``blob`` (coded in ``terms``) recoded in the sorted terms they use, and
+    those terms packed: equal graphs give equal columns, however their models were made."""
+    rows = np.frombuffer(blob.tobytes(), dtype=FACET).copy()
+    fields = ("extractor", "time", "qualifiers")
+    used = np.unique(np.concatenate([rows[f] for f in fields]))
+    order = sorted(used.tolist(), key=terms.__getitem__)
+    recode = np.zeros(len(terms), dtype=np.int32)
+    recode[order] = np.arange(len(order), dtype=np.int32)
+    for f in fields:
+        rows[f] = recode[rows[f]]
+    return (rows.view(np.uint8).reshape(-1), *Strings.pack([terms[c] for c in order]))
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -137,7 +181,7 @@ def graph_tables(kg: KnowledgeGraph, meta: dict | None = None) -> Tables:
                   [nodes[i].label if i in nodes else i for i in ids],
                   [nodes[i].type if i in nodes else "" for i in ids],
                   [node_info(nodes.get(i), docs) for i in ids], list(edges),
-                  *([list(x) for x in zip(*per_edge)] if per_edge else ([], [], [], [])))
+                  *([list(x) for x in zip(*per_edge)] if per_edge else ([], [], [], [], [])))
 
 
 def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
@@ -158,6 +202,9 @@ def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
                         ("records", t.records), ("times", times.tolist()),
                         ("sources", t.sources)):
         out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
+    terms: list[str] = []
+    blob, out["facets_ends"] = pack_facets(t.facets, terms)
+    out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
     return with_lists(out, len(edge_types))
 
 
@@ -200,10 +247,12 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> Gra
     names = strings("names") if "names_blob" in arr else None
     model = GraphModel(folder, meta, schema, index, strings("labels"), strings("info"),
                        strings("records"), strings("times"), arr["recency"], strings("sources"),
-                       arr["conf"], frozenset(meta["documents"]), names)
+                       arr["conf"], frozenset(meta["documents"]), strings("facets"),
+                       strings("terms"), names)
     if not (len(model.labels) == len(model.info) == index.size
             and len(model.records) == len(model.recency) == len(model.sources) == len(model.conf)
-            == len(index.src) and len(model.sources.blob) % 8 == 0
+            == len(model.facets) == len(index.src) and len(model.sources.blob) % 8 == 0
+            and len(model.facets.blob) % FACET.itemsize == 0
             and int(model.recency.max(initial=-1)) < len(model.times)):
         raise ValueError("inconsistent read model tables")
     return model
@@ -225,6 +274,8 @@ class GraphModel:
     sources: Strings
     conf: np.ndarray
     documents: frozenset[str]
+    facets: Strings  # per edge: its assertions' FACET rows
+    terms: Strings  # the facets' extractors, times and qualifier sets (JSON lists), by code
     names: Strings | None = None  # (in memory: made on first use)
 
     @classmethod
@@ -316,10 +367,14 @@ class GraphModel:
         return table_resolver(self.schema, self.names, self.entity, registry)
 
 
-def subgraph(model: GraphModel, edges: np.ndarray, records: Sequence[tuple]) -> GraphModel:
-    """``model`` in memory with only the edges numbered ``edges`` (ascending), each with its
-    new ``(record, confidence, time, sources)`` (:func:`record_of`); a node left with neither
-    a type nor an edge is dropped. The names table is the same."""
+def subgraph(model: GraphModel, edges: np.ndarray, conf: np.ndarray, times: list[str],
+             recency: np.ndarray, keep) -> GraphModel:
+    """``model`` in memory with only the edges numbered ``edges`` (ascending) and of their
+    assertions only those ``keep(assertion dict)`` passes: per kept edge its best ``conf``
+    and the code of its latest time in ``times`` (sorted) as ``recency``. A node left with
+    neither a type nor an edge is dropped; the kept edges are ranked again. Records and sources
+    are made from the unfiltered record when read (:class:`KeptColumn`); the names table is
+    the same."""
     ix = model.index
     edges = np.asarray(edges, dtype=np.int64)
     src, dst = ix.src[edges], ix.dst[edges]
@@ -329,18 +384,43 @@ def subgraph(model: GraphModel, edges: np.ndarray, records: Sequence[tuple]) -> 
     final = np.cumsum(alive) - 1
     out = {"node_type": np.asarray(ix.node_type[kept]),
            "src": final[src].astype(np.int32), "dst": final[dst].astype(np.int32),
-           "etype": np.asarray(ix.etype[edges]),
-           "conf": np.array([r[1] for r in records], dtype=np.float64)}
-    times, recency = np.unique(np.array([r[2] for r in records], dtype=str), return_inverse=True)
-    out["recency"] = recency.astype(np.int32)
+           "etype": np.asarray(ix.etype[edges]), "conf": np.asarray(conf, dtype=np.float64),
+           "recency": np.asarray(recency, dtype=np.int32)}
+    columns = {}
     for name, column in (("ids", ix.node_ids), ("labels", model.labels), ("info", model.info)):
-        out[f"{name}_blob"], out[f"{name}_ends"] = column.splice(kept, [])
-    for name, items in (("records", [r[0] for r in records]), ("times", times.tolist()),
-                        ("sources", [r[3] for r in records])):
-        out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
-    sub = model_of(with_lists(out, len(ix.edge_types)), model.meta, model.schema)
-    sub.names = model.names
-    return sub
+        columns[name] = Strings(*column.splice(kept, []))
+    out = with_lists(out, len(ix.edge_types))
+    lists = {(ty, d): Csr(*(out[f"l{ty}_{d}_{k}"] for k in _LISTS),
+                          np.full(len(out[f"l{ty}_{d}_nbr"]), d, dtype=np.int8))
+             for ty, d in {tuple(int(x) for x in k[1:].split("_")[:2]) for k in out
+                           if k.startswith("l") and k.endswith("_indptr")}}
+    index = AdjacencyIndex(columns["ids"], out["node_type"], ix.type_names, ix.edge_types,
+                           out["src"], out["dst"], out["etype"], lists)
+    index.check()
+    empty = Strings(np.zeros(0, np.uint8), np.zeros(len(edges), np.int64))
+    return GraphModel(None, model.meta, model.schema, index, columns["labels"], columns["info"],
+                      KeptColumn(model, edges, keep), Strings.of(times), out["recency"],
+                      KeptColumn(model, edges, keep, sources=True), out["conf"],
+                      model.documents, empty, Strings.of([]), model.names)
+
+
+class KeptColumn:
+    """A filtered model's records (or ``sources``) column: edge i's of the assertions ``keep``
+    passes, made from the unfiltered model's record of edge ``edges[i]`` when read."""
+
+    def __init__(self, model: GraphModel, edges: np.ndarray, keep, sources: bool = False):
+        self.model, self.edges, self.keep, self.sources = model, edges, keep, sources
+
+    def __len__(self) -> int:
+        return len(self.edges)
+
+    def raw(self, i: int) -> bytes:
+        rec = self.model.record(int(self.edges[i]))
+        found = [x for x in rec["a"] if self.keep(x[1])]
+        if self.sources:
+            return b"".join(sorted({digest(a["source"]) for _, a in found}))
+        cited = {a.get("passage") for _, a in found}
+        return record_of(found, {k: v for k, v in rec["p"].items() if k in cited})[0]
 
 
 def view_key(principal) -> str:

@@ -33,7 +33,9 @@ from .readmodel import (
     cite,
     digest,
     node_info,
+    pack_facets,
     record_of,
+    sorted_terms,
     with_lists,
 )
 from .strings import Strings
@@ -157,8 +159,8 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
 def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
              edges: dict[tuple, tuple | None]) -> dict[str, np.ndarray]:
     """The files of ``old`` with ``nodes`` (ID: label, type, info) and ``edges`` (edge: record,
-    confidence, time, sources; None: gone) replaced, added or removed; a node stays while it
-    has a type or an edge. The unchanged rows are copied and renumbered with numpy."""
+    confidence, time, sources, facets; None: gone) replaced, added or removed; a node stays
+    while it has a type or an edge. The unchanged rows are copied and renumbered with numpy."""
     ix = old.index
     n, blank = ix.size, ix.type_names.index("")
     number = {e: edge_number(ix, e) for e in edges}
@@ -236,4 +238,10 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
         out[f"{name}_blob"], out[f"{name}_ends"] = strings.splice(
             rows, [x if isinstance(x, bytes) else x.encode() for x in items])
     out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
+    terms = list(old.terms)  # new terms appended, then every code sorted again
+    blob, ends = pack_facets([v[4] for v in values], terms)
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    blob, out["facets_ends"] = old.facets.splice(
+        etake, [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())])
+    out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
     return with_lists(out, t)

@@ -195,3 +195,67 @@ def test_prompt_context_names_the_relation_of_evidence_the_budget_kept(schema):
     assert [i["kind"] for i in r.context["items"]] == ["seed", "evidence", "evidence"]
     assert r.prompt().splitlines()[1:] == ['App depends on Devtool. [c1: package.json:3 "devtool: ^1.0"]',
                                            'App depends on Runtime. [c2: package.json:5 "runtime: ^1.0"]']
+
+
+def _parsed_filter(model, key):
+    """The filter as it was before the facet columns: every edge record parsed. Returns the
+    kept edges, their records and (best confidence, latest time) each."""
+    from kgbuild.store.readmodel import record_of
+
+    excluded, extractors, least = set(key[0]), set(key[1]), key[2]
+
+    def keep(a):
+        return (not any(qualifier_excluded(q, excluded) for q in a["qualifiers"])
+                and (not extractors or a["extractor"] in extractors)
+                and (least is None or a["confidence"] >= least))
+
+    edges, out = [], []
+    for eid in range(len(model.index.src)):
+        rec = model.record(eid)
+        found = [x for x in rec["a"] if keep(x[1])]
+        if found or (not extractors and least is None and not rec["a"]):
+            cited = {x[1].get("passage") for x in found}
+            edges.append(model.edge(eid))
+            out.append(record_of(found, {k: v for k, v in rec["p"].items() if k in cited}))
+    return edges, out
+
+
+@pytest.mark.slow
+def test_filters_read_the_facet_columns_as_parsing_every_record_did():
+    """On real manifests (npm locks' direct/transitive/peer qualifiers, Maven scopes, several
+    extractors and confidences): the filtered model built from the facets has the edges, records,
+    sources, confidences, time order and ranked lists that parsing every record gave."""
+    import numpy as np
+
+    from kgbuild.project.pipeline import build_graph
+    from kgbuild.store.adjacency import csr_lists
+    from kgbuild.store.readmodel import GraphModel
+    from kgbuild.retrieve.filters import filtered_model
+
+    kg = build_graph([REPO / "fixtures" / "sources"], timestamp=0, validate=False,
+                     resolve=False, root=REPO).graph
+    model = GraphModel.of_graph(kg)
+    keys = [TraversalSpec(exclude_qualifiers=["transitive"]).filter_key(),
+            TraversalSpec(exclude_qualifiers=["dev,test,peer"], min_confidence=0.8).filter_key(),
+            TraversalSpec(extractors=["npm-lock", "maven"]).filter_key(),
+            TraversalSpec(min_confidence=0.9).filter_key(),
+            TraversalSpec(min_confidence=0).filter_key(),
+            TraversalSpec(extractors=["no-such-extractor"]).filter_key()]
+    for key in keys:
+        edges, records = _parsed_filter(model, key)
+        sub = filtered_model(model, key)
+        ix = sub.index
+        assert [sub.edge(e) for e in range(len(ix.src))] == edges, key
+        assert [sub.records.raw(e) for e in range(len(ix.src))] == [r[0] for r in records], key
+        assert [sub.sources.raw(e) for e in range(len(ix.src))] == [r[3] for r in records], key
+        assert np.array_equal(sub.conf, [r[1] for r in records]), key
+        assert [sub.times[c] for c in sub.recency.tolist()] == [r[2] for r in records], key
+        stamps = np.unique(np.array([r[2] for r in records], dtype=str), return_inverse=True)[1]
+        ranked = csr_lists(ix.size, len(ix.edge_types), ix.src, ix.dst, ix.etype,
+                           np.array([r[1] for r in records]), stamps)
+        assert ranked.keys() == ix.lists.keys(), key
+        for k, c in ranked.items():
+            for name in ("indptr", "nbr", "eid", "rank"):
+                assert np.array_equal(getattr(c, name), getattr(ix.lists[k], name)), (key, k)
+    assert len(filtered_model(model, keys[0]).index.src) < len(model.index.src)
+    assert len(filtered_model(model, keys[-1]).index.src) == 0
