@@ -31,7 +31,12 @@ input error (one line naming the file and line, with a code in brackets).
 
 Every command has `--help` with examples and exit codes (0 ok, 1 found violations / abstained,
 2 usage or input error); `--format json` for machines; a progress bar on stderr for long builds
-in a terminal. Every command is a thin layer over one library call.
+in a terminal. Every command is a thin layer over one library call. Text output stays within
+100 columns (a long line wrapped, a long path cut in its middle with `…`; `--format json` is
+never cut). Problems are printed grouped by code, errors first, each code with its count and
+its first 5 problems (`--verbose` lists all, `--quiet` prints errors only; JSON keeps the full
+list). A mistyped node type, edge name, schema or ID is answered with the closest known names
+(`unknown edge type 'dependsOm' in schema 'software' (did you mean dependsOn?)`).
 
 An error is one line on stderr, `Error: file:line: message [code]` (at most 2,000 characters,
 line breaks escaped), exit code 2. Codes: `usage` (a bad option or argument), `input` (a file
