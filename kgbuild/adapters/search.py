@@ -8,8 +8,9 @@ the seed and the answer (the path's end), the nodes, the edge types and directio
 assertion (source, location, ``file:line`` citation, evidence, extractor, confidence) and
 the path's confidence: that of its weakest edge (an edge counts its best assertion). A
 passage record's text is the passage; its metadata holds its ID, title, score and rank, its
-``file:line``, each signal's score and rank, and the graph link that brought it in
-(``graph``: named in the question, or reached from another passage through a name).
+``file:line``, each signal's score and rank, the graph link that brought it in (``graph``:
+named in the question, or reached from another passage through a name) and the chain of
+such links back to the question (``graph_path``, :func:`graph_paths`).
 
 Access: both run as one principal (public items only by default) exactly as the CLI does:
 hidden items are never walked, ranked or reported. An answer that abstains gives no record.
@@ -177,6 +178,7 @@ def passage_records(answer: Retrieved) -> list[Record]:
     """One record per passage of ``answer``, best first; none when it abstained."""
     if answer.abstain:
         return []
+    paths = graph_paths(answer.passages)
     out = []
     for p in answer.passages:
         where = p["citation"]
@@ -184,6 +186,28 @@ def passage_records(answer: Retrieved) -> list[Record]:
                     "rank": p["rank"], "source": where["source"], "line": where["line"],
                     "citation": f"{where['source']}:{where['line']}", "method": answer.method,
                     "signals": p["signals"], "graph": p["signals"].get("graph"),
-                    "meta": p["meta"]}
+                    "graph_path": paths[p["id"]], "meta": p["meta"]}
         out.append(Record(str(p["id"]), p["text"], metadata, p["score"]))
     return out
+
+
+def graph_paths(passages: list[dict]) -> dict[str, list[dict]]:
+    """Passage ID -> the chain of graph links that led to it, first link first: each
+    ``{passage, from, way, name}`` (``way``: ``question`` for a passage the question names,
+    ``mentions``/``mentioned-by`` for a link between passages, an edge type for a step
+    through the catalog graph). A chain goes back through the passages of the answer and
+    stops at one the question names or one outside the answer; empty without graph signal."""
+    links = {p["id"]: p["signals"].get("graph") for p in passages}
+    out = {}
+    for pid in links:
+        chain, seen, cur = [], set(), pid
+        while cur in links and links[cur] and cur not in seen:
+            seen.add(cur)
+            g = links[cur]
+            chain.append({"passage": cur, "from": g.get("from"),
+                          "way": "question" if g.get("question") else g["way"],
+                          "name": g.get("name")})
+            cur = None if g.get("question") else g.get("from")
+        out[pid] = chain[::-1]
+    return out
+

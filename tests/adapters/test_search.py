@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kgbuild.adapters.search import GraphSearch, PassageSearch, citation
+from kgbuild.adapters.search import GraphSearch, PassageSearch
 from kgbuild.errors import KgbuildError
 
 from .conftest import CLASSIC, CLASSIC_PATH, cli_json
@@ -68,6 +68,8 @@ def test_passages_are_the_retrieved_ones(passage_store):
     assert by_id["p1"].metadata["graph"] == {"question": True, "name": "blue harbor"}
     assert by_id["p2"].metadata["graph"]["from"] == "p1"  # the bridge: p1 names Mara Quill
     assert by_id["p2"].metadata["citation"].endswith("corpus.jsonl:2")
+    assert [(x["passage"], x["way"]) for x in by_id["p2"].metadata["graph_path"]] == [
+        ("p1", "question"), ("p2", "mentions")]
     assert "p6" not in by_id  # labelled press
 
 
@@ -88,9 +90,3 @@ def test_bad_settings_are_usage_errors(catalog_store):
         assert "\n" not in err.value.message
     with pytest.raises(KgbuildError):
         PassageSearch(catalog_store, method="magic")
-
-
-def test_citations():
-    assert citation("a.yaml", "line 3") == "a.yaml:3"
-    assert citation("p.json", "/dependencies/x") == "p.json#/dependencies/x"
-    assert citation("d.md", "chars 3-9") == "d.md chars 3-9"
