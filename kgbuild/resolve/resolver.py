@@ -45,7 +45,7 @@ from ..io.collector import gc_paused
 from ..schema.model import Schema
 from .aliases import AliasRegistry
 from .batch import resolve_forked
-from .blocking import DIGITS, TypeIndex, get_multi, put_multi, typo_only
+from .blocking import DIGITS, TypeIndex, get_multi, put_multi, score_groups, typo_only
 from .duplicates import DuplicateSearch
 from .ecosystem import ecosystem, is_package_purl, may_be_same, split_version
 from .mentions import MentionSearch
@@ -357,6 +357,8 @@ class Resolver(MentionSearch, DuplicateSearch):
         found = self._refs.get(mention.strip())
         ids = set() if found is None else set(found) if type(found) is tuple else {found}
         canon = canonical_ref(mention) if not ids else None
+        if not ids and not canon:  # a plain name (most mentions)
+            return ids
         if canon:
             ids = set(get_multi(self._refs, canon))
             if not ids and not canon.startswith("pkg:"):
@@ -393,19 +395,12 @@ class Resolver(MentionSearch, DuplicateSearch):
         best: dict[str, tuple[float, str]] = {}
         acronym_hits: dict[str, str] = {}
         ids, types_of = self._ids, self._types_of
+        blocks: dict[str, list[tuple[str, TypeIndex, list[int]]]] = {}  # key -> its types' blocks
         for t, key in keys.items():
             idx = self._index[t]
             if not idx.keys or len(key) - key.count(" ") < 3:
                 continue
-            for slot, s in idx.scores(key, idx.block(key, th), th.review).items():
-                skey = idx.keys[slot]
-                for n in idx.owners[slot]:
-                    if types_of[n] == t:
-                        i = ids[n]
-                        if i not in banned:
-                            old = best.get(i)
-                            if old is None or s > old[0] or (s == old[0] and skey < old[1]):
-                                best[i] = (s, skey)
+            blocks.setdefault(key, []).append((t, idx, idx.block(key, th)))
             if " " not in key and 2 <= len(key) <= 8:
                 for slot in get_multi(idx.by_acronym, key):
                     skey = idx.keys[slot]
@@ -413,6 +408,18 @@ class Resolver(MentionSearch, DuplicateSearch):
                         i = self._ids[n]  # (several keys with the acronym: the smallest)
                         if i not in banned and skey < acronym_hits.get(i, "\uffff"):
                             acronym_hits[i] = skey
+        for key, found in blocks.items():  # the types sharing a key scored at once
+            scored = score_groups(key, [(idx, slots) for _, idx, slots in found], th.review)
+            for (t, idx, _), scores in zip(found, scored):
+                for slot, s in scores.items():
+                    skey = idx.keys[slot]
+                    for n in idx.owners[slot]:
+                        if types_of[n] == t:
+                            i = ids[n]
+                            if i not in banned:
+                                old = best.get(i)
+                                if old is None or s > old[0] or (s == old[0] and skey < old[1]):
+                                    best[i] = (s, skey)
         if not best:
             if acronym_hits:
                 self._fill(res, "acronym", acronym_hits)
@@ -459,6 +466,13 @@ class Resolver(MentionSearch, DuplicateSearch):
     def _fill(self, res: Resolution, stage: str, matched: dict[str, str],
               scores: dict[str, float] | None = None) -> None:
         res.stage = stage
+        if scores is None and len(matched) == 1:  # (most resolutions)
+            ((i, key),) = matched.items()
+            t = self.type_of(i) or ""
+            res.score = 100.0
+            res.candidates = [(i, t, 100.0)]
+            res.details = [(i, t, self.label_of(i), 100.0, key)]
+            return
         scores = scores or dict.fromkeys(matched, 100.0)
         if len(scores) == 1:
             ranked = list(scores.items())
@@ -478,6 +492,10 @@ class Resolver(MentionSearch, DuplicateSearch):
         return sorted({self.type_of(i) or "" for i in ids})
 
     def _compatible(self, ids: Iterable[str]) -> bool:
+        if len(ids) == 1:  # (a dict or set of IDs)
+            (i,) = ids
+            t = self.type_of(i) or ""
+            return t in self._gates.get(t, ())
         types = self._types(ids)
         if len(types) == 1:
             return types[0] in self._gates.get(types[0], ())
