@@ -39,6 +39,13 @@ def test_a_seed_query_and_a_follow_walk(catalog_store):
     records = search.records("group:default/commerce-platform")
     assert [r.metadata["nodes"] for r in records] == [p["nodes"] for p in local["paths"]]
     assert len(records) >= 3 and {r.metadata["edge_types"][0] for r in records} == {"ownedBy"}
+    by_name = GraphSearch(catalog_store, query_as="name", follow=["dependsOn"], hops=1)
+    assert [r.metadata["answer"] for r in by_name.records("Payments Service")] == [
+        "component:default/pricing-sdk"]  # the public principal: Payments DB is labelled pci
+    local = cli_json("traverse", "--store", catalog_store, "--name", "Payments", "--follow",
+                     "dependsOn")
+    assert by_name.records("Payments") == [] and by_name.run("Payments").abstain == \
+        local["abstain"]  # ambiguous: no guess
 
 
 def test_access_is_carried_through(labelled_store):
