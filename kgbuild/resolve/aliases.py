@@ -28,6 +28,7 @@ import yaml
 from ..errors import InputError, YamlError
 from ..graph.model import KnowledgeGraph
 from ..io.atomic import atomic_write
+from ..io.suggest import did_you_mean
 from ..io.yamlfile import load_yaml_file
 from ..schema.model import Schema
 from .normalize import fold
@@ -219,9 +220,9 @@ def check_target(graph: KnowledgeGraph, type_name: str, cid: str, new: bool) -> 
     if node is None:
         if new:
             return False
-        raise InputError(f"{cid} is not an entity of the graph: check the ID (`kgbuild resolve "
-                         f"explain`), or pass --new to accept it as an entity yet to be defined",
-                         code="unknown-entity")
+        raise InputError(f"{cid} is not an entity of the graph{did_you_mean(cid, graph.nodes)}: "
+                         f"check the ID (`kgbuild resolve explain`), or pass --new to accept it "
+                         f"as an entity yet to be defined", code="unknown-entity")
     if node.type not in graph.schema.compatible_types(graph.schema.node_type(type_name).name):
         raise InputError(f"{cid} is a {node.type}, not a {type_name} (nor a compatible type)",
                          code="unknown-entity")
