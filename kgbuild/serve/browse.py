@@ -30,7 +30,7 @@ from ..store.query import query_store
 from . import ui
 from .config import Limits
 from .live import LiveIndex
-from .sparql import GRAPHS, RESULTS, check_accept, content_type, negotiate, query_text, write_result
+from .sparql import answer_type, check_accept, content_type, negotiate, query_text, write_result
 from .spec import ApiError
 
 QUERY_GRACE = 5.0  # seconds past a query's deadline for its process to be killed and reaped
@@ -92,7 +92,7 @@ def routes(ctx: Context) -> list[Route]:
         def run() -> Response:
             result = query_store(path, schema, text, limit=limits.max_rows,
                                  timeout=max(deadline - time.monotonic(), 0.01))
-            media = negotiate(accept, list(GRAPHS if result.kind == "construct" else RESULTS))
+            media = answer_type(accept, result.kind)
             if media is None:
                 raise ApiError(406, f"a {result.kind.upper()} result is not served in any of "
                                     f"the accepted types", "not-acceptable")

@@ -76,6 +76,27 @@ def negotiate(header: str | None, offered: list[str]) -> str | None:
     return None if best is None else best[1]
 
 
+_KIN = {  # the other kind's format a client asking only for this one gets: JSON, XML alike
+    "application/sparql-results+json": "application/ld+json",
+    "application/json": "application/ld+json",
+    "application/sparql-results+xml": "application/rdf+xml",
+    "application/xml": "application/rdf+xml", "text/xml": "application/rdf+xml",
+    "application/ld+json": "application/sparql-results+json",
+    "application/rdf+xml": "application/sparql-results+xml"}
+
+
+def answer_type(header: str | None, kind: str) -> str | None:
+    """The media type of a ``kind`` result (``select``, ``ask`` or ``construct``) for the
+    ``Accept`` header: the preferred one of that kind's formats, else the kin of the preferred
+    format of the other kind (a client asking for SPARQL JSON gets a graph as JSON-LD, one
+    asking for SPARQL XML gets RDF/XML, as rdflib's ``SPARQLStore`` expects), else None."""
+    own, other = (GRAPHS, RESULTS) if kind == "construct" else (RESULTS, GRAPHS)
+    media = negotiate(header, list(own))
+    if media is None:
+        media = _KIN.get(negotiate(header, [m for m in other if m in _KIN]) or "")
+    return media if media in own else None
+
+
 def check_accept(header: str | None) -> None:
     """406 before any work when the client accepts no format of either kind of result."""
     if negotiate(header, [*RESULTS, *GRAPHS]) is None:

@@ -96,6 +96,9 @@ def test_rdflib_sparqlstore_answers_what_kgbuild_query_answers(served, method):
     triples = Graph(store=admin).query(
         PREFIXES + "CONSTRUCT { ?s rdfs:label ?l } WHERE { ?s a sw:System ; rdfs:label ?l }")
     assert sorted(str(o) for _, _, o in triples) == ["Payments", "Storefront"]
+    triples = Graph(store=public).query(  # (asked for SPARQL JSON: the graph as JSON-LD)
+        PREFIXES + "CONSTRUCT { ?s rdfs:label ?l } WHERE { ?s a sw:System ; rdfs:label ?l }")
+    assert sorted(str(o) for _, _, o in triples) == ["Payments", "Storefront"]
 
 
 class Chromium:

@@ -137,6 +137,16 @@ def test_construct_in_every_rdf_format(clients, accept, fmt):
     assert {tuple(str(x) for x in t) for t in graph} == expected and len(expected) > 20
 
 
+@pytest.mark.parametrize("accept,answer", [
+    ("application/sparql-results+json", "application/ld+json"),
+    ("application/sparql-results+xml, application/rdf+xml", "application/rdf+xml"),
+    ("application/sparql-results+xml", "application/rdf+xml"),
+    ("text/turtle;q=0.5, application/sparql-results+json", "text/turtle")])
+def test_a_graph_for_a_client_asking_for_sparql_results(clients, accept, answer):
+    r = clients[0].get("/sparql", params={"query": CONSTRUCT}, headers={"accept": accept})
+    assert r.status_code == 200 and r.headers["content-type"].split(";")[0] == answer
+
+
 def test_the_browser_gets_a_page(clients):
     r = clients[0].get("/sparql", params={"query": SELECT},
                        headers={"accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
@@ -165,8 +175,7 @@ def test_the_browser_gets_a_page(clients):
     (lambda c: c.get("/sparql", params={"query": SELECT}, headers={"accept": "image/png"}), 406,
      "not-acceptable"),
     (lambda c: c.get("/sparql", params={"query": CONSTRUCT},
-                     headers={"accept": "application/sparql-results+json"}), 406,
-     "not-acceptable"),
+                     headers={"accept": "text/csv"}), 406, "not-acceptable"),
     (lambda c: c.get("/sparql", params={"query": SELECT}, headers=bearer("wrong")), 401,
      "unauthorized"),
 ])
