@@ -2,8 +2,9 @@
 
 A file's read model (:mod:`kgbuild.store.readmodel`) is saved once per content in the file
 cache, ``$XDG_CACHE_HOME/kgbuild/graphs/<digest>/`` (default ``~/.cache/kgbuild/graphs``),
-keyed by the file's path and content (SHA-256) and the schema, with the file's reading
-warnings beside it; the views of label sets beside it too, as in a store. At most
+keyed by the file's path and content (SHA-256; a file whose stat is unchanged since it was
+hashed is not read again: ``graphs-stat/`` beside the cache) and the schema, with the file's
+reading warnings beside it; the views of label sets beside it too, as in a store. At most
 :data:`FILE_CACHE_ENTRIES` files stay cached (the least recently used go); where the cache
 cannot be written the model is kept in memory.
 """
@@ -15,6 +16,7 @@ import json
 import os
 import shutil
 import stat
+import time
 from pathlib import Path
 
 from ..errors import KgbuildError, Problem
@@ -60,12 +62,9 @@ def file_model(path: str | Path, schema, principal: Principal | None = None,
     if not regular:  # reading says what is wrong; a FIFO is never opened here
         kg, problems = read_graph_file(path, schema)
         return GraphModel.of_graph(visible_graph(kg, principal)), problems, None
-    digest = hashlib.sha256(str(Path(path).resolve()).encode("utf-8", "replace") + b"\0")
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    key = f"{FORMAT}:file:{digest.hexdigest()}:{schema.digest}"
-    folder = (cache or file_graph_cache()) / hashlib.sha256(key.encode()).hexdigest()[:32]
+    cache = cache or file_graph_cache()
+    key = f"{FORMAT}:file:{_content_digest(path, cache)}:{schema.digest}"
+    folder = cache / hashlib.sha256(key.encode()).hexdigest()[:32]
     read: list = []
 
     def graph() -> KnowledgeGraph:
@@ -103,6 +102,45 @@ def file_model(path: str | Path, schema, principal: Principal | None = None,
             if problems is None:  # the warnings are lost: read the file again
                 problems = read_graph_file(path, schema)[1]
     return model, problems or [], root
+
+
+STAT_RECORDS = 256  # files whose stat and digest are remembered (the least recently used go)
+RACY_NS = 2_000_000_000  # a file changed this close to its hashing is hashed again
+
+
+def _content_digest(path: str | Path, cache: Path) -> str:
+    """SHA-256 of the file's resolved path and content. A file whose stat (size, mtime,
+    ctime, inode, device) is what it was when it was last hashed is not read again (git's
+    index rule), unless it changed within :data:`RACY_NS` of that hashing (a write in the
+    same timestamp tick could keep the stat)."""
+    resolved = str(Path(path).resolve())
+    st = os.stat(path)
+    now = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+    stats = cache.with_name(cache.name + "-stat")
+    record = stats / (hashlib.sha256(resolved.encode("utf-8", "replace")).hexdigest()[:32]
+                      + ".json")
+    try:
+        seen = json.loads(record.read_bytes())
+        if seen["stat"] == now and seen["hashed"] - max(now[1], now[2]) > RACY_NS:
+            return seen["digest"]
+    except (OSError, ValueError, TypeError, KeyError):
+        pass
+    hashed = time.time_ns()
+    digest = hashlib.sha256(resolved.encode("utf-8", "replace") + b"\0")
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if os.stat(path).st_mtime_ns == st.st_mtime_ns:  # not changed while it was read
+        try:
+            stats.mkdir(parents=True, exist_ok=True)
+            atomic_write(record, json.dumps({"stat": now, "digest": digest.hexdigest(),
+                                             "hashed": hashed}), durable=False)
+            records = sorted(stats.glob("*.json"), key=lambda r: r.stat().st_mtime, reverse=True)
+            for old in records[STAT_RECORDS:]:
+                old.unlink(missing_ok=True)
+        except (OSError, KgbuildError):
+            pass  # (the cache cannot be written: hash every time)
+    return digest.hexdigest()
 
 
 def _entry(folder: Path) -> Path | None:

@@ -2,6 +2,7 @@
 from the cache."""
 
 import json
+import os
 import shutil
 
 from click.testing import CliRunner
@@ -51,3 +52,38 @@ def test_warnings_come_back_from_the_cache_and_entries_are_bounded(tmp_path):
         shutil.copy(foreign, other)
         walk(other)
     assert len(list(file_graph_cache().iterdir())) == FILE_CACHE_ENTRIES
+
+
+def _hashes(monkeypatch) -> list:
+    """Every time the file's content is read to be hashed (the module's ``open``)."""
+    opened = []
+
+    def counting(path, *args, **kwargs):
+        opened.append(path)
+        return open(path, *args, **kwargs)
+    monkeypatch.setattr(filemodel, "open", counting, raising=False)
+    return opened
+
+
+def test_an_unchanged_file_is_not_hashed_again_and_a_changed_one_is(tmp_path, monkeypatch):
+    graph = tmp_path / "g.ttl"
+    build([FIXTURE_CATALOG], graph, store=None, timestamp=0, validate=False, resolve=False)
+    os.utime(graph, ns=(10**18, 10**18))  # changed long before it is hashed
+    # (ctime is now; a stat records it: only a file older than the racy window is trusted)
+    monkeypatch.setattr(filemodel, "RACY_NS", -10**19)
+    hashed = _hashes(monkeypatch)
+    first = walk(graph)
+    assert len(hashed) == 1
+    assert walk(graph).stdout == first.stdout and len(hashed) == 1  # the stat said: unchanged
+    text = graph.read_text()
+    graph.write_text(text.replace("pricing-sdk", "pricing-kit"))  # same size, same mtime
+    os.utime(graph, ns=(10**18, 10**18))
+    assert json.loads(walk(graph).stdout)["seeds"] == [] and len(hashed) == 2  # (ctime moved)
+
+
+def test_a_file_changed_within_the_racy_window_is_hashed_every_time(tmp_path, monkeypatch):
+    graph = tmp_path / "g.ttl"
+    build([FIXTURE_CATALOG], graph, store=None, timestamp=0, validate=False, resolve=False)
+    hashed = _hashes(monkeypatch)  # (written just now: within RACY_NS of any hashing)
+    first = walk(graph)
+    assert walk(graph).stdout == first.stdout and len(hashed) == 2
