@@ -4,11 +4,11 @@ A :class:`BatchClient` stands in for the live :class:`~kgbuild.llm.client.LLMCli
 sends nothing while it is asked: :meth:`~BatchClient.run` answers from the response cache and
 records every request the cache cannot answer (:attr:`~BatchClient.wanted`). Then:
 
-* :meth:`~BatchClient.poll` asks the server about every batch not yet folded and folds what
-  it has: each answer of an output file is checked like a live answer and put in the cache
-  under its request's key (a failed line is not: the next plan asks again). A batch that
-  failed, expired or was cancelled is folded as far as its output goes; folding again is a
-  no-op.
+* :meth:`~BatchClient.poll` asks the server about every batch of this endpoint and model not
+  yet folded and folds what it has: each answer of an output file is checked like a live
+  answer and put in the cache under its request's key (a failed line is not: the next plan
+  asks again). A batch that failed, expired or was cancelled is folded as far as its output
+  goes, one the server no longer knows (HTTP 404) is dropped; folding again is a no-op.
 * :meth:`~BatchClient.plan` turns the wanted requests not already in a pending batch into
   JSON lines, each body :func:`~kgbuild.llm.client.chat_body` (what the live client sends),
   with estimated prompt tokens and cost (characters / 4; the settings' price);
@@ -69,9 +69,13 @@ class BatchClient(LLMClient):
         return out
 
     def pending_keys(self) -> set[str]:
-        """Cache keys asked in batches that have not ended yet."""
-        return {k for b in self.batches if b["status"] not in TERMINAL
-                for k in b["requests"].values()}
+        """Cache keys asked in batches of this endpoint and model that have not ended yet."""
+        return {k for b in self._ours() if not b.get("done") for k in b["requests"].values()}
+
+    def _ours(self) -> list[dict]:
+        """The remembered batches of this endpoint and model (others are left alone)."""
+        s = self.settings
+        return [b for b in self.batches if b["endpoint"] == s.endpoint and b["model"] == s.model]
 
     # -- the server -------------------------------------------------------------------------------
     def _client(self):
@@ -93,19 +97,32 @@ class BatchClient(LLMClient):
         try:
             return fn(*args, **kwargs)
         except openai.APIError as exc:
-            raise KgbuildError(f"LLM endpoint {self.settings.endpoint}: {what}: "
-                               f"{type(exc).__name__}: {short(exc, self._secrets)}",
-                               code="llm-batch") from None
+            raise self._failed_call(what, exc) from None
+
+    def _failed_call(self, what: str, exc: Exception) -> KgbuildError:
+        return KgbuildError(f"LLM endpoint {self.settings.endpoint}: {what}: "
+                            f"{type(exc).__name__}: {short(exc, self._secrets)}",
+                            code="llm-batch")
 
     def poll(self) -> list[dict]:
         """Every remembered batch not folded yet: its status asked, its output (and error)
         file folded once each; returns what each batch holds now."""
+        import openai
+
         reports = []
-        for b in self.batches:
+        for b in self._ours():
             if b.get("done"):
                 continue
             api = self._client()
-            info = self._call(f"batch {b['id']}", api.batches.retrieve, b["id"])
+            try:
+                info = api.batches.retrieve(b["id"])
+            except openai.NotFoundError:  # the server no longer has it: its requests are asked again
+                b["status"], b["done"] = "missing", True
+                _save(self.state_file, self.batches)
+                reports.append(report(b))
+                continue
+            except openai.APIError as exc:
+                raise self._failed_call(f"batch {b['id']}", exc) from None
             b["status"] = info.status
             counts = getattr(info, "request_counts", None)
             if counts is not None:

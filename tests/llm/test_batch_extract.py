@@ -184,3 +184,33 @@ def test_a_damaged_batch_list_is_one_error(tmp_path):
                                        "http://127.0.0.1:9/v1", "--batch"])
     assert result.exit_code != 0 and STATE_FILE in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.slow
+def test_a_batch_the_server_lost_is_asked_again_and_other_endpoints_are_left_alone(tmp_path):
+    (tmp_path / "notes.md").write_text(TEXT)
+    def answer(body: dict) -> str:
+        return json.dumps({"relations": [GOOD]})
+
+    common = dict(store=tmp_path / "store", root=tmp_path, timestamp=0)
+    with BatchServer(answer) as old:
+        first = extract_text([tmp_path / "notes.md"], llm=LLMSettings("m", old.base_url),
+                             batch="submit", **common)
+        assert len(first.batch["submitted"]) == 1
+    with BatchServer(answer) as other:  # another model here: the first batch is not its own
+        mine = extract_text([tmp_path / "notes.md"], llm=LLMSettings("m2", other.base_url),
+                            batch="status", **common)
+        assert mine.batch["polled"] == [] and other.seen == []
+    with BatchServer(answer) as new:  # the same endpoint restarted without the batch
+        settings = LLMSettings("m", new.base_url)
+        state = tmp_path / "store" / LLM_CACHE / STATE_FILE
+        data = json.loads(state.read_text())
+        data["batches"][0]["endpoint"] = settings.endpoint  # (as if it had kept its address)
+        state.write_text(json.dumps(data))
+        again = extract_text([tmp_path / "notes.md"], llm=settings, batch="submit", **common)
+        assert [b["status"] for b in again.batch["polled"]] == ["missing"]
+        [resent] = again.batch["submitted"]
+        new.finish(resent["id"])
+        done = extract_text([tmp_path / "notes.md"], llm=settings, batch="status", **common)
+        assert done.stats.accepted == 1 and done.batch["awaiting_documents"] == []
+        done.store.close()
