@@ -23,9 +23,11 @@ def serve(store_path, schema_name, host, port, config_path):
 
     Endpoints: POST /traverse (the spec and answer of `traverse --format json`), GET
     /resolve?mention=M[&type=T] (as `resolve explain`), GET /node?id=ID, POST /query
-    (read-only SPARQL, all_access tokens only), GET /health, GET /openapi.json. The graph is
-    held in memory and follows the store: a new build is picked up within a second, without
-    a restart. Without a token a request sees public items only; an unknown token gets 401.
+    (read-only SPARQL, all_access tokens only), GET/POST /sparql (a SPARQL 1.1 Protocol
+    endpoint over what the caller may see), GET /ui (pages for a browser: entities, search,
+    a query form), GET /health, GET /openapi.json. The graph is held in memory and follows
+    the store: a new build is picked up within a second, without a restart. Without a token a
+    request sees public items only; an unknown token gets 401.
 
     \b
     Exit codes: 0 stopped (Ctrl-C); 2 usage or input error (no store, a bad config file).
@@ -36,6 +38,8 @@ def serve(store_path, schema_name, host, port, config_path):
       curl -s localhost:8080/traverse -d '{"seeds": ["api:default/payments-api"],
         "path": "ownedBy/ownerOf"}'
       curl -s -H "Authorization: Bearer $TOKEN" 'localhost:8080/node?id=resource:default/payments-db'
+      curl -s -G localhost:8080/sparql -H 'Accept: text/csv' \\
+        --data-urlencode 'query=SELECT ?s WHERE { ?s a sw:Service }'
     """
     import uvicorn
 
