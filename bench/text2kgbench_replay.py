@@ -468,16 +468,18 @@ def tune(train: list[Ontology], models, relation_cues: str = "contrast"):
                          lexicon=tuple(sorted((k, tuple(v)) for k, v in lexicon.items())))
 
 
-def _accepted_by(rev: str, via: str, models, ontologies, limit) -> dict:
+def _accepted_by(rev: str, via: str, models, ontologies, limit, relation_cues: str = "contrast"
+                 ) -> dict:
     """What the verifier of git revision ``rev`` accepts, in this run: its ``kgbuild`` package
-    exported to a temporary folder and run in a child process on the same sentences."""
+    exported to a temporary folder and run in a child process on the same sentences, tuned
+    leave-one-out like the others (``relation_cues``) when that revision has options."""
     with tempfile.TemporaryDirectory(prefix="t2kg-prev-") as tmp:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "kgbuild", "schema",
                                   "shapes"], check=True, capture_output=True).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         dump = Path(tmp) / "accepted.json"
         args = [sys.executable, __file__, "--via", via, "--models", ",".join(models),
-                "--dump-accepted", str(dump)]
+                "--dump-accepted", str(dump), "--relation-cues", relation_cues]
         if ontologies:
             args += ["--ontologies", ",".join(ontologies)]
         if limit:
@@ -511,7 +513,9 @@ def run_loo(via: str = "direct", models=tuple(MODELS), ontologies=None, limit=No
         columns[setting] = accepted
     if previous:
         columns["previous"] = _accepted_by(previous, "direct", models,
-                                           [o.key for o in measured], limit)
+                                           [o.key for o in measured], limit,
+                                           "contrast" if "contrast" in relation_cues
+                                           else relation_cues[0])
     per: dict[str, dict] = {}
     totals: dict[str, dict[str, Tally]] = {c: {m: Tally() for m in models} for c in columns}
     for c, by_model in reasons.items():
@@ -626,8 +630,15 @@ def main(argv=None) -> int:
     models = tuple(m for m in args.models.split(",") if m)
     onts = [o for o in args.ontologies.split(",") if o] or None
     if args.dump_accepted:  # the child process of --previous: the accepted triples, as JSON
-        corpus = load_corpus(CORPUS, models, onts, args.limit or None)
-        _t, accepted = replay_direct(corpus, models)
+        corpus = load_corpus(CORPUS, models, None, args.limit or None)
+        measured = [o for o in corpus if not onts or o.key in onts]
+        options = None
+        try:  # a revision with options is tuned leave-one-out, as the parent's columns
+            options = {o.key: tune([t for t in corpus if t is not o], models, args.relation_cues)
+                       for o in measured}
+        except ImportError:  # (a revision before VerifyOptions: no options)
+            pass
+        _t, accepted = replay_direct(measured, models, options)
         Path(args.dump_accepted).write_text(json.dumps(
             [[m, sid, sorted(keys)] for (m, sid), keys in sorted(accepted.items())]))
         return 0

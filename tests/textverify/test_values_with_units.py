@@ -86,6 +86,8 @@ def test_a_bare_number_keeps_its_datatype(transit):
     ("a 4000ft runway", "4000.0", "4000ft"),
     ("it is 252 m long", "252", "252 m"),
     ("US$4 bn in debt", "$4 billion", "US$4 bn"),
+    ("(its runtime is 94 minutes)", "94.0", "94 minutes"),   # a bracket of the text stays
+    ("125800.0 (millimetres)", "125800 mm", "125800.0 (millimetres)"),
 ])
 def test_quantities_in_text(text, value, stated):
     found = stated_quantity(quantity(value), text)

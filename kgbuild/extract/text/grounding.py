@@ -645,7 +645,7 @@ _SCALE_RE = r"thousand|million|billion|trillion|bn"
 _QUANTITY = re.compile(
     rf"(?<![\w.])(?P<cur>{_CUR_RE})?\s?(?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     rf"(?:\s?(?P<scale>{_SCALE_RE})\b)?(?:\s?(?P<after>{_CUR_RE})(?![\w]))?"
-    rf"(?:(?P<glued>{_UNIT_RE})(?![\w²/])|\s(?:\(\s*)?(?P<unit>{_SPACED_RE})(?:\s*\))?(?![\w²/]))?",
+    rf"(?:(?P<glued>{_UNIT_RE})(?![\w²/])|\s(?:\(\s*(?P<braced>{_UNIT_RE})\s*\)|(?P<unit>{_SPACED_RE})(?![\w²/])))?",
     re.I)
 
 
@@ -674,7 +674,7 @@ def _plain_number(text: str) -> str:
 
 
 def _quantity(m: re.Match) -> Quantity:
-    unit = m.group("glued") or m.group("unit") or ""
+    unit = m.group("glued") or m.group("braced") or m.group("unit") or ""
     key = _UNIT_KEY.get(unit.casefold(), "") if unit else ""
     if key == "K" and unit != "K":
         key = ""  # "k" is no kelvin
