@@ -26,10 +26,10 @@ from ..store.query import QueryResult
 from ..vocab import XSD_STRING
 from .spec import ApiError
 
-RESULTS = {  # media type -> writer, for SELECT and ASK
-    "application/sparql-results+json": "json", "application/json": "json",
-    "application/sparql-results+xml": "xml", "application/xml": "xml", "text/xml": "xml",
-    "text/csv": "csv", "text/tab-separated-values": "tsv", "text/html": "html"}
+RESULTS = {  # media type -> writer, for SELECT and ASK (the standard types first)
+    "application/sparql-results+json": "json", "application/sparql-results+xml": "xml",
+    "text/csv": "csv", "text/tab-separated-values": "tsv", "text/html": "html",
+    "application/json": "json", "application/xml": "xml", "text/xml": "xml"}
 GRAPHS = {  # media type -> pyoxigraph format (or html), for CONSTRUCT and DESCRIBE
     "text/turtle": ox.RdfFormat.TURTLE, "application/n-triples": ox.RdfFormat.N_TRIPLES,
     "text/plain": ox.RdfFormat.N_TRIPLES, "application/rdf+xml": ox.RdfFormat.RDF_XML,

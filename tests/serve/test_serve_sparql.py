@@ -223,3 +223,21 @@ def test_rows_are_bounded(clients):
     r = clients[0].get("/sparql", params={"query": ALL_QUADS}, headers=bearer(ADMIN_TOKEN))
     assert len(r.json()["results"]["bindings"]) == 500
     assert r.headers["x-kgbuild-truncated"] == "500"
+
+
+@pytest.mark.parametrize("header,kind,expected", [
+    (None, "select", "application/sparql-results+json"),
+    ("*/*", "construct", "text/turtle"),
+    ("text/*", "select", "text/csv"),
+    ("text/csv;q=0.4, text/tab-separated-values;q=0.9", "select", "text/tab-separated-values"),
+    ("application/sparql-results+xml;q=0.5, application/*;q=0.9", "ask",
+     "application/sparql-results+json"),
+    ("application/n-triples, text/turtle", "construct", "application/n-triples"),
+    ("text/html;q=0, */*;q=0.1", "select", "application/sparql-results+json"),
+    ("text/csv;q=bogus, text/turtle", "select", None),
+    ("image/png, not a type, ;;;", "select", None),
+])
+def test_accept_is_read_as_http_says(header, kind, expected):
+    from kgbuild.serve.sparql import answer_type
+
+    assert answer_type(header, kind) == expected
