@@ -17,8 +17,9 @@ records every request the cache cannot answer (:attr:`~BatchClient.wanted`). The
 
 Batches are remembered in ``batches.json`` in the cache folder (written atomically after each
 change). There is no mode probe: a batch uses the mode the endpoint confirmed before, else
-the configured one (``json_schema`` for ``auto``); an answer failing the check is kept as
-invalid (no repair round), as a live answer whose repair failed.
+the configured one (``json_schema`` for ``auto``), and an answer in it confirms it (remembered
+as a live probe's). An answer failing the check is kept as invalid (no repair round), as a
+live answer whose repair failed.
 """
 
 from __future__ import annotations
@@ -166,6 +167,10 @@ class BatchClient(LLMClient):
                                  "invalid": problem, "model": self.settings.model, "mode": mode,
                                  "batch": batch["id"]})
             self._fresh.add(key)  # (answered in this run: no cache hit)
+            if not self.confirmed and mode == self.mode:  # the endpoint answers in this mode
+                self.confirmed = True
+                self.cache.remember_mode(self.settings.endpoint, self.settings.model, mode,
+                                         self.usage.rejected_modes)
             self.usage.completions += 1
             self.usage.modes[mode] = self.usage.modes.get(mode, 0) + 1
             self.usage.add_tokens(usage)
