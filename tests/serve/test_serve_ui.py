@@ -110,7 +110,10 @@ def test_a_hostile_name_stays_text(client):
              client.get("/ui/node", params={"id": "component:default/pricing-sdk"}).text,
              client.get("/ui/search", params={"q": "evil"}).text,
              client.get("/ui/nodes", params={"type": "Service"}).text,
-             client.get("/ui/search", params={"q": '"><script>alert(3)</script>'}).text]
+             client.get("/ui/search", params={"q": '"><script>alert(3)</script>'}).text,
+             client.get("/ui/query", params={"query": "</textarea><script>alert(4)</script>"}).text,
+             client.get("/sparql", params={"query": "SELECT ('<script>alert(5)</script>' AS ?x) "
+                                                    "WHERE {}"}, headers={"accept": "text/html"}).text]
     for page in pages:
         assert not any(tag in ("script", "img") or tag == "svg" and "onload" in attrs
                        or any(a.startswith("on") for a in attrs) for tag, attrs in tags(page))
