@@ -65,7 +65,8 @@ class Project:
         fields = {f.name for f in dataclasses.fields(ProjectConfig)} - {"root", "config"}
         unknown = set(overrides) - fields
         if unknown:
-            raise TypeError(f"unknown project setting(s): {', '.join(sorted(unknown))}")
+            raise KgbuildError(f"unknown project setting(s): {', '.join(sorted(unknown))} "
+                               f"(known: {', '.join(sorted(fields))})", code="usage")
         changes = {}
         for key, value in overrides.items():
             if value is None:
