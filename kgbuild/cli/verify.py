@@ -32,7 +32,8 @@ from .output import QUIET, VERBOSE, problem_lines
 @click.option("--aliases", "registry_path", type=FileArg(exists=False),
               help="Alias registry (default: the project's aliases.yaml when it exists).")
 @click.option("--timestamp", type=EPOCH, metavar="EPOCH",
-              help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else file mtime).")
+              help="Fix prov:generatedAtTime (default: $SOURCE_DATE_EPOCH, else the last commit "
+                   "touching the file when git tracks it unmodified, else its mtime).")
 @QUIET
 @VERBOSE
 @FORMAT

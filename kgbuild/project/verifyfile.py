@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import InputError, KgbuildError, Problem
 from ..extract.assemble import document_triples
-from ..extract.discover import sha256_file
+from ..extract.discover import SourceTimes, sha256_file
 from ..extract.records import Extraction
 from ..extract.text.chunking import document_title, section_marks
 from ..extract.text.contract import relation_from_dict
@@ -139,8 +139,8 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
     entities names resolve to; with ``write`` the verified documents go into ``store`` (made
     when missing; see the module docstring), else it is only read. ``output`` receives the
     accepted relations as deterministic Turtle, ``report`` the rejections as JSON lines.
-    ``timestamp`` fixes ``prov:generatedAtTime`` (default ``$SOURCE_DATE_EPOCH``, else each
-    document's mtime). Bad lines and unreadable sources are reported (``result.problems``),
+    ``timestamp`` fixes ``prov:generatedAtTime`` (default ``$SOURCE_DATE_EPOCH``, else the
+    last commit touching a document git tracks unmodified, else its mtime). Bad lines and unreadable sources are reported (``result.problems``),
     never raised."""
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     edges_path, sources = Path(edges), Path(sources)
@@ -171,6 +171,7 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
         states = gs.document_states() if write else {}
         updates: dict[str, DocumentUpdate] = {}
         stored: dict[str, DocumentUpdate | None] = {}
+        times = timestamp if timestamp is not None else SourceTimes(paths.values())
         for doc_id in sorted(per_doc):
             state = states.get(doc_id)
             mine = state is None or state.extractor.startswith(VERIFY_PREFIX)
@@ -184,7 +185,7 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
                 else set()
             update = _verify_document(doc_id, paths[doc_id], per_doc[doc_id], schema,
                                       _Without(resolver, own) if own else resolver, name,
-                                      timestamp, max_file_bytes, edges_path, result, tag)
+                                      times, max_file_bytes, edges_path, result, tag)
             if update is None:
                 continue
             if doc_id in result.accepted:
@@ -278,7 +279,7 @@ def _read_line(line: str, number: int, sources: Path, per_doc: dict, paths: dict
 
 
 def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], schema: Schema,
-                     resolver: Resolver, name: str, timestamp: float | None, max_file_bytes: int,
+                     resolver: Resolver, name: str, times: SourceTimes | float, max_file_bytes: int,
                      edges_path: Path, result: VerifyFileResult, tag: str
                      ) -> DocumentUpdate | None:
     """The document's graph (none when its source cannot be read); its accepted edges in
@@ -316,7 +317,7 @@ def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], sch
             accepted.append(edge)
     if accepted:
         result.accepted[doc_id] = accepted
-    when = utc_timestamp(timestamp) if timestamp is not None else _when(path)
+    when = _when(path, times)
     doc = SourceDocument(doc_id, doc_id, digest)
     triples, problems = document_triples(doc, extraction, f"verify:{name}", schema, when,
                                          resolver.type_of)
@@ -325,11 +326,15 @@ def _verify_document(doc_id: str, path: Path, items: list[tuple[int, dict]], sch
                           extractor=tag)
 
 
-def _when(path: Path) -> str:
+def _when(path: Path, times: SourceTimes | float) -> str:
+    """The --timestamp (a number), else ``$SOURCE_DATE_EPOCH``, else the source's commit time
+    or mtime (see :class:`~kgbuild.extract.discover.SourceTimes`)."""
+    if not isinstance(times, SourceTimes):
+        return utc_timestamp(times)
     env = os.environ.get("SOURCE_DATE_EPOCH")
     if env and env.strip().isdigit():
         return utc_timestamp(int(env))
-    return utc_timestamp(path.stat().st_mtime)
+    return utc_timestamp(times.epoch(path))
 
 
 __all__ = ["VerifyFileResult", "verify_file"]

@@ -111,3 +111,25 @@ def test_incremental_rebuild_notices_a_change_the_commit_time_does_not_show(orig
     result = build_graph([repo], store=store, root=repo, validate=False, resolve=False)
     result.store.close()
     assert result.changes["changed"] == ["components/pricing-sdk.yaml"]
+
+
+def test_verify_stamps_a_committed_document_with_its_commit_time(tmp_path, monkeypatch):
+    import json
+
+    from kgbuild.project.verifyfile import verify_file
+
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "design.md").write_text("Checkout Service depends on Pricing SDK.\n")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "docs", when="2024-05-06T07:08:09Z")
+    os.utime(repo / "docs" / "design.md", (1_600_000_000, 1_600_000_000))
+    edges = tmp_path / "edges.jsonl"
+    edges.write_text(json.dumps({
+        "subject": "Checkout Service", "predicate": "dependsOn", "object": "Pricing SDK",
+        "evidence": "Checkout Service depends on Pricing SDK.", "source": "design.md"}) + "\n")
+    out = tmp_path / "v.ttl"
+    verify_file(edges, repo / "docs", "software", output=out)
+    assert '"2024-05-06T07:08:09Z"^^xsd:dateTime' in out.read_text()
