@@ -154,4 +154,4 @@ def retrieve(question, questions_file, k, method, store_path, embeddings_url, em
     elif fmt == "context":
         echo("\n".join(r.context() for r in results), nl=False)
     else:
-        echo("\n\n".join(r.render() for r in results))
+        echo(fit("\n\n".join(r.render() for r in results)))
