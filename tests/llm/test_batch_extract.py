@@ -214,3 +214,29 @@ def test_a_batch_the_server_lost_is_asked_again_and_other_endpoints_are_left_alo
         done = extract_text([tmp_path / "notes.md"], llm=settings, batch="status", **common)
         assert done.stats.accepted == 1 and done.batch["awaiting_documents"] == []
         done.store.close()
+
+
+@pytest.mark.slow
+def test_gleaning_rounds_go_one_batch_each(tmp_path):
+    (tmp_path / "notes.md").write_text(TEXT)
+
+    def answer(body: dict) -> str:  # the first round finds the relation, the gleaning nothing
+        return json.dumps({"relations": [] if len(body["messages"]) > 2 else [GOOD]})
+
+    with BatchServer(answer) as srv:
+        def run(mode="submit"):
+            return extract_text([tmp_path / "notes.md"], llm=LLMSettings("m", srv.base_url),
+                                text=TextSettings(gleanings=1), store=tmp_path / "store",
+                                root=tmp_path, timestamp=0, batch=mode)
+
+        [first] = run().batch["submitted"]
+        srv.finish(first["id"])
+        second = run()  # the first answer in: the gleaning request follows it
+        [gleaning] = second.batch["submitted"]
+        [line] = srv.lines(gleaning["id"])
+        assert [m["role"] for m in line["body"]["messages"]] == ["system", "user", "assistant", "user"]
+        assert second.build is None and second.batch["awaiting_documents"] == ["notes.md"]
+        srv.finish(gleaning["id"])
+        done = run("status")
+        assert done.stats.accepted == 1 and done.build.changes["added"] == ["notes.md"]
+        done.store.close()
