@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..io.suggest import did_you_mean
 
 CONFIG_FILE = "kgbuild.toml"
 _TYPES = {"sources": list, "schema": str, "store": str, "exclude": list, "gitignore": bool,
@@ -174,8 +175,8 @@ def load_project(path: str | Path) -> ProjectConfig:
     for key, value in table.items():
         line = _line_of(text, (*prefix, key))
         if key not in _TYPES:
-            raise InputError(f"unknown setting {name + key!r} (known: {', '.join(sorted(_TYPES))})",
-                             str(path), line)
+            raise InputError(f"unknown setting {name + key!r}{did_you_mean(key, _TYPES)} (known: "
+                             f"{', '.join(sorted(_TYPES))})", str(path), line)
         expected = _TYPES[key]
         if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
             raise InputError(f"{name}{key} must be a {expected.__name__}", str(path), line)
@@ -207,8 +208,8 @@ def _embeddings_table(table: dict, text: str, name: str) -> dict:
         match = re.search(rf"^\s*{re.escape(key)}\s*=", text, re.M)
         line = text.count("\n", 0, match.start()) + 1 if match else None
         if key not in EMBEDDINGS_KEYS:
-            raise InputError(f"unknown setting embeddings.{key} (known: "
-                             f"{', '.join(EMBEDDINGS_KEYS)})", name, line)
+            raise InputError(f"unknown setting embeddings.{key}{did_you_mean(key, EMBEDDINGS_KEYS)} "
+                             f"(known: {', '.join(EMBEDDINGS_KEYS)})", name, line)
         if not isinstance(value, str) or (not value.strip() and not key.endswith("prefix")):
             raise InputError(f"embeddings.{key} must be a non-empty string", name, line)
     return dict(table)
@@ -236,8 +237,8 @@ def _llm_table(table: dict, text: str, name: str, where: tuple[str, ...],
         line = _line_of(text, (*where, key))
         full = ".".join((*where, key))  # as the file names it: llm.x, tool.kgbuild.llm.x
         if key not in keys:
-            raise InputError(f"unknown setting {full} (known: {', '.join(sorted(keys))})",
-                             name, line)
+            raise InputError(f"unknown setting {full}{did_you_mean(key, keys)} (known: "
+                             f"{', '.join(sorted(keys))})", name, line)
         spec = keys[key]
         kind = spec[0]
         ok = isinstance(value, kind) and not isinstance(value, bool)

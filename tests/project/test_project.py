@@ -66,7 +66,7 @@ def test_bad_config_on_the_command_line_is_one_line_exit_2(project, monkeypatch)
     res = run("build")
     assert res.exit_code == 2
     assert res.output.strip().splitlines() == [f"Error: {project / 'kgbuild.toml'}:1: unknown setting "
-                                               f"'stor' (known: access, aliases, backstage, embeddings, exclude, gitignore, "
+                                               f"'stor' (did you mean store?) (known: access, aliases, backstage, embeddings, exclude, gitignore, "
                                                f"llm, max_file_size, rerank, schema, sources, store) [input]"]
 
 
