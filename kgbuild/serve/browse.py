@@ -101,7 +101,8 @@ def routes(ctx: Context) -> list[Route]:
             else:
                 out = Response(write_result(result, media, declared),
                                media_type=content_type(media))
-            out.headers["x-kgbuild-generation"] = snap.generation
+            if path != live.path:  # (the store itself is read at its newest)
+                out.headers["x-kgbuild-generation"] = snap.generation
             if result.truncated:
                 out.headers["x-kgbuild-truncated"] = str(limits.max_rows)
             return out
