@@ -1,6 +1,7 @@
-"""The HTTP JSON API (Starlette): traverse, resolve, node, SPARQL query, health, OpenAPI.
+"""The HTTP API (Starlette): traverse, resolve, node, SPARQL query, health, OpenAPI, and the
+routes of :mod:`kgbuild.serve.browse` (``/sparql``, the ``/ui`` pages).
 
-Every answer is JSON. ``POST /traverse`` takes the fields of
+Every answer of the JSON routes is JSON. ``POST /traverse`` takes the fields of
 :class:`~kgbuild.retrieve.spec.TraversalSpec` and answers exactly what ``kgbuild traverse
 --format json`` prints for the same spec and principal. Errors are ``{"error": one line,
 "code": ...}`` with a 4xx status (5xx: the server's own failure), never a traceback. A request's
