@@ -33,6 +33,7 @@ from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
 from ..resolve.aliases import AliasRegistry
 from ..resolve.review import QUEUE_FILE, ambiguous_items, queue_sources
+from .verifyfile import declared_entities
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
@@ -150,6 +151,8 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
         if opening is not None:
             graph_store.close()
             graph_store = opening.store()
+        store_now = graph_store
+        extractor.own = lambda doc_id: declared_entities(store_now, doc_id)
         result = update_store(graph_store, paths, full=full, timestamp=timestamp,
                               max_file_bytes=max_file_bytes, access=access, registry=registry,
                               root=root, exclude=exclude, gitignore=gitignore,

@@ -32,7 +32,7 @@ from ..extract.discover import SourceTimes, sha256_file
 from ..extract.records import Extraction
 from ..extract.text.chunking import document_title, section_marks
 from ..extract.text.contract import relation_from_dict
-from ..extract.text.extractor import edge_records
+from ..extract.text.extractor import WithoutOwn, edge_records
 from ..extract.text.verify import REASONS, TextChunk, VerifiedEdge, verify_relations
 from ..graph.model import DECLARED_LABEL, SourceDocument, Triple, id_from_iri, source_iri, utc_timestamp
 from ..graph.turtle import to_turtle
@@ -41,7 +41,6 @@ from ..io.text import LineIndex, read_text, split_lines
 from ..resolve.aliases import AliasRegistry
 from ..llm.cache import digest as json_digest
 from ..resolve.resolver import Resolver
-from ..resolve.results import Resolution
 from ..resolve.review import QUEUE_FILE, ambiguous_items, queue_sources
 from ..schema.loader import load_schema
 from ..schema.model import Schema
@@ -181,10 +180,10 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
                     f"stored this document; verify does not replace it", doc_id))
             tag = f"{VERIFY_PREFIX}{name}@{VERSION}-" + json_digest(
                 {"schema": schema.digest, "lines": [raw for _, raw in per_doc[doc_id]]})[:16]
-            own = _declared(gs, doc_id) if gs is not None and state is not None and mine \
-                else set()
+            own = declared_entities(gs, doc_id) if gs is not None and state is not None \
+                and mine else set()
             update = _verify_document(doc_id, paths[doc_id], per_doc[doc_id], schema,
-                                      _Without(resolver, own) if own else resolver, name,
+                                      WithoutOwn(resolver, own) if own else resolver, name,
                                       times, max_file_bytes, edges_path, result, tag)
             if update is None:
                 continue
@@ -230,26 +229,7 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
     return result
 
 
-class _Without:
-    """A resolver that does not know ``own``, the entities a document's stored graph
-    introduced: verified again, the document introduces them again (as it did the first
-    time) instead of resolving to its own old nodes."""
-
-    def __init__(self, resolver, own: set[str]):
-        self._resolver, self._own = resolver, own
-
-    def resolve(self, name: str, type_name: str | None = None, **kwargs) -> Resolution:
-        res = self._resolver.resolve(name, type_name, **kwargs)
-        if res.id in self._own or (res.candidates and all(c[0] in self._own
-                                                          for c in res.candidates)):
-            return Resolution(name, type_name, "new", reason="introduced by this document")
-        return res
-
-    def __getattr__(self, name: str):
-        return getattr(self._resolver, name)
-
-
-def _declared(store: GraphStore, doc_id: str) -> set[str]:
+def declared_entities(store: GraphStore, doc_id: str) -> set[str]:
     """The entities the document's stored graph introduced (its node records)."""
     label = DECLARED_LABEL.strip("<>")
     return {id_from_iri(q.subject.value) for q in store.graph_quads(source_iri(doc_id))
@@ -337,4 +317,4 @@ def _when(path: Path, times: SourceTimes | float) -> str:
     return utc_timestamp(times.epoch(path))
 
 
-__all__ = ["VerifyFileResult", "verify_file"]
+__all__ = ["VerifyFileResult", "declared_entities", "verify_file"]

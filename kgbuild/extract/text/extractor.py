@@ -31,6 +31,7 @@ from ...errors import InputError, Problem
 from ...io.text import LineIndex, read_text
 from ...llm.cache import digest
 from ...llm.client import Completion, LLMClient, Request, estimate_tokens
+from ...resolve.results import Resolution
 from ...schema.model import Schema
 from .. import manifests  # noqa: F401  (registers the manifest extractors, which go first)
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, PassageRecord, SourceFile
@@ -111,6 +112,9 @@ class TextExtractor:
         self.client = client
         self.settings = settings or TextSettings()
         self.resolver = resolver
+        # the entities a document's stored graph introduced (doc_id -> IDs): re-extracted, the
+        # document introduces them again instead of resolving to its own old nodes
+        self.own: Callable[[str], set[str]] | None = None
         self.explicit = frozenset(str(Path(p).resolve()) for p in explicit)
         self.name = f"{TEXT_EXTRACTOR_PREFIX}{client.settings.model}"
         # everything the output of a document depends on besides its text: a change re-extracts
@@ -147,6 +151,8 @@ class TextExtractor:
         lines = LineIndex(text)
         seen: set[tuple] = set()
         defined: set[str] = set()
+        own = self.own(src.doc_id) if self.own is not None and self.resolver is not None else ()
+        resolver = WithoutOwn(self.resolver, set(own)) if own else self.resolver
         for chunk in chunks:
             out.passages.append(PassageRecord(chunk.id, chunk.start, chunk.end, chunk.text,
                                               chunk.title, chunk.section))
@@ -171,7 +177,7 @@ class TextExtractor:
                                                 f"could not be read: {errors[0]}", src.doc_id,
                                                 lines.line(chunk.start)))
                 self.stats.relations += len(relations)
-                self._verified(relations, chunk, src.doc_id, lines, out, seen, defined)
+                self._verified(relations, chunk, src.doc_id, lines, out, seen, defined, resolver)
         return out
 
     # -- reading and asking -----------------------------------------------------------------------
@@ -247,13 +253,13 @@ class TextExtractor:
 
     # -- verified relations into records ----------------------------------------------------------
     def _verified(self, relations, chunk: Chunk, doc_id: str, lines: LineIndex, out: Extraction,
-                  seen: set[tuple], defined: set[str]) -> None:
-        result = self._verify(relations, chunk, self.schema, self.resolver)
+                  seen: set[tuple], defined: set[str], resolver) -> None:
+        result = self._verify(relations, chunk, self.schema, resolver)
         for rej in result.rejected:
             self.stats.rejected[rej.reason] += 1
             self.stats.rejections.append({"document": doc_id, "chunk": chunk.id, **rej.to_dict()})
         for edge in result.accepted:
-            records = edge_records(edge, chunk, lines, self.schema, self.resolver, defined)
+            records = edge_records(edge, chunk, lines, self.schema, resolver, defined)
             if records is None:
                 continue
             nodes, rec = records
@@ -265,6 +271,25 @@ class TextExtractor:
             self.stats.accepted += 1
             out.nodes.extend(nodes)
             out.edges.append(rec)
+
+
+class WithoutOwn:
+    """A resolver that does not know ``own``, the entities a document's stored graph
+    introduced: verified again, the document introduces them again (defined by it, typed and
+    scored as the first time) instead of resolving to its own old nodes."""
+
+    def __init__(self, resolver, own: set[str]):
+        self._resolver, self._own = resolver, own
+
+    def resolve(self, name: str, type_name: str | None = None, **kwargs) -> Resolution:
+        res = self._resolver.resolve(name, type_name, **kwargs)
+        if res.id in self._own or (res.candidates and all(c[0] in self._own
+                                                          for c in res.candidates)):
+            return Resolution(name, type_name, "new", reason="introduced by this document")
+        return res
+
+    def __getattr__(self, name: str):
+        return getattr(self._resolver, name)
 
 
 def _check(text: str) -> str | None:
