@@ -72,39 +72,86 @@ _ROOM = 20  # a word too long for any line is cut where it is when this much roo
 
 
 def fit(text: str, width: int = WIDTH) -> str:
-    """``text`` with every line at most ``width`` columns: a longer line is wrapped at spaces,
-    its continuation indented past its own indent (and list mark); a word too long for a line
-    (a path, an IRI) loses its middle to an ellipsis, keeping its start and its end (the file
-    name and line)."""
+    """``text`` with every line at most ``width`` columns. A table (consecutive rows of three
+    or more cells apart by runs of spaces) keeps one line a row and its columns aligned: its
+    widest column is narrowed, cells cut in the middle with an ellipsis. Any other longer line
+    is wrapped at spaces, its continuation indented past its own indent (and list mark); a
+    word too long for a line (a path, an IRI) loses its middle to an ellipsis, keeping its
+    start and its end (the file name and line)."""
+    lines = text.split("\n")
     out: list[str] = []
-    for line in text.split("\n"):
-        if len(line) <= width:
-            out.append(line)
-            continue
-        lead = _INDENT.match(line).group(0)
-        more = " " * min(len(lead) + 2, width // 2)
-        current, fresh = lead, True  # fresh: nothing but the indent (and mark) on it yet
-        for word in _units(line[len(lead):]):
-            gap = "" if fresh else " "
-            if len(current) + len(gap) + len(word) <= width:
-                current += gap + word
-                fresh = False
-                continue
-            room = width - len(current) - len(gap)
-            if fresh or (len(more) + len(word) > width and room >= _ROOM):
-                current += gap + _cut(word, room)  # too long anywhere: cut where it is
-                fresh = False
-                continue
-            out.append(current)
-            current, fresh = more, True
-            if len(more) + len(word) > width:
-                current += _cut(word, width - len(more))
-                fresh = False
-            else:
-                current += word
-                fresh = False
-        out.append(current)
+    i = 0
+    while i < len(lines):
+        cells = _cells(lines[i])
+        j = i + 1
+        while cells and j < len(lines) and (c := _cells(lines[j])) and len(c) == len(cells) \
+                and c[0] == cells[0]:
+            j += 1
+        block = lines[i:j]
+        if all(len(line) <= width for line in block):
+            out += block
+        elif cells:
+            out += _table(block, width)
+        else:
+            out += _wrap(lines[i], width)
+        i = j
     return "\n".join(out)
+
+
+_GAP = re.compile(r" {2,}")
+
+
+def _cells(line: str) -> list[str] | None:
+    """[indent, cell, cell, ...] of a table row (three cells or more), else None."""
+    body = line.lstrip(" ")
+    cells = _GAP.split(body.rstrip(" "))
+    return [line[:len(line) - len(body)], *cells] if len(cells) >= 3 else None
+
+
+def _table(rows: list[str], width: int) -> list[str]:
+    """Rows of one table in ``width`` columns, aligned; the widest column narrowed first."""
+    table = [_cells(r) for r in rows]
+    indent = table[0][0]
+    cols = len(table[0]) - 1
+    widths = [max(len(t[k + 1]) for t in table) for k in range(cols)]
+    while True:  # the widest column down to the next widest, and so on (8 at least)
+        excess = len(indent) + sum(widths) + 2 * (cols - 1) - width
+        k = max(range(cols), key=lambda n: widths[n])
+        if excess <= 0 or widths[k] <= 8:
+            break
+        second = max((w for n, w in enumerate(widths) if n != k), default=0)
+        widths[k] = max(widths[k] - min(excess, max(widths[k] - second, 1)), 8)
+    out = []
+    for t in table:
+        cut = [_cut(c, widths[k]) for k, c in enumerate(t[1:])]
+        row = indent + "  ".join(c.ljust(widths[k]) for k, c in enumerate(cut[:-1]))
+        out.append(_cut(f"{row}  {cut[-1]}", width))
+    return out
+
+
+def _wrap(line: str, width: int) -> list[str]:
+    out: list[str] = []
+    lead = _INDENT.match(line).group(0)
+    more = " " * min(len(lead) + 2, width // 2)
+    current, fresh = lead, True  # fresh: nothing but the indent (and mark) on it yet
+    for word in _units(line[len(lead):]):
+        if not word and fresh:
+            continue
+        gap = "" if fresh else " "
+        if len(current) + len(gap) + len(word) <= width:
+            current += gap + word
+            fresh = False
+            continue
+        room = width - len(current) - len(gap)
+        if fresh or (len(more) + len(word) > width and room >= _ROOM):
+            current += gap + _cut(word, room)  # too long anywhere: cut where it is
+            fresh = False
+            continue
+        out.append(current.rstrip())
+        current = more + _cut(word, width - len(more))
+        fresh = not word
+    out.append(current.rstrip())
+    return out
 
 
 def _units(body: str) -> list[str]:

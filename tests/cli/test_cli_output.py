@@ -53,6 +53,17 @@ def test_fit_wraps_lists_and_cuts_long_words_in_the_middle():
     assert fit("short\n\n  also short") == "short\n\n  also short"
 
 
+def test_fit_keeps_a_table_one_line_a_row_and_aligned():
+    rows = ["  petstore  API  api:default/petstore  degree 3",
+            "  " + "x" * 60 + "  Library  catalogs/" + "y" * 70 + "#lib  degree 12"]
+    out = fit("\n".join(rows)).splitlines()
+    assert len(out) == 2 and all(len(x) <= WIDTH for x in out)
+    assert out[0].index("API") == out[1].index("Library")  # columns aligned
+    assert out[0].index("api:") == out[1].index("catalogs/")
+    assert out[1].endswith("#lib  degree 12") and out[0].endswith("degree 3")
+    assert "…" in out[1] and out[0].split()[:3] == ["petstore", "API", "api:default/petstore"]
+
+
 @pytest.fixture(scope="module")
 def backstage(tmp_path_factory):
     """The shared Backstage corpora built once into a store: 34 problems, 26 not-fetched."""
