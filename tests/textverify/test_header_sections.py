@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import REPO
 
 from kgbuild.schema.loader import parse_schema
 from kgbuild.extract.text.chunking import chunk_text
@@ -88,3 +89,51 @@ def test_verify_grounds_by_the_section_path_and_records_it(film, tmp_path):
     assert "grounding:header" in ttl and "header:Funny Lady > Reception > Awards" in ttl
     # the cited evidence shows the header beside the quote
     assert "Funny Lady > Reception > Awards \u2026 The film was nominated" in ttl
+
+
+# -- real text: two Wikipedia paragraphs (HotpotQA's corpus) as two sections of one page ------
+
+HOTPOT = REPO.parent / "shared" / "corpora" / "multihop" / "hotpotqa-train-100" / "corpus.jsonl"
+
+
+def passages(*ids):
+    rows = {d["id"]: d for d in map(json.loads, HOTPOT.read_text(encoding="utf-8").splitlines())}
+    return [rows[i] for i in ids]
+
+
+@pytest.mark.corpus
+def test_each_section_grounds_its_own_subject_on_real_text(film, tmp_path):
+    """Each section's "The film" / "It" is the film its heading names, never the one the
+    section before talks about: the section path at the quote grounds it, in extract's
+    chunks and in verify's whole document alike."""
+    brady, ankur = passages("hp0032", "hp0068")
+    page = "# Films\n\n" + "".join(f"## {p['title']}\n\n{p['text']}\n\n" for p in (brady, ankur))
+    sanford = "The film was directed by Arlene Sanford (in her feature film directorial debut)"
+    benegal = "It was the first feature film directed by Shyam Benegal"
+    assert sanford in brady["text"] and benegal in ankur["text"]
+    relations = [
+        {"subject": "A Very Brady Sequel", "predicate": "director", "object": "Arlene Sanford",
+         "evidence": sanford},
+        {"subject": "Ankur (film)", "predicate": "director", "object": "Shyam Benegal",
+         "evidence": benegal},
+        {"subject": "A Very Brady Sequel", "predicate": "director", "object": "Shyam Benegal",
+         "evidence": benegal},  # the section before's film: not what "It" is
+    ]
+    expected = [("A Very Brady Sequel", "Films > A Very Brady Sequel"),
+                ("Ankur (film)", "Films > Ankur (film)")]
+    for chunk in chunk_text(page, "films.md", size=4000) + chunk_text(page, "films.md", size=700):
+        out = verify_relations(relations, chunk, film)
+        found = [(e.subject_label, e.header) for e in out.accepted]
+        assert set(found) <= set(expected)
+        assert all(e.grounding == ("header", "quote") for e in out.accepted)
+        if len(chunk.text) > 1000:  # the whole page in one chunk
+            assert found == expected
+            assert [r.reason for r in out.rejected] == ["subject-not-grounded"]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "films.md").write_text(page, encoding="utf-8")
+    edges = tmp_path / "edges.jsonl"
+    edges.write_text("".join(json.dumps({**r, "source": "films.md"}) + "\n" for r in relations))
+    result = verify_file(edges, docs, film, timestamp=0)
+    assert [(e.subject_label, e.header) for e in result.accepted["films.md"]] == expected
+    assert [r["reason"] for r in result.rejected] == ["subject-not-grounded"]
