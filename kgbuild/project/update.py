@@ -150,6 +150,9 @@ def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
 TEXT_KIND = "text"  # documents `kgbuild extract` reads through an LLM; "manifest": `kgbuild build`'s
 
 
+_COMMANDS = {TEXT_KIND: "extract", "verify": "verify --store", "manifest": "build"}  # by kind
+
+
 def document_kind(extractor_tag: str) -> str:
     """Which command owns a stored document, from the extractor that built it: ``text``
     (``llm:<model>@...``, `kgbuild extract`), ``verify`` (``verify:<edges file>@...``,
@@ -266,9 +269,10 @@ def plan_update(store: GraphStore, paths: Sequence[str | Path], *, full: bool = 
     found, scope = found_all.found, found_all.scope
     for doc_id in sorted(others & set(found)):  # the other command's document: not ours to touch
         del found[doc_id]
+        owner = _COMMANDS[document_kind(all_states[doc_id].extractor)]
         found_all.problems.append(Problem(
-            "warning", "other-kind", f"kept: `kgbuild {'build' if kind == TEXT_KIND else 'extract'}` "
-            f"extracted this document, this command does not read it", doc_id))
+            "warning", "other-kind", f"kept: `kgbuild {owner}` extracted this document, this "
+            "command does not read it", doc_id))
     # (a catalog entity's document, an API URL, is never under a scanned path)
     outside = set() if prune else {d for d in states if (not in_scope(d, scope) or "://" in d)
                                    and d not in found}

@@ -9,10 +9,10 @@ import json
 import pytest
 from conftest import REPO
 
-from kgbuild.schema.loader import parse_schema
 from kgbuild.extract.text.chunking import chunk_text
 from kgbuild.extract.text.verify import verify_relations
 from kgbuild.project.verifyfile import verify_file
+from kgbuild.schema.loader import parse_schema
 
 # a page laid out as encyclopedias lay one out: the subject named by the title, the
 # sentences of later sections referring to it

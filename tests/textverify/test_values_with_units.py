@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from kgbuild.schema.loader import parse_schema
 from kgbuild.extract.text.grounding import quantity, stated_quantity
 from kgbuild.extract.text.verify import TextChunk, verify_relations
 from kgbuild.graph.model import attribute_term
+from kgbuild.schema.loader import parse_schema
 
 TEXT = ("The Lakeside line runs 120 km from Harbor City. It cost $4 billion, serves 3.5 million "
         "riders a year, and a trip takes 45 minutes. Its ferry, the A-Rosa Luna, is 125.8 "

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG, REPO
 
-from kgbuild.schema.loader import load_schema
-from kgbuild.project.pipeline import build_graph
 from kgbuild.cli import main
+from kgbuild.project.pipeline import build_graph
 from kgbuild.resolve.review import load_review_queue
+from kgbuild.schema.loader import load_schema
 from kgbuild.store.graphstore import GraphStore
 
 PROSE = REPO / "fixtures" / "prose"

@@ -639,7 +639,8 @@ _UNIT_WORDS = sorted((f for forms in UNITS.values() for f in forms), key=len, re
 _UNIT_RE = "|".join(re.escape(f) for f in _UNIT_WORDS)
 # after a space a unit is a word of its own: one letter is too often something else ("in
 # 1950 in Paris", "3 s"), except the metre and the kelvin
-_SPACED_RE = "|".join(re.escape(f) for f in _UNIT_WORDS if len(f) > 1 and f != "in" or f in ("m", "K"))
+_SPACED_RE = "|".join(re.escape(f) for f in _UNIT_WORDS
+                      if (len(f) > 1 and f != "in") or f in ("m", "K"))
 _CUR_RE = r"US\$|\$|€|£|¥|USD|EUR|GBP|JPY"
 _SCALE_RE = r"thousand|million|billion|trillion|bn"
 _QUANTITY = re.compile(
@@ -704,7 +705,8 @@ def stated_quantity(value: Quantity, text: str) -> tuple[Match, Quantity] | None
             continue
         if value.scale != q.scale and value.scale:
             continue
-        if (value.unit and q.unit != value.unit) or (value.currency and q.currency != value.currency):
+        if (value.unit and q.unit != value.unit) \
+                or (value.currency and q.currency != value.currency):
             continue
         if q.scale and not value.scale and not value.bare:
             continue  # "3.5 km" is not "3.5 million km"

@@ -48,7 +48,16 @@ from .contract import Relation, relation_from_dict
 from .chunking import section_at
 from .cues import has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
 from .endpoints import antecedent, proper_names, referring, referring_in, sentence_span, sentence_starts
-from .grounding import Match, Quantity, find_name, find_quote, literal, quantity, stated_date, stated_quantity
+from .grounding import (
+    Match,
+    Quantity,
+    find_name,
+    find_quote,
+    literal,
+    quantity,
+    stated_date,
+    stated_quantity,
+)
 
 __all__ = ["REASONS", "Chunk", "TextChunk", "VerifiedEdge", "Rejected", "VerifyResult",
            "VerifyOptions", "PredicateIndex", "verify_relations"]
@@ -483,7 +492,7 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
         assert first is not None
         return first
     subject, obj, scope = found
-    s_name, o_name = rel.subject, rel.object
+    o_name = rel.object
     evidence = text[quote.start:quote.end]
     if pred.attribute is not None:
         return _attribute(rel, pred, subject, evidence, quote, chunk, schema, resolver, notes,
