@@ -137,3 +137,38 @@ def test_each_section_grounds_its_own_subject_on_real_text(film, tmp_path):
     result = verify_file(edges, docs, film, timestamp=0)
     assert [(e.subject_label, e.header) for e in result.accepted["films.md"]] == expected
     assert [r["reason"] for r in result.rejected] == ["subject-not-grounded"]
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_the_context_pack_cites_the_header_with_the_quote(tmp_path, monkeypatch):
+    """verify --store, then traverse: the evidence of a header-grounded edge is the header
+    and the quote, and the assertion records grounding:header."""
+    from click.testing import CliRunner
+
+    from kgbuild.cli import main
+
+    brady, ankur = passages("hp0032", "hp0068")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "films.md").write_text(
+        "# Films\n\n" + "".join(f"## {p['title']}\n\n{p['text']}\n\n" for p in (brady, ankur)),
+        encoding="utf-8")
+    (tmp_path / "edges.jsonl").write_text(json.dumps(
+        {"subject": "Ankur (film)", "predicate": "director", "object": "Shyam Benegal",
+         "evidence": "It was the first feature film directed by Shyam Benegal",
+         "source": "films.md"}) + "\n")
+    (tmp_path / "film.yaml").write_text(
+        "name: film\nnamespace: https://example.org/film#\nnode_types:\n  Film: {}\n"
+        "  Person: {}\nedge_types:\n  director: {domain: Film, range: Person}\n")
+    monkeypatch.chdir(tmp_path)
+    run = CliRunner().invoke
+    out = run(main, ["verify", "edges.jsonl", "--sources", "docs", "--schema", "film.yaml",
+                     "--store", "st", "--timestamp", "0"])
+    assert out.exit_code == 0, out.output
+    walk = run(main, ["traverse", "--store", "st", "--schema", "film.yaml", "--seed",
+                      "film:default/ankur-film", "--path", "director", "--format", "json"])
+    assert walk.exit_code == 0, walk.output
+    data = json.dumps(json.loads(walk.output), ensure_ascii=False)
+    assert "person:default/shyam-benegal" in data
+    assert "Films > Ankur (film) \u2026 It was the first feature film directed by Shyam Benegal" in data
+    assert "grounding:header" in data
