@@ -73,7 +73,8 @@ _ROOM = 20  # a word too long for any line is cut where it is when this much roo
 
 def fit(text: str, width: int = WIDTH) -> str:
     """``text`` with every line at most ``width`` columns. A table (consecutive rows of three
-    or more cells apart by runs of spaces) keeps one line a row and its columns aligned: its
+    or more cells apart by runs of spaces, or two under a rule of dashes) keeps one line a
+    row and its columns aligned: its
     widest column is narrowed, cells cut in the middle with an ellipsis. Any other longer line
     is wrapped at spaces, its continuation indented past its own indent (and list mark); a
     word too long for a line (a path, an IRI) loses its middle to an ellipsis, keeping its
@@ -90,10 +91,12 @@ def fit(text: str, width: int = WIDTH) -> str:
         block = lines[i:j]
         if all(len(line) <= width for line in block):
             out += block
-        elif cells:
+        elif cells and (len(cells) > 3 or any(set("".join(_cells(b)[1:])) == {"-"}
+                                                for b in block)):
             out += _table(block, width)
         else:
-            out += _wrap(lines[i], width)
+            for line in block:
+                out += [line] if len(line) <= width else _wrap(line, width)
         i = j
     return "\n".join(out)
 
@@ -102,10 +105,10 @@ _GAP = re.compile(r" {2,}")
 
 
 def _cells(line: str) -> list[str] | None:
-    """[indent, cell, cell, ...] of a table row (three cells or more), else None."""
+    """[indent, cell, cell, ...] of what may be a table row (two cells or more), else None."""
     body = line.lstrip(" ")
     cells = _GAP.split(body.rstrip(" "))
-    return [line[:len(line) - len(body)], *cells] if len(cells) >= 3 else None
+    return [line[:len(line) - len(body)], *cells] if len(cells) >= 2 else None
 
 
 def _table(rows: list[str], width: int) -> list[str]:
@@ -123,7 +126,8 @@ def _table(rows: list[str], width: int) -> list[str]:
         widths[k] = max(widths[k] - min(excess, max(widths[k] - second, 1)), 8)
     out = []
     for t in table:
-        cut = [_cut(c, widths[k]) for k, c in enumerate(t[1:])]
+        cut = ["-" * widths[k] if set(c) == {"-"} else _cut(c, widths[k])  # a rule stays one
+               for k, c in enumerate(t[1:])]
         row = indent + "  ".join(c.ljust(widths[k]) for k, c in enumerate(cut[:-1]))
         out.append(_cut(f"{row}  {cut[-1]}", width))
     return out

@@ -9,6 +9,7 @@ import click
 
 from ..store.query import MAX_ROWS, QUERY_FORMATS
 from .main import SCHEMA, STORE, UsageError, count, echo, main, open_project
+from .output import fit
 
 
 @main.command()
@@ -53,6 +54,6 @@ def query(sparql, store_path, schema_name, fmt, limit, timeout, union):
     elif fmt == "csv":
         echo(result.to_csv(), nl=False)
     else:
-        echo(result.render())
+        echo(fit(result.render()))  # within 100 columns: json and csv keep every value whole
     if result.kind == "ask" and not result.boolean:
         sys.exit(1)

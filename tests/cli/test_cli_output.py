@@ -62,6 +62,13 @@ def test_fit_keeps_a_table_one_line_a_row_and_aligned():
     assert out[0].index("api:") == out[1].index("catalogs/")
     assert out[1].endswith("#lib  degree 12") and out[0].endswith("degree 3")
     assert "…" in out[1] and out[0].split()[:3] == ["petstore", "API", "api:default/petstore"]
+    hubs = ["hubs:"] + [f"      {n}  name-{n} (Library, catalogs/{'z' * 90}#{n})" for n in (28, 26)]
+    out = fit("\n".join(hubs)).splitlines()  # two cells, no rule: not a table, each line cut
+    assert len(out) == 3 and all(len(x) <= WIDTH and "…" in x for x in out[1:])
+    assert out[2].startswith("      26  name-26 (Library, catalogs/") and out[2].endswith("#26)")
+    table = ["s     o", "----  ----", "<" + "a" * 80 + ">  <" + "b" * 80 + ">"]
+    out = fit("\n".join(table)).splitlines()  # two cells under a rule: a table
+    assert len(out) == 3 and out[1] == "-" * 49 + "  " + "-" * 49 and len(out[2]) == WIDTH
 
 
 @pytest.fixture(scope="module")
