@@ -16,13 +16,14 @@ reach. The walk (:class:`~kgbuild.retrieve.traverse.Traverser`) is the same over
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import Problem
-from ..graph.access import Principal, visible_graph
-from ..graph.model import KnowledgeGraph
-from ..store.graphstore import GraphStore
 from ..store.readmodel import GraphModel
+
+if TYPE_CHECKING:  # (a walk of a saved store imports neither the graph nor the database)
+    from ..graph.access import Principal
+    from ..graph.model import KnowledgeGraph
 
 
 class GraphSource(Protocol):
@@ -45,6 +46,8 @@ class MemoryGraph:
         self._models: dict[Principal, GraphModel] = {}
 
     def model(self, principal: Principal, spec=None) -> GraphModel:
+        from ..graph.access import visible_graph
+
         if principal not in self._models:
             self._models[principal] = GraphModel.of_graph(visible_graph(self.kg, principal))
         return self._models[principal]
@@ -76,7 +79,9 @@ class GraphFile:
 
 
 class StoreGraph:
-    """A store folder, read through its read model."""
+    """A store folder, read through its read model: the saved one without opening the
+    database when a reader found it current for the database files as they still are
+    (:func:`~kgbuild.store.storemodel.saved_model`)."""
 
     per_spec = False
 
@@ -84,11 +89,17 @@ class StoreGraph:
         self.path, self.schema = path, schema
 
     def model(self, principal: Principal, spec=None) -> GraphModel:
-        with GraphStore(self.path, self.schema, write=False) as store:
-            return store.read_model(principal)
+        from ..store.storemodel import checked_model, saved_model
+
+        model = saved_model(self.path, self.schema)
+        if model is not None and model.serves(principal):
+            return model
+        return checked_model(self.path, self.schema, principal)
 
     def graph(self) -> KnowledgeGraph:
         """The store's whole graph in memory (materialised from every quad)."""
+        from ..store.graphstore import GraphStore
+
         with GraphStore(self.path, self.schema, write=False) as store:
             return store.knowledge_graph()
 
@@ -112,10 +123,12 @@ def source_of(graph, schema) -> GraphSource:
     (a path), a SPARQL endpoint (a :class:`~kgbuild.remote.sparql.SparqlClient`)."""
     if hasattr(graph, "model") and hasattr(graph, "per_spec"):
         return graph
-    if isinstance(graph, KnowledgeGraph):
-        return MemoryGraph(graph)
     if isinstance(graph, (str, Path)):
         return StoreGraph(graph, schema) if Path(graph).is_dir() else GraphFile(graph, schema)
+    from ..graph.model import KnowledgeGraph
+
+    if isinstance(graph, KnowledgeGraph):
+        return MemoryGraph(graph)
     from .remote import Endpoint  # (a client: the SPARQL part is loaded only for one)
 
     return Endpoint(graph, schema)

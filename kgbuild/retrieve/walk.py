@@ -164,7 +164,7 @@ class Walker:
     def follow(self, seeds, lists: list[tuple[int, int]], hops: int, cap: int | None,
                keep: Callable | None = None, max_nodes: int | None = None) -> Walk:
         """Breadth-first walk over ``lists``; a node enters once, via its best-ranked entry."""
-        seeds = np.unique(np.asarray(seeds, dtype=np.int32))
+        seeds = distinct(np.asarray(seeds, dtype=np.int32))
         walk = Walk([seeds], [], [])
         mark, lock = self.scratch()
         total = len(seeds)
@@ -202,7 +202,7 @@ class Walker:
         """Every walk that matches ``steps`` (lists per step) from the seeds, pruned to complete
         ones. A neighbour is eligible at an inner step only when it has an edge for the next
         step (checked before the cap); ``last_keep`` filters the end nodes."""
-        layer = np.unique(np.asarray(seeds, dtype=np.int32))
+        layer = distinct(np.asarray(seeds, dtype=np.int32))
         entries, cuts = [], []
         for i, lists in enumerate(steps):
             if i + 1 < len(steps):
@@ -212,14 +212,21 @@ class Walker:
             ent, cut = self.expand(layer, lists, cap, keep)
             entries.append(ent)
             cuts.append((layer, cut))
-            layer = np.unique(ent.nbr)
+            layer = distinct(ent.nbr)
         layers = [layer]
         for i in range(len(steps) - 1, -1, -1):
             entries[i] = entries[i].take(np.isin(entries[i].nbr, layers[0]))
-            layers.insert(0, np.unique(entries[i].owner))
+            layers.insert(0, distinct(entries[i].owner))
         kept = [(n[(c > 0) & np.isin(n, layers[i])], c[(c > 0) & np.isin(n, layers[i])])
                 for i, (n, c) in enumerate(cuts)]
         return Walk(layers, entries, kept)
+
+
+def distinct(a: np.ndarray) -> np.ndarray:
+    """``np.unique(a)`` of a 1-d array, without numpy's masked-array module (which
+    ``np.unique`` imports on its first call)."""
+    a = np.sort(a)
+    return a[np.concatenate(([True], a[1:] != a[:-1]))] if len(a) else a
 
 
 def enumerate_walks(walk: Walk, seeds: Sequence[int], limit: int) -> tuple[list, int]:

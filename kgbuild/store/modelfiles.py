@@ -25,16 +25,19 @@ MAX_VIEWS = 4  # label sets whose views are kept
 RETRIES = 5  # lookups of ``current`` while writers keep replacing the model
 
 
-def save(arrays: dict[str, np.ndarray], meta: dict, root: Path) -> Path:
+def save(arrays: dict[str, np.ndarray], meta: dict, root: Path, like: Path | None = None) -> Path:
     """Write the columns ``arrays`` and ``meta`` as a new model folder under ``root`` and make
-    it the current one; earlier ones are removed. Returns the folder."""
+    it the current one; earlier ones are removed. A column equal to the one in folder ``like``
+    (the model it was made from) is that file hard-linked, not written again (files are never
+    changed once written). Returns the folder."""
     root.mkdir(parents=True, exist_ok=True)
     folder = root / f"s-{uuid.uuid4().hex[:16]}"
     tmp = root / f".tmp-{folder.name}"
     tmp.mkdir()
     try:
         for name, a in arrays.items():
-            np.save(tmp / f"{name}.npy", a, allow_pickle=False)
+            if not (like is not None and _linked(like / f"{name}.npy", a, tmp / f"{name}.npy")):
+                np.save(tmp / f"{name}.npy", a, allow_pickle=False)
         (tmp / "meta.json").write_text(json.dumps(meta, sort_keys=True))
         os.replace(tmp, folder)
         pointer = root / f".current-{folder.name}"
@@ -48,6 +51,18 @@ def save(arrays: dict[str, np.ndarray], meta: dict, root: Path) -> Path:
     return folder
 
 
+def _linked(old: Path, a: np.ndarray, new: Path) -> bool:
+    """Hard-link ``old`` as ``new`` when it holds the array ``a``; whether it did."""
+    try:
+        held = np.load(old, mmap_mode="r", allow_pickle=False)
+        if held.dtype != a.dtype or held.shape != a.shape or not np.array_equal(held, a):
+            return False
+        os.link(old, new)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
 def load(folder: Path, schema) -> GraphModel:
     """Open a saved model (columns memory-mapped); raises on anything incomplete."""
     files = sorted(folder.glob("*.npy")) + [folder / "meta.json"]
@@ -56,7 +71,9 @@ def load(folder: Path, schema) -> GraphModel:
     meta = json.loads((folder / "meta.json").read_text())
     if meta.get("format") != FORMAT:
         raise ValueError("another read model format")
-    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False) for p in files[:-1]}
+    # plain arrays over the mapped pages (a memmap's indexing costs Python calls per item)
+    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False).view(np.ndarray)
+           for p in files[:-1]}
     if "names_blob" not in arr:
         raise ValueError("a read model without its names")
     try:

@@ -28,12 +28,15 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..graph.model import KnowledgeGraph, Passage
 from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists
 from .strings import Strings
+
+if TYPE_CHECKING:  # (a walk by ID reads no graph in memory)
+    from ..graph.model import KnowledgeGraph, Passage
 
 FORMAT = 4  # bump when the files or the names table's rules change: older models are made again
 _LISTS = ("indptr", "nbr", "eid", "rank")
@@ -208,10 +211,20 @@ def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
     return with_lists(out, len(edge_types))
 
 
-def with_lists(out: dict[str, np.ndarray], edge_types: int) -> dict[str, np.ndarray]:
-    """``out`` (the node and edge columns) with the adjacency lists ranked from them."""
-    lists = csr_lists(len(out["node_type"]), edge_types, out["src"], out["dst"], out["etype"],
-                      out["conf"], out["recency"])
+def with_lists(out: dict[str, np.ndarray], edge_types: int,
+               previous: GraphModel | None = None) -> dict[str, np.ndarray]:
+    """``out`` (the node and edge columns) with the adjacency lists ranked from them: those of
+    ``previous`` when it has the same nodes, edges, confidences and times (what the ranking
+    reads), else ranked again."""
+    ix = previous.index if previous is not None else None
+    if ix is not None and len(out["node_type"]) == ix.size and all(
+            np.array_equal(out[name], column) for name, column in (
+                ("src", ix.src), ("dst", ix.dst), ("etype", ix.etype),
+                ("conf", previous.conf), ("recency", previous.recency))):
+        lists = ix.lists
+    else:
+        lists = csr_lists(len(out["node_type"]), edge_types, out["src"], out["dst"],
+                          out["etype"], out["conf"], out["recency"])
     for (ty, d), c in lists.items():
         for name in _LISTS:
             out[f"l{ty}_{d}_{name}"] = getattr(c, name)
@@ -307,6 +320,8 @@ class GraphModel:
 
     def passages(self, eid: int) -> dict[str, Passage]:
         """The passages edge ``eid``'s assertions were read in."""
+        from ..graph.model import Passage
+
         return {pid: Passage(pid, doc, start, end, text)
                 for pid, (text, doc, start, end) in self.record(eid)["p"].items()}
 

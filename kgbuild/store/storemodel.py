@@ -9,6 +9,13 @@ the schema digest and the build settings it was made from. Readers call
 :func:`open_model`, which makes one from the whole graph when the store was changed by
 something that did not refresh it (an older kgbuild, a store copied in place).
 
+**Reading without the database.** A reader that opened the database and found the saved
+model current records, in ``model/seen.json``, the model's folder and the committed
+database's files as they were (names, sizes, modification times: every commit appends to
+the database's log or adds files, so it changes them). While they stay so, :func:`saved_model` opens the model
+without opening the database (nor importing what opens it); anything else goes through
+:func:`checked_model`.
+
 **Access.** The model is the unrestricted graph. It serves a principal who may see
 everything, or anyone when nothing in the store carries an access label (then every view
 is the whole graph). Any other principal gets a model of their view
@@ -20,18 +27,20 @@ change (a commit removes the stale ones), memory-mapped on the calls after it.
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from ..graph.access import visible_graph
+from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
 from .modelfiles import VIEWS, current, opened, prune, save
 from .readmodel import GraphModel, graph_tables, model_arrays, view_key, with_names
-from .splice import apply_changes, labelled_graphs, model_meta
 
 MODEL = "model"  # the read model's folder in the store
+SEEN = "seen.json"  # in MODEL: the database files a reader found the current model fresh for
 
 
 class Change(NamedTuple):
@@ -50,6 +59,8 @@ def _fresh(store) -> Callable[[GraphModel], bool]:
 
 def _whole(store, kg, view: str | None = None) -> tuple[dict, dict]:
     """The columns and metadata of the whole graph ``kg`` of ``store`` (or a view of it)."""
+    from .splice import labelled_graphs, model_meta
+
     meta = {**model_meta(store), "labelled": sorted(labelled_graphs(store))}
     if view is not None:
         meta["view"] = view
@@ -60,6 +71,8 @@ def _whole(store, kg, view: str | None = None) -> tuple[dict, dict]:
 def _made(store, previous: GraphModel | None, change: Change | None) -> tuple[dict, dict]:
     """The columns and metadata of the store's revision: ``previous`` with ``change`` applied
     (only when ``previous`` is of the revision before it), or from the whole graph."""
+    from .splice import apply_changes
+
     with gc_paused():
         made = None
         if previous is not None and change is not None and previous.meta["revision"] == change.revision:
@@ -83,7 +96,7 @@ def refresh_model(store, change: Change | None = None, starting: Callable[[], No
     shutil.rmtree(root / VIEWS, ignore_errors=True)  # every view is stale now
     arrays, meta = _made(store, previous, change)
     try:
-        save(arrays, meta, root)
+        save(arrays, meta, root, previous.folder if previous is not None else None)
     except OSError:  # a read-only folder or a full disk: the next reader makes it again
         shutil.rmtree(root, ignore_errors=True)
     return True
@@ -100,9 +113,66 @@ def open_model(store, principal=None) -> GraphModel:
     key = view_key(principal)
 
     def view() -> tuple[dict, dict]:
+        from ..graph.access import visible_graph
+
         return _whole(store, visible_graph(store.knowledge_graph(), principal), key)
 
     found = opened(root / VIEWS / key if root else None, store.schema, _fresh(store), view)
     if root is not None:
         prune(root / VIEWS)
     return found
+
+
+def database_state(path: str | Path) -> list | None:
+    """``CURRENT`` and the files of the database it names (name, size, modification time), or
+    None when unreadable."""
+    try:
+        named = (Path(path) / "CURRENT").read_bytes()[:200].decode("utf-8", "replace")
+        db = Path(path) / named.split()[0]
+        with os.scandir(db) as it:
+            files = sorted([e.name, e.stat().st_size, e.stat().st_mtime_ns] for e in it)
+    except (OSError, IndexError):
+        return None
+    return [named, files]
+
+
+def saved_model(path: str | Path, schema) -> GraphModel | None:
+    """The store's saved (unrestricted) model, its database not opened, when a reader found
+    it current for the database files as they still are; else None."""
+    root = Path(path) / MODEL
+    try:
+        seen = json.loads((root / SEEN).read_bytes())
+    except (OSError, ValueError):
+        return None
+    state = database_state(path)
+    if not isinstance(seen, dict) or state is None or seen.get("database") != state:
+        return None
+    model = current(root, schema)
+    if (model is None or model.folder.name != seen.get("model")
+            or model.meta.get("revision") != seen.get("revision")
+            or model.meta.get("schema") != schema.digest):
+        return None
+    return model
+
+
+def checked_model(path: str | Path, schema, principal=None) -> GraphModel:
+    """:func:`open_model` of the store at ``path`` opened read-only; when the unrestricted
+    model was current and the database files did not change meanwhile, that is recorded for
+    :func:`saved_model` (where the folder can be written)."""
+    from .graphstore import GraphStore
+
+    before = database_state(path)
+    with GraphStore(path, schema, write=False) as store:
+        model = open_model(store)
+        if principal is not None and not model.serves(principal):
+            model, whole = open_model(store, principal), model
+        else:
+            whole = model
+    if before is not None and whole.folder is not None and database_state(path) == before:
+        try:
+            atomic_write(Path(path) / MODEL / SEEN, json.dumps(
+                {"model": whole.folder.name, "revision": whole.meta.get("revision"),
+                 "database": before}), durable=False)
+        except OSError:
+            pass
+    return model

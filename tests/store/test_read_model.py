@@ -350,3 +350,50 @@ def test_a_full_rebuild_at_another_time_makes_a_whole_model(tmp_path):
     walker = _assert_same(store, Principal.all_access())
     edge = walker.run(TraversalSpec(seeds=["component:default/payments-service"], hops=1)).edges[0]
     assert edge["assertions"][0]["generated_at"].startswith("1970-01-02")
+
+
+@pytest.mark.slow
+def test_a_walk_reads_the_saved_model_without_the_database_until_it_changes(tmp_path, monkeypatch):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    everyone = Principal.all_access()
+    spec = TraversalSpec(seeds=["component:default/payments-service"], hops=2)
+    assert storemodel.saved_model(store, SCHEMA) is None  # no reader has checked it yet
+    first = open_traverser(store, SCHEMA, everyone).run(replace(spec)).to_dict()
+    assert storemodel.saved_model(store, SCHEMA) is not None
+    with monkeypatch.context() as m:
+        m.setattr(GraphStore, "__init__", lambda *a, **k: pytest.fail("the database was opened"))
+        assert open_traverser(store, SCHEMA, everyone).run(replace(spec)).to_dict() == first
+    for seed in range(2):  # a commit changes the database's files: checked again, change seen
+        _edit(folder, random.Random(seed))
+        _build(folder, store)
+        assert storemodel.saved_model(store, SCHEMA) is None
+        with GraphStore(store, SCHEMA, write=False) as st:
+            reference = Traverser(st.knowledge_graph(), everyone).run(replace(spec)).to_dict()
+        assert open_traverser(store, SCHEMA, everyone).run(replace(spec)).to_dict() == reference
+        assert storemodel.saved_model(store, SCHEMA) is not None
+    # another schema's walk does not take this model
+    other = replace(SCHEMA, description="another")
+    assert other.digest != SCHEMA.digest and storemodel.saved_model(store, other) is None
+
+
+@pytest.mark.slow
+def test_a_rebuild_links_the_columns_it_left_as_they_were(tmp_path):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    old = store / "model" / (store / "model" / "current").read_text()
+    before = {p.name: (np.load(p), p.stat().st_ino) for p in old.glob("*.npy")}
+    path = next(p for p in sorted(folder.rglob("*.yaml")) if "owner: " in p.read_text())
+    path.write_text(path.read_text().replace("owner: ", "owner: someone-else\n  x-owner: ", 1))
+    _build(folder, store)
+    new = store / "model" / (store / "model" / "current").read_text()
+    linked = {p.name for p in new.glob("*.npy")
+              if p.name in before and p.stat().st_ino == before[p.name][1]}
+    same = {p.name for p in new.glob("*.npy") if p.name in before
+            and np.array_equal(np.load(p), before[p.name][0])
+            and np.load(p).dtype == before[p.name][0].dtype}
+    assert linked == same and "terms_blob.npy" in same  # (the same extractors and times)
+    assert "records_blob.npy" not in same and "ids_ends.npy" not in same
+    _assert_same(store, Principal.all_access())
