@@ -244,4 +244,4 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     blob, out["facets_ends"] = old.facets.splice(
         etake, [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())])
     out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
-    return with_lists(out, t)
+    return with_lists(out, t, old)
