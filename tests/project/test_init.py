@@ -87,3 +87,18 @@ def test_the_docs_sample_works_when_copied(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     r = CliRunner().invoke(main, ["build"])
     assert r.exit_code == 0, r.output
+
+
+def test_every_kgbuild_toml_sample_in_the_docs_loads(tmp_path):
+    docs = [*sorted(DOCS.parent.glob("*.md")), DOCS.parents[1] / "README.md"]
+    samples = [(d.name, block) for d in docs
+               for block in re.findall(r"```toml\n(.*?)```", d.read_text(), re.S)]
+    assert len(samples) >= 4
+    for name, block in samples:
+        if "[tool." in block:  # a pyproject.toml sample
+            continue
+        (tmp_path / "kgbuild.toml").write_text(block)
+        try:
+            load_project(tmp_path / "kgbuild.toml")
+        except InputError as exc:
+            pytest.fail(f"{name}: {exc}")
