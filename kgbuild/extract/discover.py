@@ -357,11 +357,12 @@ def _commit_times(top: str, paths: list[str]) -> dict[str, int]:
     """Absolute path -> commit time (seconds) of the last commit touching it, for those of
     ``paths`` tracked and unmodified in the work tree ``top``."""
     rel = {os.path.relpath(p, top).replace(os.sep, "/"): p for p in paths}
-    tracked = _git_lines(top, "ls-files", "-z", "--full-name", "--", *_folders(rel))
+    scope = _folders(rel)  # (a monorepo's other folders are not looked at)
+    tracked = _git_lines(top, "ls-files", "-z", "--full-name", "--", *scope)
     if tracked is None:
         return {}
     status = _git_lines(top, "status", "--porcelain=v1", "-z", "--no-renames",
-                        "--untracked-files=no", "--ignore-submodules=all")
+                        "--untracked-files=no", "--ignore-submodules=all", "--", *scope)
     if status is None:
         return {}
     modified = {entry[3:] for entry in status}
