@@ -112,7 +112,7 @@ class VerifyOptions:
 
     def __post_init__(self) -> None:
         if self.relation_cues not in ("reject", "lower", "off", "contrast"):
-            raise InvalidValue(f"relation_cues must be reject, lower or off, not "
+            raise InvalidValue(f"relation_cues must be contrast, reject, lower or off, not "
                                f"{self.relation_cues!r}", code="usage")
 
 
