@@ -155,7 +155,19 @@ class TypeIndex:
         The better of the compact forms' ratio (separators do not matter) and the word-order
         free ratio of the keys.
         """
-        return score_groups(key, [(self, slots)], cutoff)[0]
+        out: dict[int, float] = {}
+        for _, sc, i in _extract(key.replace(" ", ""), list(map(self.compacts.__getitem__, slots)),
+                                 scorer=_ratio, limit=None, score_cutoff=cutoff):
+            out[slots[i]] = sc
+        if " " in key:  # token_sort_ratio, the slots' sorted keys made once
+            get = out.get
+            for _, sc, i in _extract(" ".join(sorted(key.split())),
+                                     list(map(self.sorted_keys.__getitem__, slots)),
+                                     scorer=_ratio, limit=None, score_cutoff=cutoff):
+                slot = slots[i]
+                old = get(slot)
+                out[slot] = sc if old is None or sc > old else old
+        return out
 
     def containing(self, key: str) -> list[int]:
         """Slots whose key holds all of ``key``'s words in a row, and more."""
@@ -181,35 +193,6 @@ class TypeIndex:
                            list(map(by_compact.__getitem__, compacts)),
                            list(map(by_reversed.__getitem__, rcompacts)))
         return self._views
-
-
-def score_groups(key: str, groups: list[tuple[TypeIndex, list[int]]], cutoff: float
-                 ) -> list[dict[int, float]]:
-    """:meth:`TypeIndex.scores` of ``key`` for the candidate slots of several indexes (the
-    types a mention has this key in): the same scores, from one rapidfuzz call per form over
-    all of them rather than two per type."""
-    compacts: list[str] = []
-    where: list[tuple[dict, int]] = []  # candidate -> its group's scores, its slot
-    out: list[dict[int, float]] = []
-    for idx, slots in groups:
-        scores: dict[int, float] = {}
-        out.append(scores)
-        compacts += map(idx.compacts.__getitem__, slots)
-        where += [(scores, slot) for slot in slots]
-    for _, sc, i in _extract(key.replace(" ", ""), compacts, scorer=_ratio, limit=None,
-                             score_cutoff=cutoff):
-        scores, slot = where[i]
-        scores[slot] = sc
-    if " " in key:  # token_sort_ratio, the slots' sorted keys made once
-        keys: list[str] = []
-        for idx, slots in groups:
-            keys += map(idx.sorted_keys.__getitem__, slots)
-        for _, sc, i in _extract(" ".join(sorted(key.split())), keys, scorer=_ratio,
-                                 limit=None, score_cutoff=cutoff):
-            scores, slot = where[i]
-            old = scores.get(slot)
-            scores[slot] = sc if old is None or sc > old else old
-    return out
 
 
 def typo_only(mention_key: str, key: str, vocabulary: dict) -> bool:

@@ -45,7 +45,7 @@ from ..io.collector import gc_paused
 from ..schema.model import Schema
 from .aliases import AliasRegistry
 from .batch import resolve_forked
-from .blocking import DIGITS, TypeIndex, get_multi, put_multi, score_groups, typo_only
+from .blocking import DIGITS, TypeIndex, get_multi, put_multi, typo_only
 from .duplicates import DuplicateSearch
 from .ecosystem import ecosystem, is_package_purl, may_be_same, split_version
 from .mentions import MentionSearch
@@ -395,12 +395,19 @@ class Resolver(MentionSearch, DuplicateSearch):
         best: dict[str, tuple[float, str]] = {}
         acronym_hits: dict[str, str] = {}
         ids, types_of = self._ids, self._types_of
-        blocks: dict[str, list[tuple[str, TypeIndex, list[int]]]] = {}  # key -> its types' blocks
         for t, key in keys.items():
             idx = self._index[t]
             if not idx.keys or len(key) - key.count(" ") < 3:
                 continue
-            blocks.setdefault(key, []).append((t, idx, idx.block(key, th)))
+            for slot, s in idx.scores(key, idx.block(key, th), th.review).items():
+                skey = idx.keys[slot]
+                for n in idx.owners[slot]:
+                    if types_of[n] == t:
+                        i = ids[n]
+                        if i not in banned:
+                            old = best.get(i)
+                            if old is None or s > old[0] or (s == old[0] and skey < old[1]):
+                                best[i] = (s, skey)
             if " " not in key and 2 <= len(key) <= 8:
                 for slot in get_multi(idx.by_acronym, key):
                     skey = idx.keys[slot]
@@ -408,18 +415,6 @@ class Resolver(MentionSearch, DuplicateSearch):
                         i = self._ids[n]  # (several keys with the acronym: the smallest)
                         if i not in banned and skey < acronym_hits.get(i, "\uffff"):
                             acronym_hits[i] = skey
-        for key, found in blocks.items():  # the types sharing a key scored at once
-            scored = score_groups(key, [(idx, slots) for _, idx, slots in found], th.review)
-            for (t, idx, _), scores in zip(found, scored):
-                for slot, s in scores.items():
-                    skey = idx.keys[slot]
-                    for n in idx.owners[slot]:
-                        if types_of[n] == t:
-                            i = ids[n]
-                            if i not in banned:
-                                old = best.get(i)
-                                if old is None or s > old[0] or (s == old[0] and skey < old[1]):
-                                    best[i] = (s, skey)
         if not best:
             if acronym_hits:
                 self._fill(res, "acronym", acronym_hits)
