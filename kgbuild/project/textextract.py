@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..errors import InputError
 from ..extract.discover import candidates
 from ..extract.records import Context, SourceFile
 from ..extract.text.extractor import TextExtractor, TextSettings, TextStats
 from ..graph.access import AccessRules, load_access
-from ..errors import InputError
 from ..llm.batch import BatchClient
 from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
