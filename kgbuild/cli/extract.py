@@ -237,7 +237,8 @@ def render_batch(batch: dict, usage: dict) -> list[str]:
     """The batch part of the summary for people."""
     lines = [f"batch {b['id']}: {b['status']}, {b['requests']} request(s)"
              + (f", {b['failed']} failed (asked again next run)" if b["failed"] else "")
-             + (", folded in" if b["folded"] else "") for b in batch["polled"]]
+             + (", folded in" if b["folded"] else "")
+             + "".join(f"\n  the server: {e}" for e in b["errors"]) for b in batch["polled"]]
     if usage["completions"]:
         lines.append(f"folded {usage['completions']} answer(s) into the cache")
     plan = batch["plan"]

@@ -125,6 +125,10 @@ class BatchClient(LLMClient):
             except openai.APIError as exc:
                 raise self._failed_call(f"batch {b['id']}", exc) from None
             b["status"] = info.status
+            errors = getattr(getattr(info, "errors", None), "data", None) or []
+            if errors:  # why the server refused the whole batch (e.g. its input file)
+                b["errors"] = [short(Exception(e.message or e.code), self._secrets)
+                               for e in errors[:5]]
             counts = getattr(info, "request_counts", None)
             if counts is not None:
                 b["counts"] = {"total": counts.total, "completed": counts.completed,
@@ -225,7 +229,7 @@ def report(batch: dict) -> dict:
     """What one remembered batch is at: ID, status, lines, lines failed."""
     return {"id": batch["id"], "status": batch["status"], "requests": len(batch["requests"]),
             "failed": len(batch["failed"]), "counts": batch.get("counts"),
-            "folded": bool(batch.get("done"))}
+            "errors": batch.get("errors", []), "folded": bool(batch.get("done"))}
 
 
 def _parts(lines: list[tuple[str, str, str]]):

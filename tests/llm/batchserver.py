@@ -65,9 +65,14 @@ class BatchServer:
         return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
     def finish(self, batch_id: str, status: str = "completed",
-               answered: Callable[[int], bool] = lambda i: True) -> None:
+               answered: Callable[[int], bool] = lambda i: True, refused: str = "") -> None:
         """End a batch in ``status``: the lines ``answered(i)`` picks get a chat completion
-        in the output file, the others an error line in the error file."""
+        in the output file, the others an error line in the error file; ``refused``: the
+        batch fails validation with this message, nothing answered."""
+        if refused:
+            self.batches[batch_id].update(status="failed", errors={"object": "list", "data": [
+                {"code": "invalid_request", "message": refused, "line": 1}]})
+            return
         out, errors = [], []
         for i, line in enumerate(self.lines(batch_id)):
             if answered(i):

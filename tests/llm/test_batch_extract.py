@@ -240,3 +240,20 @@ def test_gleaning_rounds_go_one_batch_each(tmp_path):
         done = run("status")
         assert done.stats.accepted == 1 and done.build.changes["added"] == ["notes.md"]
         done.store.close()
+
+
+@pytest.mark.slow
+def test_a_batch_the_server_refused_says_why_and_is_asked_again(tmp_path, monkeypatch):
+    (tmp_path / "notes.md").write_text(TEXT)
+    monkeypatch.chdir(tmp_path)
+    with BatchServer(lambda body: json.dumps({"relations": [GOOD]})) as srv:
+        args = ["extract", "notes.md", "--store", "store", "--model", "m", "--base-url",
+                srv.base_url, "--batch", "--yes"]
+        CliRunner().invoke(main, args, catch_exceptions=False)
+        [first] = srv.batches
+        srv.finish(first, refused="model 'm' does not support the Batch API")
+        again = CliRunner().invoke(main, args, catch_exceptions=False)
+        assert again.exit_code == 0
+        assert "batch batch_1: failed" in again.output
+        assert "the server: model 'm' does not support the Batch API" in again.output
+        assert "submitted: 1 request(s)" in again.output and len(srv.batches) == 2
