@@ -128,7 +128,6 @@ def retrieve(question, questions_file, k, method, store_path, embeddings_url, em
       kgbuild retrieve -q "..." --rerank-url http://127.0.0.1:8080/v1 --rerank-top 30
     """
     from ..passages.retrieve import Question, read_questions
-    from ..passages.retrieve import retrieve as run
 
     if bool(question) == bool(questions_file):
         raise UsageError("give one of -q QUESTION or --questions FILE.jsonl")

@@ -18,18 +18,17 @@ from .main import (
     count,
     emit,
     main,
+    open_project,
     write_or_echo,
 )
-from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, graph_source, principal_of, read_model
+from .reading import ALL_ACCESS, GRAPH, PRINCIPAL, principal_of, print_warnings
 
 
 def _browser(graph_file, store_path, schema_name, labels, all_access):
-    from ..retrieve.browse import Browser
-    from ..retrieve.sources import OpenModel
-
-    principal = principal_of(labels, all_access)
-    model = read_model(graph_source(graph_file, store_path, schema_name), principal)
-    return Browser(OpenModel(model), principal)
+    browser = open_project(schema=schema_name, store=store_path).browser(
+        principal_of(labels, all_access), graph=graph_file)
+    print_warnings(browser.problems)
+    return browser
 
 
 @main.command()

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import click
 
-from ..project.verifyfile import verify_file
-from ..schema.loader import load_schema
-from .main import EPOCH, FORMAT, SCHEMA, FileArg, FolderArg, check_output, emit, main, project
+from .main import EPOCH, FORMAT, SCHEMA, FileArg, FolderArg, check_output, emit, main, open_project
 from .output import QUIET, VERBOSE, problem_lines
 
 
@@ -65,19 +62,10 @@ def verify(edges, sources, schema_name, output, report, store_path, no_store, re
     """
     check_output(output)
     check_output(report, "--report")
-    proj = project()
     write = store_path is not None and not no_store
-    if no_store:
-        store_path = None
-    elif store_path is None:
-        default = proj.store_path()
-        store_path = str(default) if (Path(default) / "CURRENT").is_file() else None
-    if registry_path is None:
-        default_reg = proj.aliases_path() or Path(proj.root) / "aliases.yaml"
-        registry_path = str(default_reg) if default_reg.is_file() else None
-    result = verify_file(edges, sources, load_schema(schema_name), output=output, report=report,
-                         store=store_path, write=write, registry=registry_path,
-                         timestamp=timestamp)
+    front = open_project(schema=schema_name, store=store_path, aliases=registry_path)
+    result = front.verify(edges, sources, use_store=False if no_store else None, write=write,
+                          output=output, report=report, timestamp=timestamp)
     problems = problem_lines(result.problems, quiet=quiet, verbose=verbose)
     text = problems if quiet else [replace(result, problems=[]).render(), *problems]
     emit(result.summary(), fmt, "\n".join(text))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import ahocorasick
 

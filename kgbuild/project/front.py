@@ -195,22 +195,21 @@ class Project:
         return result
 
     def verify(self, relations: str | Path, sources: str | Path, *, use_store: bool | None = None,
-               **options) -> VerifyFileResult:
+               write: bool = False, **options) -> VerifyFileResult:
         """``kgbuild verify``: another extractor's relations checked against their source
-        documents, resolved against the project's store when it exists (``use_store``: True
-        always, False never) and its alias registry. ``options``: those of
-        :func:`~kgbuild.project.verifyfile.verify_file` (``output``, ``report``, ...)."""
+        documents, resolved against the project's store when it is built (``use_store``: True
+        always, False never) and its alias registry; with ``write`` the verified documents go
+        into the store (made if need be), incremental by document. ``options``: those of
+        :func:`~kgbuild.project.verifyfile.verify_file` (``output``, ``report``,
+        ``timestamp``)."""
         from .verifyfile import verify_file
 
-        store = options.pop("store", None)
-        if store is None and use_store is not False:
-            built = (self.store_path / "CURRENT").is_file()
-            store = self.store_path if use_store or built else None
-        registry = options.pop("registry", None) or self.config.aliases_path() \
-            or self.root / "aliases.yaml"
-        if not Path(registry).is_file():
-            registry = None
-        return verify_file(relations, sources, self.schema, store=store, registry=registry,
+        built = (self.store_path / "CURRENT").is_file()
+        store = self.store_path if write or (use_store is not False and (use_store or built)) \
+            else None
+        registry = self.config.aliases_path() or self.root / "aliases.yaml"
+        return verify_file(relations, sources, self.schema, store=store, write=write,
+                           registry=registry if registry.is_file() else None,
                            max_file_bytes=self.config.max_file_size * MiB, **options)
 
     def validate(self, graph: str | Path | None = None, **options) -> ValidationReport:
@@ -288,15 +287,13 @@ class Project:
 
     def browser(self, principal: Principal | None = None, *, graph=None) -> Browser:
         """A :class:`~kgbuild.retrieve.browse.Browser` (``show``, ``ls``, ``stats``) over the
-        principal's view (default: public items only) of the store (or of a graph file)."""
-        from ..graph.access import Principal
+        principal's view (default: public items only) of the store (or of a graph file; what
+        reading it skipped is the browser's ``problems``)."""
         from ..retrieve.browse import Browser
-        from ..retrieve.sources import GraphFile, OpenModel, StoreGraph
-
-        principal = principal or Principal.of()
+        from ..retrieve.sources import GraphFile, StoreGraph
 
         source = GraphFile(graph, self.schema) if graph else StoreGraph(self.store_path, self.schema)
-        return Browser(OpenModel(source.model(principal)), principal)
+        return Browser(source, principal)
 
     def query(self, sparql: str, **options) -> QueryResult:
         """``kgbuild query``: a SPARQL query over the store, bounded in time and rows

@@ -39,10 +39,12 @@ class Browser:
     """Summaries, listings and statistics of one graph as one principal (public items only
     when ``principal`` is None), read from the read model of the principal's view: the one
     a :class:`~kgbuild.retrieve.traverse.Traverser` for the principal walks (also for
-    :meth:`neighbourhood`). ``graph``: a graph source or a graph in memory."""
+    :meth:`neighbourhood`). ``graph``: a graph source or a graph in memory; ``problems``:
+    what reading a graph file skipped."""
 
     def __init__(self, graph, principal: Principal | None = None):
         self.traverser = Traverser(graph, principal)
+        self.problems = list(getattr(graph, "problems", ()))  # what reading a file skipped
         self.principal = self.traverser.principal
         self.model = self.traverser.model
         ix = self.model.index
