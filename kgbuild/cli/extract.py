@@ -244,8 +244,9 @@ def render_batch(batch: dict, usage: dict) -> list[str]:
     plan = batch["plan"]
     if plan["requests"]:
         cost = plan["estimated_cost_usd"]
+        longest = plan["max_completion_tokens"] // max(plan["requests"], 1)
         price = (f"estimated cost ${cost:.4f} for the prompts, at most "
-                 f"${plan['max_cost_usd']:.4f} with every answer {plan['max_completion_tokens'] // max(plan['requests'], 1):,} tokens long"
+                 f"${plan['max_cost_usd']:.4f} with every answer {longest:,} tokens long"
                  if cost is not None else "cost unknown (no llm.price set)")
         verb = ("submitted" if batch["submitted"] else "not submitted" if batch["declined"]
                 else "to submit")

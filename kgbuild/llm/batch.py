@@ -117,7 +117,7 @@ class BatchClient(LLMClient):
             api = self._client()
             try:
                 info = api.batches.retrieve(b["id"])
-            except openai.NotFoundError:  # the server no longer has it: its requests are asked again
+            except openai.NotFoundError:  # the server lost it: its requests are asked again
                 b["status"], b["done"] = "missing", True
                 _save(self.state_file, self.batches)
                 reports.append(report(b))
@@ -154,7 +154,8 @@ class BatchClient(LLMClient):
                 continue  # not a line of ours
             response = item.get("response") or {}
             body = response.get("body") if isinstance(response, dict) else None
-            if item.get("error") or response.get("status_code") != 200 or not isinstance(body, dict):
+            if item.get("error") or response.get("status_code") != 200 \
+                    or not isinstance(body, dict):
                 batch["failed"][item["custom_id"]] = _why(item)
                 continue
             batch["failed"].pop(item["custom_id"], None)

@@ -112,7 +112,7 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
     if dry_run:
         exists = store is not None and (Path(store) / "CURRENT").is_file()
         graph_store = GraphStore(store if exists else None, schema, write=not exists)
-    elif store is not None and _new(Path(store)) and not batch:  # nothing to read in it yet: it is made
+    elif store is not None and not batch and _new(Path(store)):  # nothing in it yet: it is made
         opening = _Opening(store, schema)  # while the requests are out, planned on an empty
         graph_store = GraphStore(None, schema)  # store in memory
     else:

@@ -28,7 +28,8 @@ fake_llm = llm_fixtures.fake_llm
 _no_ambient_llm_settings = llm_fixtures.no_ambient_llm_settings
 
 TEXT = "# Notes\n\nBilling Worker depends on Ledger Library.\n"
-GOOD = rel("Billing Worker", "dependsOn", "Ledger Library", "Billing Worker depends on Ledger Library.")
+GOOD = rel("Billing Worker", "dependsOn", "Ledger Library",
+           "Billing Worker depends on Ledger Library.")
 
 
 def _bench():
@@ -59,8 +60,8 @@ def test_recorded_answers_fold_in_over_runs_as_the_live_path_stores_them(tmp_pat
     answers = {}
     for s in onto.sentences:
         (folder / f"{s.id}.txt").write_text(s.text + "\n", encoding="utf-8")
-        answers[s.id] = json.dumps({"relations": [{**r, "evidence": s.text} for r in
-                                                  bench.contract_relations(s.raw.get("vicuna", []))]})
+        said = bench.contract_relations(s.raw.get("vicuna", []))
+        answers[s.id] = json.dumps({"relations": [{**r, "evidence": s.text} for r in said]})
 
     def answer(body: dict) -> str:  # the sentence's recorded answer, by its ID in the prompt
         prompt = "\n".join(m["content"] for m in body["messages"] if m["role"] == "user")
@@ -131,8 +132,8 @@ def test_recorded_answers_fold_in_over_runs_as_the_live_path_stores_them(tmp_pat
 def test_a_batch_line_carries_the_live_request_body(fake_llm, tmp_path):
     (tmp_path / "notes.md").write_text(TEXT)
     server = fake_llm(Script(default=Reply.relations(GOOD)))
-    live = extract_text([tmp_path / "notes.md"], llm=LLMSettings("m", server.base_url, max_retries=0),
-                        store=tmp_path / "live", root=tmp_path, timestamp=0)
+    live = extract_text([tmp_path / "notes.md"], store=tmp_path / "live", root=tmp_path,
+                        llm=LLMSettings("m", server.base_url, max_retries=0), timestamp=0)
     live.store.close()
     [live_body] = server.bodies
     with BatchServer(lambda body: json.dumps({"relations": [GOOD]})) as srv:
@@ -234,7 +235,8 @@ def test_gleaning_rounds_go_one_batch_each(tmp_path):
         second = run()  # the first answer in: the gleaning request follows it
         [gleaning] = second.batch["submitted"]
         [line] = srv.lines(gleaning["id"])
-        assert [m["role"] for m in line["body"]["messages"]] == ["system", "user", "assistant", "user"]
+        roles = [m["role"] for m in line["body"]["messages"]]
+        assert roles == ["system", "user", "assistant", "user"]
         assert second.build is None and second.batch["awaiting_documents"] == ["notes.md"]
         srv.finish(gleaning["id"])
         done = run("status")
