@@ -5,8 +5,7 @@ from __future__ import annotations
 import click
 
 from ..io.urls import redact_url
-from ..schema.loader import load_schema
-from .main import FORMAT, SCHEMA, STORE, UsageError, check_output, count, emit, main
+from .main import FORMAT, SCHEMA, STORE, UsageError, check_output, count, emit, main, open_project
 from .output import plural
 
 
@@ -103,28 +102,21 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
     if sum(map(bool, (endpoint, falkordb, neo4j))) != 1:
         raise UsageError("give one of --endpoint URL, --falkordb redis://HOST:PORT or "
                          "--neo4j bolt://HOST:PORT")
-    schema = load_schema(schema_name)
+    front = open_project(schema=schema_name, store=store_path)
     if neo4j:
-        from ..remote.neo4j import push_neo4j
-
-        report = push_neo4j(store_path, schema, neo4j, database=database, user=user,
-                            password=password, token=token, timeout=timeout)
+        report = front.push_neo4j(neo4j, database=database, user=user, password=password,
+                                  token=token, timeout=timeout)
         emit(report, fmt, f"Neo4j {report['url']} database {report['database'] or '(default)'}: "
                           + _counts(report))
         return
     if falkordb:
-        from ..remote.cypher import push_falkordb
-
-        report = push_falkordb(store_path, schema, falkordb, graph_name, timeout=timeout)
+        report = front.push_falkordb(falkordb, graph_name, timeout=timeout)
         report["url"] = redact_url(falkordb)
         emit(report, fmt, f"FalkorDB {report['url']} graph {graph_name}: " + _counts(report))
         return
-    from ..remote.push import push_store
-
     with sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
                        retries, max_response_mib) as client:
-        report = push_store(store_path, schema, client, graph_iri=graph_iri, full=full,
-                            batch_bytes=batch_bytes)
+        report = front.push(client, graph_iri=graph_iri, full=full, batch_bytes=batch_bytes)
     emit(report.to_dict(), fmt, report.render())
 
 
