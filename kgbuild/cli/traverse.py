@@ -9,7 +9,6 @@ import click
 
 from ..io.urls import check_http_url
 from ..retrieve.spec import BOUNDS, DEFAULTS
-from ..schema.loader import load_schema
 from .main import (
     COSINE,
     FORMAT,
@@ -21,15 +20,15 @@ from .main import (
     count,
     emit,
     main,
+    open_project,
     project,
 )
 from .reading import (
     ALL_ACCESS,
     GRAPH,
     PRINCIPAL,
-    graph_source,
     principal_of,
-    read_model,
+    print_warnings,
     whole_graph,
 )
 
@@ -138,9 +137,7 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
       kgbuild traverse --graph graph.ttl --seed api:default/payments-api \\
         --path ownedBy/ownerOf --no-cap --format json
     """
-    from ..retrieve.sources import OpenModel
     from ..retrieve.spec import request_spec
-    from ..retrieve.traverse import open_traverser
 
     spec = request_spec(dict(
         seeds=seeds, names=names, question=question, follow=follow, hops=hops, path=path,
@@ -153,9 +150,9 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
     if semantic and question and embeddings_url is not None:
         check_http_url(embeddings_url, "--embeddings-url", "http://localhost:11434/v1")
     principal = principal_of(labels, all_access)
-    schema = load_schema(schema_name)
-    _check_edges(schema, follow, path)
-    spec.check(schema)  # before the graph is read
+    front = open_project(schema=schema_name, store=store_path)
+    _check_edges(front.schema, follow, path)
+    spec.check(front.schema)  # before the graph is read
     if endpoint:
         if graph_file or semantic:
             raise UsageError("--endpoint walks the server's graph: it takes neither --graph nor "
@@ -163,24 +160,23 @@ def traverse(graph_file, store_path, schema_name, endpoint, seeds, names, questi
         from ..remote.sparql import SparqlClient
 
         with SparqlClient(endpoint) as client:
-            result = open_traverser(client, schema, principal).run(spec)
+            result = front.traverser(principal, graph=client).run(spec)
         emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
         sys.exit(1 if result.abstain else 0)
-    source = graph_source(graph_file, store_path, schema_name)
-    model = read_model(source, principal) if graph_file else None
-    matcher = None
+    # the read model: a walk reads the index pages, node rows and edge records it touches
+    walker = front.traverser(principal, graph=graph_file)
+    print_warnings(getattr(walker.source, "problems", []))
     if semantic and question:
         from ..retrieve.embeddings import EmbeddingMatcher
 
-        folder = source.folder if graph_file else Path(store_path)
+        folder = walker.source.folder if graph_file else Path(store_path)
         try:  # the client checks the URL its own way and raises its own error types
-            matcher = EmbeddingMatcher.from_env(embeddings_model, embeddings_url,
-                                                cache_dir=folder / "embeddings" if folder else None)
+            walker.matcher = EmbeddingMatcher.from_env(
+                embeddings_model, embeddings_url,
+                cache_dir=folder / "embeddings" if folder else None)
         except Exception as exc:
             raise UsageError(f"--embeddings-url {embeddings_url!r}: {type(exc).__name__}: {exc}") from None
-    # the read model: a walk reads the index pages, node rows and edge records it touches
-    graph = OpenModel(model) if model is not None else source
-    result = open_traverser(graph, schema, principal, matcher=matcher).run(spec)
+    result = walker.run(spec)
     emit(result.to_dict(), fmt, result.prompt() if fmt == "context" else result.render())
     sys.exit(1 if result.abstain else 0)
 
