@@ -16,20 +16,28 @@ mention; peak memory is the child's peak RSS growth (``VmHWM`` after ``clear_ref
 also counts the baseline's C-allocated score matrix that tracemalloc cannot see. The staged
 resolver runs twice: in one process, and with ``--workers`` processes
 (``Resolver.resolve_many``; the baseline's ``cdist`` uses every core too). CPU time includes
-the forked workers'; peak memory is the main process's only.
+the forked workers'; peak memory is the main process's only. ``--previous REV`` also runs the
+one-process staged resolver of git revision REV on the same data (its ``kgbuild`` and schemas
+extracted to a temporary folder, run by this script in a child process) and says whether
+every mention's outcome (ID, status) is the same.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import io
 import json
 import os
 import pickle
 import random
 import resource
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 from rapidfuzz import fuzz, process, utils
@@ -263,6 +271,23 @@ def run_staged(entities: list[dict], mentions: list[dict],
     return [(res.id, res.status) for res in results]
 
 
+def run_previous(rev: str, n: int, args) -> tuple[list, float, float, float]:
+    """:func:`run_staged` (one process) as git revision ``rev`` has it, on the data of size
+    ``n``: (outcomes, wall seconds, CPU seconds, peak MB), measured in a child process."""
+    repo = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(["git", "-C", str(repo), "archive", rev, "kgbuild", "schema"],
+                             capture_output=True, check=True).stdout
+    with tempfile.TemporaryDirectory(prefix="resolve-bench-") as tmp:
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tmp, filter="data")
+        out = subprocess.run([sys.executable, __file__, "--sizes", str(n), "--seed", str(args.seed),
+                              "--mentions", str(args.mentions), "--staged-json"],
+                             env={**os.environ, "PYTHONPATH": tmp}, capture_output=True,
+                             text=True, check=True)
+    outcomes, seconds, cpu, peak = json.loads(out.stdout)
+    return [tuple(o) for o in outcomes], seconds, cpu, peak
+
+
 SCORERS = {"token_sort_ratio": fuzz.token_sort_ratio, "ratio": fuzz.ratio, "WRatio": fuzz.WRatio}
 
 
@@ -364,7 +389,22 @@ def main() -> None:
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--variants", action="store_true", help="also print a per-variant table")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--previous", metavar="REV",
+                    help="also run git revision REV's staged resolver (one process) on the same "
+                         "data and compare every outcome")
+    ap.add_argument("--staged-json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.staged_json:  # (the child of --previous: the staged run of this kgbuild, as JSON)
+        import kgbuild
+        where = os.environ.get("PYTHONPATH", "")
+        if not kgbuild.__file__.startswith(where):
+            raise SystemExit(f"kgbuild imported from {kgbuild.__file__}, not from {where}")
+        n = int(args.sizes)
+        rng = random.Random(f"{args.seed}:{n}")
+        entities = make_catalog(n, rng)
+        mentions = make_mentions(entities, int(n * args.mentions), rng)
+        print(json.dumps(measure(run_staged, entities, mentions, 1)))
+        return
     report = []
     for n in (int(x) for x in args.sizes.split(",")):
         rng = random.Random(f"{args.seed}:{n}")
@@ -376,10 +416,20 @@ def main() -> None:
             methods.append((f"staged-{args.workers}w", run_staged, (args.workers,)))
         if not args.no_baseline:
             methods.append(("baseline", run_baseline, (args.cutoff, args.scorer)))
+        if args.previous:
+            methods.insert(1, (f"staged@{args.previous}", None, ()))
+        outcomes_of = {}
         for name, fn, extra in methods:
-            outcomes, seconds, cpu, peak = measure(fn, entities, mentions, *extra)
+            if fn is None:
+                outcomes, seconds, cpu, peak = run_previous(args.previous, n, args)
+            else:
+                outcomes, seconds, cpu, peak = measure(fn, entities, mentions, *extra)
+            outcomes_of[name] = outcomes
             row[name] = {**score(entities, mentions, outcomes), "seconds": seconds,
                          "cpu_seconds": cpu, "peak_mb": peak}
+        if args.previous:
+            row["same_outcomes_as_previous"] = \
+                outcomes_of["staged"] == outcomes_of[f"staged@{args.previous}"]
         report.append(row)
         print_row(row, args.variants)
         sys.stdout.flush()
@@ -392,7 +442,7 @@ def print_row(row: dict, variants: bool) -> None:
     print(f"\n== {row['entities']:,} entities, {row['mentions']:,} mentions ==")
     cols = ("precision", "recall", "f1", "flagged_rate", "cross_type_merges", "ooc_merged",
             "seconds", "cpu_seconds", "peak_mb")
-    names = [k for k in row if k.startswith("staged")] + ["baseline"]
+    names = [k for k in row if k.startswith("staged") and isinstance(row[k], dict)] + ["baseline"]
     print(f"{'method':<11}" + "".join(f"{c:>18}" for c in cols))
     for name in names:
         if name in row:
@@ -404,6 +454,9 @@ def print_row(row: dict, variants: bool) -> None:
             print(f"{name} vs baseline: {b['seconds'] / s['seconds']:.1f}x less wall time, "
                   f"{b['cpu_seconds'] / s['cpu_seconds']:.1f}x less CPU time, "
                   f"{b['peak_mb'] / max(s['peak_mb'], 0.1):.1f}x less peak memory")
+    if "same_outcomes_as_previous" in row:
+        print("every outcome (ID, status) the same as the previous revision's: "
+              + ("yes" if row["same_outcomes_as_previous"] else "NO"))
     if variants:
         print(f"{'variant':<18}{'n':>7}{'correct':>9}{'wrong':>7}{'flagged':>9}")
         for v, (k, ok, bad, fl) in sorted(row["staged"]["by_variant"].items()):
