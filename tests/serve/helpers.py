@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+import time
 import zlib
 from pathlib import Path
 
+import httpx
 from click.testing import CliRunner
+from conftest import free_port
 
 from kgbuild.cli.main import main
 
@@ -72,6 +77,28 @@ def write_config(folder: Path, **limits) -> Path:
     path = folder / "serve.yaml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def start_serve(store: Path, config: Path, folder: Path) -> tuple[subprocess.Popen, str]:
+    """``kgbuild serve`` of ``store`` as a real process on a free 127.0.0.1 port (its output
+    in ``folder/server.log``), once it answers ``/health`` (60 s at most): the process and its
+    base URL. The caller stops it."""
+    port = free_port()
+    with open(folder / "server.log", "w") as log:
+        proc = subprocess.Popen([sys.executable, "-m", "kgbuild.cli", "serve", "--store",
+                                 str(store), "--port", str(port), "--config", str(config)],
+                                stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                return proc, base
+        except httpx.TransportError:
+            pass
+        assert proc.poll() is None, (folder / "server.log").read_text()
+        assert time.monotonic() < deadline, "the server did not answer within 60 s"
+        time.sleep(0.2)
 
 
 def bearer(token: str) -> dict:

@@ -11,15 +11,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 import pytest
-from conftest import REPO, free_port, require
-from helpers import ADMIN_TOKEN, access_stores, cli_query, write_config
+from conftest import REPO, require
+from helpers import ADMIN_TOKEN, access_stores, cli_query, start_serve, write_config
 from rdflib import Graph
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
 
@@ -36,23 +35,7 @@ DEPENDS = PREFIXES + "SELECT ?a ?b WHERE { ?a sw:dependsOn ?b } ORDER BY ?a ?b"
 def served(tmp_path_factory):
     folder = tmp_path_factory.mktemp("clients")
     with_doc, without = access_stores(folder)
-    port = free_port()
-    log = open(folder / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "kgbuild.cli", "serve", "--store",
-                             str(with_doc), "--port", str(port), "--config",
-                             str(write_config(folder))],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=folder)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None, (folder / "server.log").read_text()
-        assert time.monotonic() < deadline, "the server did not answer within 60 s"
-        time.sleep(0.2)
+    proc, base = start_serve(with_doc, write_config(folder), folder)
     from kgbuild.graph.access import Principal
     from kgbuild.schema.loader import load_schema
     from kgbuild.serve.viewstore import write_view_store
@@ -65,7 +48,6 @@ def served(tmp_path_factory):
     finally:
         proc.kill()
         proc.wait(10)
-        log.close()
 
 
 def _plain(rows) -> list[tuple[str, ...]]:

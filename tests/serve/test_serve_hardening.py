@@ -7,19 +7,17 @@ from __future__ import annotations
 
 import shutil
 import socket
-import subprocess
-import sys
 import threading
 import time
 
 import httpx
 import pytest
-from conftest import FIXTURE_CATALOG, free_port
-from helpers import ADMIN_TOKEN, PCI_TOKEN, bearer, cli_json, write_config
+from conftest import FIXTURE_CATALOG
+from helpers import ADMIN_TOKEN, PCI_TOKEN, bearer, cli_json, start_serve, write_config
 from starlette.testclient import TestClient
 
-from kgbuild.project.pipeline import build_graph
 from kgbuild.errors import KgbuildError
+from kgbuild.project.pipeline import build_graph
 from kgbuild.schema.loader import load_schema
 from kgbuild.serve import app as app_module
 from kgbuild.serve.app import create_app
@@ -71,30 +69,16 @@ def test_timed_out_work_keeps_its_thread_and_waiting_work_never_starts(store, mo
 # -- a real server, raw sockets ---------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def server(store):
-    port = free_port()
     (store / "real").mkdir()
     config = write_config(store / "real", header_timeout=1, body_timeout=1, max_connections=6,
                           keep_alive=1)
-    log = open(store / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "kgbuild.cli", "serve", "--store",
-                             str(store / "store"), "--port", str(port), "--config", str(config)],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=store)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None, (store / "server.log").read_text()
-        assert time.monotonic() < deadline, "the server did not answer within 60 s"
-        time.sleep(0.2)
+    proc, base = start_serve(store / "store", config, store)
+    port = int(base.rsplit(":", 1)[1])
     try:
         yield port, store / "server.log"
     finally:
         proc.kill()
         proc.wait(10)
-        log.close()
 
 
 def connect(port: int) -> socket.socket:

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from conftest import FIXTURE_CATALOG, free_port
-from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, bearer, cli_json, write_config
+from helpers import ADMIN_TOKEN, PCI_TOKEN, SPECS, bearer, cli_json, start_serve, write_config
 
 from kgbuild.project.pipeline import build_graph
 from kgbuild.schema.loader import load_schema
@@ -26,30 +26,14 @@ def server(tmp_path):
     catalog = tmp_path / "catalog"
     shutil.copytree(FIXTURE_CATALOG, catalog)
     build_graph([catalog], load_schema(), store=tmp_path / "store", timestamp=0).store.close()
-    port = free_port()
-    log = open(tmp_path / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "kgbuild.cli", "serve", "--store",
-                             str(tmp_path / "store"), "--port", str(port), "--config",
-                             str(write_config(tmp_path, reload_interval=0.2))],
-                            stdout=log, stderr=subprocess.STDOUT, cwd=tmp_path)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        assert proc.poll() is None, (tmp_path / "server.log").read_text()
-        assert time.monotonic() < deadline, "the server did not answer within 60 s"
-        time.sleep(0.2)
+    proc, base = start_serve(tmp_path / "store", write_config(tmp_path, reload_interval=0.2),
+                             tmp_path)
     try:
         yield base, tmp_path, proc
     finally:
         if proc.poll() is None:
             proc.kill()
         proc.wait(10)
-        log.close()
 
 
 def test_a_real_server_answers_like_the_cli_and_follows_the_store(server):
