@@ -52,11 +52,16 @@ def save(arrays: dict[str, np.ndarray], meta: dict, root: Path, like: Path | Non
 
 
 def _linked(old: Path, a: np.ndarray, new: Path) -> bool:
-    """Hard-link ``old`` as ``new`` when it holds the array ``a``; whether it did."""
+    """Hard-link ``old`` as ``new`` when it holds the array ``a`` (``a`` is that file's own
+    mapping, or equal to it); whether it did."""
     try:
-        held = np.load(old, mmap_mode="r", allow_pickle=False)
-        if held.dtype != a.dtype or held.shape != a.shape or not np.array_equal(held, a):
-            return False
+        mapped = a.base if isinstance(a.base, np.memmap) else None
+        if not (mapped is not None and mapped.filename and os.path.samefile(mapped.filename, old)
+                and mapped.shape == a.shape and mapped.dtype == a.dtype
+                and mapped.ctypes.data == a.ctypes.data):
+            held = np.load(old, mmap_mode="r", allow_pickle=False)
+            if held.dtype != a.dtype or held.shape != a.shape or not np.array_equal(held, a):
+                return False
         os.link(old, new)
     except (OSError, ValueError):
         return False

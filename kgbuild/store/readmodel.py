@@ -125,13 +125,19 @@ def pack_facets(facets: Sequence[list[tuple]], terms: list[str]) -> tuple[np.nda
 
 def sorted_terms(blob: np.ndarray, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The facet rows ``blob`` (coded in ``terms``) recoded in the sorted terms they use, and
-    those terms packed: equal graphs give equal columns, however their models were made."""
-    rows = np.frombuffer(blob.tobytes(), dtype=FACET).copy()
+    those terms packed: equal graphs give equal columns, however their models were made
+    (``blob`` itself when its codes are those already)."""
+    rows = np.frombuffer(blob, dtype=FACET)
     fields = ("extractor", "time", "qualifiers")
-    used = np.unique(np.concatenate([rows[f] for f in fields]))
-    order = sorted(used.tolist(), key=terms.__getitem__)
+    used = np.zeros(len(terms), dtype=bool)
+    for f in fields:
+        used[rows[f]] = True
+    order = sorted(np.flatnonzero(used).tolist(), key=terms.__getitem__)
+    if order == list(range(len(terms))):
+        return (blob, *Strings.pack(terms))
     recode = np.zeros(len(terms), dtype=np.int32)
     recode[order] = np.arange(len(order), dtype=np.int32)
+    rows = rows.copy()
     for f in fields:
         rows[f] = recode[rows[f]]
     return (rows.view(np.uint8).reshape(-1), *Strings.pack([terms[c] for c in order]))

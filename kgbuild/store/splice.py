@@ -206,8 +206,10 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     slots += np.searchsorted(at_e, slots, side="right")
     places = np.concatenate([slots, at_e + np.arange(len(at_e))])
     values = [v for _, v in redone] + [v for _, v in added]
+    was = [i for i, _ in redone] + [-1] * len(added)  # the old edge each value replaces
     by_place = np.argsort(places)
     places, values = places[by_place], [values[k] for k in by_place]
+    was = [was[k] for k in by_place]
     conf = np.insert(np.asarray(old.conf[kept], dtype=np.float64), at_e, 0.0)
     conf[places] = [v[1] for v in values]
     etake = np.insert(kept, at_e, -1)
@@ -229,19 +231,37 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
            "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32),
            "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16), "conf": conf,
            "recency": (np.cumsum(used) - 1)[recency].astype(np.int32)}
-    for name, strings, rows, items in (
-            ("ids", ix.node_ids, ntake, order),
-            ("labels", old.labels, ntake, [nodes[x][0] for x in order]),
-            ("info", old.info, ntake, [nodes[x][2] for x in order]),
-            ("records", old.records, etake, [v[0] for v in values]),
-            ("sources", old.sources, etake, [v[3] for v in values])):
-        out[f"{name}_blob"], out[f"{name}_ends"] = strings.splice(
-            rows, [x if isinstance(x, bytes) else x.encode() for x in items])
-    out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
+    known = [-1 if position.get(x) is None else position[x] for x in order]
     terms = list(old.terms)  # new terms appended, then every code sorted again
     blob, ends = pack_facets([v[4] for v in values], terms)
     starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
-    blob, out["facets_ends"] = old.facets.splice(
-        etake, [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())])
-    out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
+    for name, strings, rows, olds, items in (
+            ("ids", ix.node_ids, ntake, known, order),
+            ("labels", old.labels, ntake, known, [nodes[x][0] for x in order]),
+            ("info", old.info, ntake, known, [nodes[x][2] for x in order]),
+            ("records", old.records, etake, was, [v[0] for v in values]),
+            ("sources", old.sources, etake, was, [v[3] for v in values]),
+            ("facets", old.facets, etake, was,
+             [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())])):
+        out[f"{name}_blob"], out[f"{name}_ends"] = strings.splice(*_alike(
+            strings, rows, olds, [x if isinstance(x, bytes) else x.encode() for x in items]))
+    out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
+    out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(
+        out["facets_blob"], terms)
     return with_lists(out, t, old)
+
+
+def _alike(strings: Strings, rows: np.ndarray, olds: list[int], items: list[bytes]
+           ) -> tuple[np.ndarray, list[bytes]]:
+    """``rows`` (per new row its old item, or -1 for the next of ``items``) with each item
+    that equals the old one it replaces (``olds``: per item, that old row or -1) taken from
+    the old column instead, so that what did not change is copied in one piece, or not at
+    all (:meth:`~kgbuild.store.strings.Strings.splice`)."""
+    rows = np.array(rows, dtype=np.int64)
+    fresh = []
+    for r, o, x in zip(np.flatnonzero(rows < 0).tolist(), olds, items):
+        if o >= 0 and strings.raw(o) == x:
+            rows[r] = o
+        else:
+            fresh.append(x)
+    return rows, fresh

@@ -54,8 +54,11 @@ class Strings(Sequence):
 
     def splice(self, take: np.ndarray, fresh: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
         """Packed items: ``take[i]`` is the old item to copy, or -1 for the next of ``fresh``
-        (each run of consecutive old items is copied as one slice of the blob)."""
+        (each run of consecutive old items is copied as one slice of the blob; every old
+        item in order is these very arrays, not a copy)."""
         take = np.asarray(take, dtype=np.int64)
+        if not fresh and len(take) == len(self) and np.array_equal(take, np.arange(len(take))):
+            return self.blob, self.ends
         ends = np.asarray(self.ends, dtype=np.int64)
         starts = ends - np.diff(ends, prepend=0)
         old = take >= 0
