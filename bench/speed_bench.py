@@ -8,12 +8,14 @@ Three parts (``--parts traverse,rebuild,export``), each on a catalog from catalo
   (10,000: ~100k edges; 100,000: ~1M edges), against two baselines of the same run:
   ``python -c "import kgbuild"`` (the bare start; ``import kgbuild`` is lazy, it loads no
   part) and the same with every exported name loaded (what ``import kgbuild`` loaded before
-  it was lazy). Timed: ``kgbuild --help``; a traverse by ID (warm, first after the full
-  build, first after a one-file rebuild); a traverse by name (first after a one-file
-  rebuild, warm); the walk by ID through an assertion filter (``--min-confidence 0``: a
-  model made from the edge records). Every one reads the store's read model, kept current by
-  the rebuild (targets: --help and by ID within 2x of the bare start; by name after a
-  one-file rebuild of a 1M-edge store under 3 s).
+  it was lazy). Timed: ``kgbuild --help``; a traverse by ID (warm, first after a one-file
+  rebuild); a traverse by name (first after a one-file rebuild, warm); the walk by ID
+  through an assertion filter (``--min-confidence 0``); the one-file rebuild itself. Every
+  one reads the store's read model, kept current by the rebuild (targets: --help and by ID
+  within 2x of the bare start; by name after a one-file rebuild of a 1M-edge store under
+  3 s; the one-file rebuild under 2 s). ``--baseline REV`` times the same calls with a git
+  worktree of ``REV`` on its own copy of the store (made by that code), alternated with
+  this tree's. ``--keep DIR`` reuses the catalog and store a run left there.
 * rebuild: a no-change ``kgbuild build -o graph.ttl`` of ``--rebuild`` components (1,000),
   default against ``--no-validate``. Target: under 2x.
 * export: ``kgbuild export --format F -o FILE`` per format on the traverse store, against
@@ -39,13 +41,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from catalog_gen import write_catalog  # noqa: E402
 
+ROOT = Path(__file__).resolve().parent.parent
 KGBUILD = [sys.executable, "-m", "kgbuild.cli"]
 
 
-def run(args: list[str], cwd: Path) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of one child process; stops on exit code 2 or more."""
+def run(args: list[str], cwd: Path, tree: Path | None = None) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MB) of one child process (the kgbuild of ``tree``, default
+    this one); stops on exit code 2 or more."""
+    env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
     start = time.perf_counter()
-    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env)
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
@@ -57,58 +63,99 @@ def run(args: list[str], cwd: Path) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def timed(args: list[str], cwd: Path, repeat: int) -> float:
-    return statistics.median(run(args, cwd)[0] for _ in range(repeat))
+def timed(args: list[str], cwd: Path, repeat: int, tree: Path | None = None) -> float:
+    return statistics.median(run(args, cwd, tree)[0] for _ in range(repeat))
 
 
-def build(catalog: Path, store: Path, cwd: Path, *extra: str) -> float:
+def build(catalog: Path, store: Path, cwd: Path, *extra: str, tree: Path | None = None) -> float:
     return run([*KGBUILD, "build", str(catalog), "--store", str(store), "--timestamp", "0",
-                "--no-resolve", *extra], cwd)[0]
+                "--no-resolve", *extra], cwd, tree)[0]
 
 
-def bench_traverse(work: Path, n: int, repeat: int) -> Path:
+def traverse_store(work: Path, n: int) -> tuple[Path, Path]:
+    """The catalog and store of ``n`` components under ``work`` (made unless left there)."""
     catalog, store = work / f"cat{n}", work / f"store{n}"
-    write_catalog(catalog, n)
-    took = build(catalog, store, work, "--no-validate")
-    print(f"traverse: built {n:,} components in {took:.1f} s (read model included)")
+    if not (catalog / "apis.yaml").is_file():
+        write_catalog(catalog, n)
+    if not (store / "CURRENT").is_file():
+        took = build(catalog, store, work, "--no-validate")
+        print(f"traverse: built {n:,} components in {took:.1f} s (read model included)")
+    return catalog, store
+
+
+def traverse_calls(work: Path, catalog: Path, store: Path, tree: Path | None) -> dict[str, float]:
+    """One round of the traverse part's calls with the kgbuild of ``tree`` (None: this one)."""
     walk = [*KGBUILD, "traverse", "--store", str(store), "--seed", "component:default/comp-00001",
             "--follow", "dependsOn", "--hops", "2", "--format", "json"]
     by_name = [*KGBUILD, "traverse", "--store", str(store), "--name", "comp-00001",
                "--follow", "dependsOn", "--hops", "2", "--format", "json"]
     filtered = [*walk, "--min-confidence", "0"]  # an assertion filter that keeps every edge
-    bare = timed([sys.executable, "-c", "import kgbuild"], work, repeat)
-    eager = timed([sys.executable, "-c", "import kgbuild; [getattr(kgbuild, n) for n in "
-                                         "kgbuild.__all__]"], work, repeat)
-    helped = timed([*KGBUILD, "--help"], work, repeat)
-    first_new = run(walk, work)[0]  # the build made the read model
-    warm = timed(walk, work, repeat)
+
+    def once(args: list[str]) -> float:
+        return run(args, work, tree)[0]
+
+    out = {"bare": once([sys.executable, "-c", "import kgbuild"]),
+           "eager": once([sys.executable, "-c", "import kgbuild; [getattr(kgbuild, n) for n in "
+                                                "kgbuild.__all__]"]),
+           "help": once([*KGBUILD, "--help"])}
+    once(walk)  # (the model of this store made, or checked, if it was not)
+    out["warm"] = once(walk)
     edited = catalog / "components" / "comp-00002.yaml"
-    rebuilds, after_id, after_name = [], [], []
-    for i in range(repeat):
-        for times, call in ((after_id, walk), (after_name, by_name)):
-            edited.write_text(edited.read_text().replace("component number",
-                                                         f"component ({i}) number"))
-            rebuilds.append(build(catalog, store, work, "--no-validate"))
-            times.append(run(call, work)[0])
-            edited.write_text(edited.read_text().replace(f"component ({i}) number",
-                                                         "component number"))
-    name_warm = timed(by_name, work, repeat)
-    filtered_warm = timed(filtered, work, repeat)
-    med = statistics.median
+    for key, call in (("after_id", walk), ("after_name", by_name)):
+        text = edited.read_text()
+        edited.write_text(text.replace("component number", "component (edited) number"))
+        out["rebuild" if key == "after_id" else "rebuild_2"] = build(
+            catalog, store, work, "--no-validate", tree=tree)
+        out[key] = once(call)
+        edited.write_text(text)
+        build(catalog, store, work, "--no-validate", tree=tree)  # the catalog as it was
+    out["rebuild"] = statistics.mean([out["rebuild"], out.pop("rebuild_2")])
+    once(by_name)
+    out.update(name_warm=once(by_name), filtered=once(filtered))
+    return out
 
-    def line(what: str, t: float, note: str = "") -> None:
-        print(f"  {what:<38}{t:7.2f} s  {t / bare:5.1f}x bare, {t / eager:4.2f}x eager {note}")
 
-    print(f"  {'bare `import kgbuild` (lazy)':<38}{bare:7.2f} s")
-    print(f"  {'`import kgbuild` + every name':<38}{eager:7.2f} s  (the bare start before lazy)")
-    line("kgbuild --help", helped, "(target 2x)")
-    line("traverse by ID, warm", warm, "(target 2x)")
-    line("traverse by ID, first after the build", first_new)
-    print(f"  {'one-file rebuild (--no-validate)':<38}{med(rebuilds):7.2f} s  (read model kept)")
-    line("traverse by ID, first after 1 file", med(after_id))
-    line("traverse by name, first after 1 file", med(after_name), "(target < 3 s at 1M edges)")
-    line("traverse by name, warm", name_warm)
-    line("by ID through a filter, warm", filtered_warm)
+LINES = [("bare", "bare `import kgbuild` (lazy)", ""),
+         ("eager", "`import kgbuild` + every name", "(the bare start before lazy)"),
+         ("help", "kgbuild --help", "(target 2x bare)"),
+         ("warm", "traverse by ID, warm", "(target 2x bare)"),
+         ("rebuild", "one-file rebuild (--no-validate)", "(target < 2 s)"),
+         ("after_id", "traverse by ID, first after 1 file", ""),
+         ("after_name", "traverse by name, first after 1 file", "(target < 3 s at 1M edges)"),
+         ("name_warm", "traverse by name, warm", ""),
+         ("filtered", "by ID through a filter, warm", "")]
+
+
+def bench_traverse(work: Path, n: int, repeat: int, baseline: str | None) -> Path:
+    catalog, store = traverse_store(work, n)
+    trees: dict[str, tuple[Path | None, Path]] = {"this tree": (None, store)}
+    old = None
+    if baseline:
+        old, copy = work / "baseline-tree", work / f"store{n}-baseline"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old),
+                        baseline], check=True, capture_output=True)
+        if not copy.is_dir():  # its own store: another read model format may be made there
+            shutil.copytree(store, copy, symlinks=True)
+        trees[baseline] = (old, copy)
+    try:  # the trees alternate, a round of every call each, so load swings hit both alike
+        rounds: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+        for _ in range(repeat):
+            for name, (tree, st) in trees.items():
+                rounds[name].append(traverse_calls(work, catalog, st, tree))
+        results = {name: {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+                   for name, runs in rounds.items()}
+    finally:
+        if old is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
+                           capture_output=True, check=False)
+    mine = results["this tree"]
+    print(f"traverse, {n:,} components ({', '.join(trees)}; median of {repeat}):")
+    for key, what, note in LINES:
+        row = "".join(f"  {r[key]:6.2f} s {r[key] / r['bare']:5.1f}x bare" for r in results.values())
+        print(f"  {what:<38}{row}  {note}")
+    if baseline:
+        print("  this tree against " + baseline + ": " + ", ".join(
+            f"{key} {mine[key] / results[baseline][key]:.2f}x" for key, _, _ in LINES[2:]))
     return store
 
 
@@ -150,22 +197,23 @@ def main() -> None:
     ap.add_argument("--rebuild", type=int, default=1_000, help="components of the rebuild catalog")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--formats", default="nt,nquads,trig,turtle,jsonld")
-    ap.add_argument("--keep", type=Path, help="work in this folder (kept) instead of a temporary one")
+    ap.add_argument("--keep", type=Path, help="work in this folder (kept, and its catalog and "
+                    "store reused) instead of a temporary one")
+    ap.add_argument("--baseline", metavar="REV", help="also time the traverse part with a git "
+                    "worktree of this commit, on its own copy of the store")
     args = ap.parse_args()
     parts = set(args.parts.split(","))
     work = args.keep or Path(tempfile.mkdtemp(prefix="kgbuild-speed-"))
     work.mkdir(parents=True, exist_ok=True)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; work in {work}")
     try:
-        store = bench_traverse(work, args.traverse, args.repeat) if "traverse" in parts else None
+        store = (bench_traverse(work, args.traverse, args.repeat, args.baseline)
+                 if "traverse" in parts else None)
         if "rebuild" in parts:
             bench_rebuild(work, args.rebuild, args.repeat)
         if "export" in parts:
             if store is None:  # a store --keep left is reused
-                store = work / f"store{args.traverse}"
-                if not store.is_dir():
-                    write_catalog(work / f"cat{args.traverse}", args.traverse)
-                    build(work / f"cat{args.traverse}", store, work, "--no-validate")
+                store = traverse_store(work, args.traverse)[1]
             bench_export(work, store, args.repeat, args.formats.split(","))
     finally:
         if args.keep is None:
