@@ -22,14 +22,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import zlib
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpora" / "multihop" / "hotpotqa-train-100"
+sys.path.insert(0, str(ROOT / "tests"))
+from embeddings_server import JsonServer  # noqa: E402  (the tests' loopback server)
 DIM = 384
 
 CHILD = r"""
@@ -77,33 +77,21 @@ def vector(text: str) -> list[float]:
 
 
 class Server:
-    """``POST /v1/embeddings`` on 127.0.0.1, each answer after ``latency`` seconds; counts
-    requests."""
+    """``POST /v1/embeddings`` on 127.0.0.1 (the tests' loopback server), each answer after
+    ``latency`` seconds; counts requests."""
 
     def __init__(self, latency: float):
         self.requests = 0
-        server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests += 1
-                time.sleep(latency)
-                raw = json.dumps({"object": "list", "model": body["model"], "data": [
-                    {"object": "embedding", "index": i, "embedding": vector(t)}
-                    for i, t in enumerate(body["input"])]}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
+        def answer(path: str, body: dict) -> tuple[int, object]:
+            self.requests += 1
+            time.sleep(latency)
+            return 200, {"object": "list", "model": body["model"], "data": [
+                {"object": "embedding", "index": i, "embedding": vector(t)}
+                for i, t in enumerate(body["input"])]}
 
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd = JsonServer(answer)
+        self.url = self.httpd.url
 
 
 def run(tree: Path, server: Server) -> dict:
