@@ -16,7 +16,8 @@ import json
 
 import numpy as np
 
-from ..store.readmodel import FACET, GraphModel, subgraph
+from ..errors import KgbuildError
+from ..store.readmodel import GraphModel, subgraph
 from .spec import qualifier_excluded
 
 
@@ -29,17 +30,13 @@ def filtered_model(model: GraphModel, key: tuple) -> GraphModel:
                 and (not extractors or a["extractor"] in extractors)
                 and (least is None or a["confidence"] >= least))
 
-    facets, ends = model.facets.blob, np.asarray(model.facets.ends, dtype=np.int64)
+    try:
+        rows, counts = model.facet_rows()
+    except ValueError as exc:
+        where = f" {model.folder}" if model.folder is not None else ""
+        raise KgbuildError(f"damaged read model{where} ({exc}): remove it and it is made again",
+                           code="store-damaged") from None
     terms = model.terms
-    if len(facets) % FACET.itemsize or (len(ends) and int(ends[-1]) != len(facets)):
-        raise ValueError("inconsistent read model facets")
-    rows = np.asarray(facets).view(FACET)
-    counts = np.diff(ends, prepend=0) // FACET.itemsize
-    if int(counts.sum()) != len(rows) or (len(rows) and not (
-            rows["extractor"].min() >= 0 and rows["time"].min() >= 0
-            and rows["qualifiers"].min() >= 0 and max(rows["extractor"].max(), rows["time"].max(),
-                                                      rows["qualifiers"].max()) < len(terms))):
-        raise ValueError("inconsistent read model facets")
     ok = np.ones(len(rows), dtype=bool)
     if least is not None:
         ok &= rows["conf"] >= least

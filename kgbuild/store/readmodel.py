@@ -320,6 +320,21 @@ class GraphModel:
             return principal.everyone or not self.labelled
         return not principal.everyone and self.view == view_key(principal)
 
+    def facet_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every assertion's :data:`FACET` row, and per edge how many it has; raises
+        ValueError when the facet columns do not fit together."""
+        blob, ends = self.facets.blob, np.asarray(self.facets.ends, dtype=np.int64)
+        if len(blob) % FACET.itemsize or (len(ends) and int(ends[-1]) != len(blob)):
+            raise ValueError("inconsistent read model facets")
+        rows = np.asarray(blob).view(FACET)
+        counts = np.diff(ends, prepend=0) // FACET.itemsize
+        codes = [rows[f] for f in ("extractor", "time", "qualifiers")]
+        if int(counts.sum()) != len(rows) or (len(rows) and not (
+                min(int(c.min()) for c in codes) >= 0
+                and max(int(c.max()) for c in codes) < len(self.terms))):
+            raise ValueError("inconsistent read model facets")
+        return rows, counts
+
     def record(self, eid: int) -> dict:
         """Edge ``eid``'s assertions (``a``: ``[key, assertion]``) and cited passages (``p``)."""
         return json.loads(self.records.raw(eid))
