@@ -2,6 +2,7 @@
 below it (schema <- graph <- parts <- cli), read from the source with ``ast``."""
 
 import ast
+from functools import cache
 from pathlib import Path
 
 import kgbuild
@@ -32,13 +33,19 @@ def part_of(module: str) -> str:
     return module.split(".")[1]
 
 
+@cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree (parsed once for every test here)."""
+    return ast.parse(path.read_text())
+
+
 def imports(path: Path) -> list[tuple[int, str]]:
     """(line, absolute module) of every kgbuild import in ``path``, at any depth."""
     module = "kgbuild." + ".".join(path.relative_to(PACKAGE).with_suffix("").parts)
     package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
     package = package.removesuffix(".__init__")
     found = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parsed(path)):
         if isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")[: len(package.split(".")) - node.level + 1]
@@ -81,10 +88,16 @@ def test_no_part_imports_another_parts_private_names():
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE)
         own = rel.parts[0].removesuffix(".py")
-        targets = dict(imports(path))  # line -> the module imported from (one per line)
-        for node in ast.walk(ast.parse(path.read_text())):
-            target = targets.get(node.lineno) if isinstance(node, ast.ImportFrom) else None
-            if target and part_of(target) != own:
-                wrong += [f"kgbuild/{rel}:{node.lineno} imports {a.name} from {target}"
+        package = ("kgbuild", *rel.parts[:-1])
+        for node in ast.walk(parsed(path)):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                target = package[:len(package) - node.level + 1] + tuple(
+                    (node.module or "").split(".")) * bool(node.module)
+            else:
+                target = tuple((node.module or "").split("."))
+            if target[0] == "kgbuild" and len(target) > 1 and target[1] != own:
+                wrong += [f"kgbuild/{rel}:{node.lineno} imports {a.name} from {'.'.join(target)}"
                           for a in node.names if a.name.startswith("_")]
     assert wrong == [], "\n".join(wrong)

@@ -278,12 +278,16 @@ class Project:
     def traverser(self, principal: Principal | None = None, *, graph=None, matcher=None,
                   resolver=None) -> Traverser:
         """A :class:`~kgbuild.retrieve.traverse.Traverser` over the principal's view of the
-        project's store (or of ``graph``: a graph file, a ``SparqlClient``, a graph in
+        project's store (or of ``graph``: a graph file's path, a ``SparqlClient``, a graph in
         memory)."""
+        from ..retrieve.sources import GraphFile, StoreGraph
         from ..retrieve.traverse import open_traverser
 
-        return open_traverser(self.store_path if graph is None else graph, self.schema, principal,
-                              matcher=matcher, resolver=resolver)
+        if graph is None:
+            graph = StoreGraph(self.store_path, self.schema)
+        elif isinstance(graph, (str, Path)):
+            graph = GraphFile(graph, self.schema)
+        return open_traverser(graph, self.schema, principal, matcher=matcher, resolver=resolver)
 
     def browser(self, principal: Principal | None = None, *, graph=None) -> Browser:
         """A :class:`~kgbuild.retrieve.browse.Browser` (``show``, ``ls``, ``stats``) over the

@@ -60,6 +60,7 @@ def test_build_and_export_give_the_cli_s_bytes(folder, monkeypatch):
     assert project.export(folder / "g.nt", "nt") is False  # already this state of the store
 
 
+@pytest.mark.slow
 def test_reading_verbs_see_only_what_the_principal_may(folder):
     project = Project.open(folder, sources=[folder / "restricted"])
     project.build(timestamp=0).store.close()

@@ -205,6 +205,7 @@ def _paths(value, prefix=()):
             yield from _paths(v, (*prefix, i))
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())

@@ -128,6 +128,7 @@ def test_the_model_walks_like_the_whole_graph_and_follows_every_change(tmp_path)
         _assert_same(store, Principal.all_access())
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", ["backstage-demo", "janus-idp-backstage-showcase"])
 def test_the_model_follows_changes_to_real_catalogs(tmp_path, name):

@@ -28,6 +28,7 @@ def bench():
     return module
 
 
+@pytest.mark.slow
 def test_targets_on_every_ontology_for_both_models(bench):
     out = bench.run("direct")
     assert out["sentences"] == 2014 and out["ontologies"] == 19
@@ -46,6 +47,7 @@ def test_the_matching_rule_is_one_normalisation(bench):
     assert bench.norm("Ahri'ahn") != bench.norm("Ahriahn")  # no tolerance beyond the rule
 
 
+@pytest.mark.slow
 def test_the_server_path_counts_what_the_direct_path_counts(bench):
     models = ("vicuna", "alpaca")
     server = bench.run("server", models, ["1", "10"], limit=25)

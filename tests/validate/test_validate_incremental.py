@@ -217,6 +217,7 @@ def test_incremental_equals_full_after_random_edits(tmp_path, schema):
     assert follow_edits(folder, tmp_path / "store", schema, 3, 12) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", ["backstage-demo", "janus-idp-backstage-showcase"])
 def test_incremental_equals_full_after_random_edits_of_real_catalogs(tmp_path, schema, name):
