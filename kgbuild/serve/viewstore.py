@@ -7,8 +7,8 @@ nodes (an attribute value or alias only where the view keeps it, a label claim o
 names nothing hidden), the direct triples and reified assertions of visible assertions (their
 evidence ``[evidence withheld]`` where the view withholds it), visible passages, problems that
 name nothing hidden. Hidden documents' graphs are not there at all. :func:`write_view_store`
-loads those documents into a new store folder, whose own commit resolves the nodes graph and
-writes the manifest from them alone: queried as ``kgbuild query`` queries a store, it answers
+loads those documents into a new store folder (without a read model: SPARQL reads only its
+database), whose own commit resolves the nodes graph and writes the manifest from them alone: queried as ``kgbuild query`` queries a store, it answers
 what a store built from the visible documents answers.
 """
 
@@ -116,5 +116,5 @@ def write_view_store(store: GraphStore, principal: Principal, folder: Path) -> P
     """A new store at ``folder`` holding :func:`view_documents`; returns ``folder``."""
     documents = view_documents(store, principal)
     with GraphStore(folder, store.schema) as out:
-        out.replace_all(documents)
+        out.replace_all(documents, index=False)  # (SPARQL reads the database only)
     return folder

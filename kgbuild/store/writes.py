@@ -250,9 +250,11 @@ class StoreWrites:
 
     def replace_all(self, documents: dict[str, DocumentUpdate],
                     settings: dict | None = None, *,
-                    indexing: Callable[[], None] | None = None) -> list[Problem]:
+                    indexing: Callable[[], None] | None = None,
+                    index: bool = True) -> list[Problem]:
         """A full rebuild: the store afterwards holds exactly ``documents``; its read model is
-        made from the whole graph (``indexing()`` is called when that starts).
+        made from the whole graph (``indexing()`` is called when that starts), unless not
+        ``index`` (a store only queried with SPARQL: the model is made when first read).
 
         A persistent store is loaded into a fresh database folder and switched to only once
         complete, so a crash leaves the previous store usable. A damaged database (see
@@ -272,7 +274,8 @@ class StoreWrites:
                     "warning", "store-rebuilt", f"the store was damaged ({damaged}); it was "
                     f"rebuilt from the sources{f' (the damaged {old} removed)' if old else ''}; "
                     f"documents it held outside the given paths are not kept", str(self.path)))
-            refresh_model(self, None, indexing)
+            if index:
+                refresh_model(self, None, indexing)
         return problems
 
     def _load(self, target: Guarded, documents: dict[str, DocumentUpdate],
