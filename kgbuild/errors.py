@@ -36,6 +36,7 @@ CODES: dict[str, str] = {  # every code kgbuild uses -> what it means (README: E
     "bad-dependency": "a package manifest's dependency entry cannot be read",
     "bad-depends-on": "a Compose depends_on entry is not a service name",
     "bad-gitignore": "a .gitignore cannot be read (it is ignored)",
+    "bad-gradle": "a Gradle build or settings file or one of its statements cannot be read",
     "bad-host": "serve: a request for a Host the server does not answer for",
     "bad-include": "a requirements file's -r/-c include is not followed",
     "bad-input": "a source file cannot be read or parsed",

@@ -33,7 +33,7 @@ def test_every_registered_extractor_declares_version_emits_and_ownable():
             assert "ownedBy" in ex.emits and ex.emits & set(SCHEMA.node_types), ex.name
     ownable = {ex.name for ex in EXTRACTORS if ex.ownable}
     assert ownable == {"npm", "pyproject", "setup-cfg", "requirements", "gomod", "compose", "helm",
-                       "cargo", "maven"}
+                       "cargo", "maven", "gradle"}
     assert EXTRACTORS[-1].name == "openapi"  # it sniffs any JSON/YAML, so it is tried last
 
 

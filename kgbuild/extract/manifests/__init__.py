@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     cyclonedx,
     cyclonedx_xml,
     gomod,
+    gradle,
     helm,
     kubernetes,
     lockfiles,

@@ -28,7 +28,8 @@ object names none), so objects of one namespace meet across files. What is read:
   ``env-address``): confidence 0.9 when the stream defines that Service, 0.7 when only the
   variable's name says it is an address (``*_ADDR``, ``*_HOST``, ``*_URL``, ...);
 * rendered Helm output: every object below a ``# Source: <chart>/templates/...`` comment
-  is ``partOf`` the chart ``helm:<chart>`` (a subchart's objects: the subchart).
+  is ``partOf`` the chart ``helm:<chart>`` (a subchart's objects: the subchart), qualified
+  ``template:<path in the chart>``, the comment as its evidence.
 
 Helm templates themselves (``templates/*.yaml`` beside a ``Chart.yaml``) are not manifests
 and are not claimed.
@@ -129,7 +130,7 @@ class _Stream:
         self.out = Extraction()
         self.sources = [(n, m.group(1)) for n, line in enumerate(split_lines(text), 1)
                         if line.startswith("#") and (m := _SOURCE.match(line))]
-        self.objects: list[tuple[YMap, str, str, str, YamlSource, str | None]] = []
+        self.objects: list[tuple[YMap, str, str, str, YamlSource, tuple[str, str] | None]] = []
 
     def warn(self, message: str, line: int | None) -> None:
         self.out.problems.append(Problem("warning", "bad-k8s-object", message, self.doc_id, line))
@@ -194,8 +195,9 @@ class _Stream:
                 elif kind == "Service":
                     services[(ns, name.strip())] = object_id(ns, kind, name.strip())
 
-    def _chart(self, after: int, before: int) -> str | None:
-        """The chart of the ``# Source:`` comment between two document starts, if any."""
+    def _chart(self, after: int, before: int) -> tuple[str, str] | None:
+        """The chart and template path of the ``# Source:`` comment between two document
+        starts, if any."""
         found = None
         for line, path in self.sources:
             if after < line <= before:
@@ -205,10 +207,10 @@ class _Stream:
         parts = found.split("/")
         if "templates" in parts[1:]:
             at = len(parts) - 1 - parts[::-1].index("templates")
-            return parts[at - 1] if at >= 1 else None
+            return (parts[at - 1], found) if at >= 1 else None
         return None
 
-    def _collect(self, obj: object, source: YamlSource, chart: str | None) -> None:
+    def _collect(self, obj: object, source: YamlSource, chart: tuple[str, str] | None) -> None:
         if not isinstance(obj, YMap):
             if obj is not None:
                 self.warn(f"a document that is {brief(obj, 40)}, not an object; skipped",
@@ -234,7 +236,7 @@ class _Stream:
         self.objects.append((obj, kind, ns, name.strip(), source, chart))
 
     def _object(self, obj: YMap, kind: str, ns: str, name: str, source: YamlSource,
-                chart: str | None, services: dict) -> None:
+                chart: tuple[str, str] | None, services: dict) -> None:
         meta = obj["metadata"]
         me = object_id(ns, kind, name)
         node_type = "Component" if kind in WORKLOADS else "Service" if kind == "Service" \
@@ -250,11 +252,14 @@ class _Stream:
         self.out.nodes.append(NodeRecord(me, node_type, name, line=meta.line_of("name"),
                                          attributes=attrs))
         if chart:
-            self.out.edges.append(EdgeRecord(me, "partOf", f"helm:{chart}",
+            name, template = chart
+            within = template.split(f"{name}/", 1)[-1] if f"{name}/" in template else template
+            self.out.edges.append(EdgeRecord(me, "partOf", f"helm:{name}",
                                              line=obj.line_of("kind"),
-                                             evidence=f"# Source: {chart}/templates/…",
+                                             evidence=f"# Source: {template}",
                                              subject_type=node_type, object_type="Component",
-                                             object_label=chart, qualifiers=("helm",)))
+                                             object_label=name,
+                                             qualifiers=("helm", f"template:{within}")))
         if pod is not None:
             self._pod(me, ns, pod, source, services)
         elif kind == "Service":

@@ -102,8 +102,9 @@ class LockReader:
         if target is None:
             self.warn(f"dependency {brief(name)} is not a valid package name; skipped", line)
             return
-        if target == subject:
-            return
+        if target == subject or (subject_type == "Library" and self.project is not None
+                                 and subject == self.project.id):
+            return  # a published copy of the project itself: its needs are not the project's
         self.out.edges.append(EdgeRecord(subject, "dependsOn", target, line=line,
                                          pointer=pointer, evidence=clip(evidence),
                                          subject_type=subject_type, object_type="Library",
@@ -112,9 +113,10 @@ class LockReader:
 
 # -- npm ----------------------------------------------------------------------------------------
 def npm_project(src: SourceFile, ctx: Context, root: dict | None, out: Extraction
-                ) -> tuple[NodeRecord, dict[str, tuple[str, ...]]]:
-    """The package.json project beside a lock file (its node as the npm extractor makes it)
-    and its direct dependencies by purl; the lock's root entry fills in when it is missing."""
+                ) -> tuple[NodeRecord, dict[str, tuple[str, ...]], dict[str, set[str]]]:
+    """The package.json project beside a lock file (its node as the npm extractor makes it),
+    its direct dependencies by purl and the version ranges it asks for them; the lock's root
+    entry fills in when it is missing."""
     from .npm import _own_node  # the one rule for a package.json's node
 
     manifest = src.path.parent / "package.json"
@@ -135,15 +137,19 @@ def npm_project(src: SourceFile, ctx: Context, root: dict | None, out: Extractio
     node = _own_node(data, doc, {}, [])
     node.line, node.pointer = None, None
     direct: dict[str, tuple[str, ...]] = {}
+    ranges: dict[str, set[str]] = {}
     for source in (root or {}, data):
         for section, qualifiers in NPM_SECTIONS.items():
             deps = source.get(section)
             for name in deps if isinstance(deps, dict) else ():
                 try:
-                    direct.setdefault(npm_purl(name), qualifiers)
+                    purl = npm_purl(name)
                 except ValueError:
                     continue
-    return node, direct
+                direct.setdefault(purl, qualifiers)
+                if isinstance(deps[name], str):
+                    ranges.setdefault(purl, set()).add(deps[name])
+    return node, direct, ranges
 
 
 class NpmLockExtractor:
@@ -167,7 +173,8 @@ class NpmLockExtractor:
         r = LockReader(src, ctx, npm_purl)
         packages = data.get("packages")
         root = packages.get("") if isinstance(packages, dict) else None
-        node, r.direct = npm_project(src, ctx, root if isinstance(root, dict) else data, r.out)
+        node, r.direct, _ = npm_project(src, ctx, root if isinstance(root, dict) else data,
+                                        r.out)
         r.set_project(node)
         if isinstance(packages, dict):
             self._packages(r, packages, lines)
@@ -273,9 +280,19 @@ class PnpmLockExtractor:
         importers = top.get("importers")
         root = importers.get(".") if isinstance(importers, YMap) else top
         root = root if isinstance(root, YMap) else YMap()
-        node, r.direct = npm_project(src, ctx, {s: dict(root[s]) for s in NPM_SECTIONS
-                                                if isinstance(root.get(s), YMap)}, r.out)
+        node, r.direct, _ = npm_project(src, ctx, {s: dict(root[s]) for s in NPM_SECTIONS
+                                                   if isinstance(root.get(s), YMap)}, r.out)
         r.set_project(node)
+        # the version the project's own entry resolves each direct dependency to: a package
+        # locked at several versions is direct at that one only
+        chosen: dict[str, set[str]] = {}
+        for section in NPM_SECTIONS:
+            deps = root.get(section)
+            for dep, spec in (deps.items() if isinstance(deps, YMap) else ()):
+                spec = spec.get("version") if isinstance(spec, YMap) else spec
+                key = r.key(str(dep))
+                if key and isinstance(spec, (str, int, float)):
+                    chosen.setdefault(key, set()).add(_PEER.sub("", str(spec)).split("_")[0])
         packages = top.get("packages")
         snapshots = top.get("snapshots")
         by_key: dict[str, str] = {}
@@ -287,7 +304,10 @@ class PnpmLockExtractor:
                 continue
             flags = tuple(f for f in ("dev", "optional") if isinstance(entry, YMap)
                           and entry.get(f) is True)
+            purl = r.key(parsed[0])
+            direct = purl in r.direct and (purl not in chosen or parsed[1] in chosen[purl])
             purl = r.package(parsed[0], parsed[1], packages.line_of(key), qualifiers=flags,
+                             direct=direct,
                              evidence=source.evidence(packages, key) if source else None)
             if purl is not None:
                 by_key[str(key)] = purl
@@ -315,8 +335,39 @@ def yarn_name(spec: str) -> str:
         alias, _, real = spec.partition("@npm:")
         at = real.rfind("@")
         return real[:at] if at > 0 else alias
-    at = spec.rfind("@")
+    at = spec.find("@", 1)  # Berry's ``name@patch:name@npm%3A...`` names it first
     return spec[:at] if at > 0 else spec
+
+
+def yarn_specs(header: str) -> list[tuple[str, str]]:
+    """The (name, range) pairs of a yarn.lock entry header (``a@^1, "a@npm:^1.2":``), the
+    range without Berry's ``npm:`` protocol."""
+    out = []
+    for spec in header.rstrip().rstrip(":").split(","):
+        spec = spec.strip().strip('"')
+        name = yarn_name(spec)
+        rest = spec[len(name) + 1:] if spec.startswith(name + "@") else ""
+        out.append((name, rest.removeprefix("npm:")))
+    return out
+
+
+def yarn_direct(r: LockReader, ranges: dict[str, set[str]], headers: list[str]
+                ) -> set[str]:
+    """The headers (of ``headers``) that lock a range the manifest asks for; a package
+    whose manifest ranges no header names (a lock behind its manifest) is direct in all."""
+    hits: set[str] = set()
+    matched: set[str] = set()
+    for header in headers:
+        for name, spec in yarn_specs(header):
+            key = r.key(name)
+            if key in r.direct and spec in ranges.get(key, ()):
+                hits.add(header)
+                matched.add(key)
+    for header in headers:
+        key = r.key(yarn_name(header.split(",")[0]))
+        if key in r.direct and key not in matched:
+            hits.add(header)
+    return hits
 
 
 class YarnLockExtractor:
@@ -334,11 +385,14 @@ class YarnLockExtractor:
         except InputError as exc:
             return Extraction(problems=[input_problem(exc)])
         r = LockReader(src, ctx, npm_purl)
-        node, r.direct = npm_project(src, ctx, None, r.out)
+        node, r.direct, ranges = npm_project(src, ctx, None, r.out)
         r.set_project(node)
+        headers = [line.rstrip() for line in split_lines(text) if line and not line[0].isspace()
+                   and not line.startswith("#") and line.rstrip().endswith(":")]
+        direct = yarn_direct(r, ranges, headers)
         if "__metadata:" in text[:4096]:
-            return self._berry(r, text)
-        current: tuple[str, int] | None = None
+            return self._berry(r, text, direct)
+        current: tuple[str, int, str, str] | None = None
         version = ""
         section: str | None = None
         pending: list[tuple[str, int, str]] = []
@@ -346,7 +400,7 @@ class YarnLockExtractor:
         def flush() -> None:
             if current is None:
                 return
-            purl = r.package(current[0], version, current[1],
+            purl = r.package(current[0], version, current[1], direct=current[3] in direct,
                              evidence=f"{current[2]} version {version}")
             for dep, at, raw in pending if purl else ():
                 r.link(purl, dep, at, raw)
@@ -362,7 +416,7 @@ class YarnLockExtractor:
                     current = None
                     continue
                 first = line.rstrip()[:-1].split(",")[0]
-                current = (yarn_name(first), n, clip(line.strip(), 120))
+                current = (yarn_name(first), n, clip(line.strip(), 120), line.rstrip())
                 continue
             if current is None:
                 continue
@@ -379,20 +433,26 @@ class YarnLockExtractor:
         flush()
         return r.out
 
-    def _berry(self, r: LockReader, text: str) -> Extraction:
+    def _berry(self, r: LockReader, text: str, direct: set[str]) -> Extraction:
         try:
             docs = load_yaml(text, r.doc_id)
         except InputError as exc:
             r.out.problems.append(input_problem(exc))
             return r.out
         top = docs[0].data if docs else None
+        lines = split_lines(text)
         for key, entry in (top.items() if isinstance(top, YMap) else ()):
             if key == "__metadata" or not isinstance(entry, YMap):
                 continue
             first = str(key).split(",")[0].strip()
             if "@workspace:" in first:
                 continue  # the project itself or a workspace package
+            if "@patch:" in first:
+                continue  # a patched copy of a package whose own entry is locked too
+            at = top.line_of(key)
+            header = lines[at - 1].rstrip() if at and at <= len(lines) else ""
             purl = r.package(yarn_name(first), entry.get("version"), top.line_of(key),
+                             direct=header in direct,
                              evidence=clip(f"{first}: version {entry.get('version')}"))
             deps = entry.get("dependencies")
             for dep in (deps if isinstance(deps, YMap) and purl else ()):
