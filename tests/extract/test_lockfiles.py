@@ -144,7 +144,7 @@ def test_poetry_and_uv_locks_take_direct_dependencies_from_pyproject(tmp_path):
         "pkg:pypi/urllib3": ("transitive", "resolved:2.2.3"),
         "pkg:pypi/pytest": ("direct", "group:dev", "dev", "resolved:8.3.4")}
     assert [(e.object, e.line) for e in poetry.edges if e.subject_type == "Library"] == [
-        ("pkg:pypi/urllib3", 6)]
+        ("pkg:pypi/urllib3", 7)]  # the dependency's own line, not its table's header
     (tmp_path / "uv.lock").write_text(
         'version = 1\n\n[[package]]\nname = "svc"\nversion = "0.1.0"\n'
         'source = { editable = "." }\ndependencies = [\n    { name = "requests" },\n]\n\n'

@@ -461,21 +461,40 @@ class YarnLockExtractor:
 
 
 # -- Python: poetry.lock, uv.lock ---------------------------------------------------------------
+_ARRAY_ITEM = re.compile(r'name\s*=\s*"([^"]+)"|^"([^"\s]+)')
+
 def package_lines(text: str, table: str = "package") -> list[tuple[int, dict[str, int]]]:
     """For each ``[[<table>]]`` of a TOML text in order: its header's line and the lines of
-    its keys (``name``, ``version``, ...) and sub-tables (``[package.dependencies]``)."""
+    its keys (``name``, ``version``, ...), sub-tables (``[package.dependencies]``), their keys
+    (``package.dependencies.<key>``; also plain ``<key>`` when no earlier key has that name)
+    and the items of its multi-line arrays (``dependencies/<name>``, for ``{ name = "x" }``
+    and ``"x 1.0"`` items)."""
     out: list[tuple[int, dict[str, int]]] = []
     header = f"[[{table}]]"
+    section, array = "", None
     for n, line in enumerate(split_lines(text), 1):
         s = line.strip()
+        if array is not None:
+            if s.startswith("]"):
+                array = None
+            elif out and (m := _ARRAY_ITEM.search(s)):
+                out[-1][1].setdefault(f"{array}/{m.group(1) or m.group(2)}", n)
+            continue
         if s == header:
             out.append((n, {}))
+            section = ""
         elif out and s.startswith("[") and not s.startswith("[["):
-            out[-1][1].setdefault(s.strip("[]").strip(), n)
+            section = s.strip("[]").strip()
+            out[-1][1].setdefault(section, n)
         elif out and s.startswith("[["):
             out.append((-1, {}))  # another array of tables: not a package
         elif out and "=" in s and not s.startswith("#"):
-            out[-1][1].setdefault(s.split("=", 1)[0].strip().strip('"'), n)
+            key = s.split("=", 1)[0].strip().strip('"')
+            out[-1][1].setdefault(key, n)
+            if section:
+                out[-1][1].setdefault(f"{section}.{key}", n)
+            elif s.split("=", 1)[1].strip() == "[":
+                array = key
     return [entry for entry in out if entry[0] > 0]
 
 
@@ -564,7 +583,8 @@ class PoetryLockExtractor(PythonLockExtractor):
                              evidence=f'name = "{entry["name"]}", version = "{entry.get("version")}"')
             deps = entry.get("dependencies")
             for dep, spec in (deps.items() if isinstance(deps, dict) and purl else ()):
-                at = keys.get("package.dependencies", line)
+                at = keys.get(f"package.dependencies.{dep}",
+                              keys.get("package.dependencies", line))
                 r.link(purl, dep, at, f"{dep} = {brief(spec, 100)}")
 
 
@@ -599,7 +619,8 @@ class UvLockExtractor(PythonLockExtractor):
             deps = entry.get("dependencies")
             for dep in (deps if isinstance(deps, list) and purl else ()):
                 if isinstance(dep, dict) and isinstance(dep.get("name"), str):
-                    r.link(purl, dep["name"], keys.get("dependencies", line),
+                    r.link(purl, dep["name"], keys.get(f"dependencies/{dep['name']}",
+                                                        keys.get("dependencies", line)),
                            f'{{ name = "{dep["name"]}" }}')
 
 
