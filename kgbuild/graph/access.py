@@ -43,8 +43,6 @@ from typing import Callable, Iterable
 from urllib.parse import unquote
 
 from ..errors import InputError, InvalidValue
-from ..io.globs import PatternList
-from ..io.yamlfile import YamlError, load_yaml_file
 from .model import Assertion, KnowledgeGraph, Node, SourceDocument
 
 LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]*$")
@@ -105,10 +103,12 @@ class AccessRules:
 
     rules: list[tuple[str, frozenset[str]]]
     default: frozenset[str] = frozenset()
-    _patterns: PatternList | None = field(default=None, repr=False, compare=False)
+    _patterns: object = field(default=None, repr=False, compare=False)  # a PatternList
 
     def __post_init__(self) -> None:
         if self._patterns is None:
+            from ..io.globs import PatternList  # (RE2 and pathspec: only for access rules)
+
             self._patterns = PatternList([p for p, _ in self.rules], "access rules")
 
     def labels_for(self, *doc_paths: str) -> frozenset[str]:
@@ -122,6 +122,8 @@ class AccessRules:
 def load_access(path: str | Path) -> AccessRules:
     """Read and check an ``access.yaml``; raises :class:`InputError` naming file, line and
     problem (the file is read bounded: size cap, alias bombs and duplicate keys refused)."""
+    from ..io.yamlfile import YamlError, load_yaml_file
+
     name = str(path)
     try:
         doc = load_yaml_file(path, name=name)
@@ -161,6 +163,8 @@ def parse_access(raw: object, name: str = "access.yaml",
                                  f"matching rule adds its labels)", name, line)
             rules.append((p, labels))
             lines.append(line)
+    from ..io.globs import PatternList
+
     patterns = PatternList([p for p, _ in rules], name, lines)  # refuses bad patterns, located
     return AccessRules(rules, _labels(raw.get("default") or [], "default", fail, "default"),
                        patterns)

@@ -35,12 +35,22 @@ from functools import cached_property
 from typing import Iterable, Iterator
 from urllib.parse import quote, unquote
 
-from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
-
 from ..errors import KgbuildError
 from ..io.text import safe_text
 from ..schema.model import Schema
-from ..schema.namespaces import ASSERTION_BASE, ID_BASE, KG, PASSAGE_BASE, SOURCE_BASE
+from ..vocab import (
+    ASSERTION_BASE,
+    DCTERMS,
+    ID_BASE,
+    KG,
+    PASSAGE_BASE,
+    PROV,
+    RDF,
+    RDFS,
+    SKOS,
+    SOURCE_BASE,
+    XSD,
+)
 
 _SAFE = "/:@-._~+!$'()*,;="
 
@@ -51,24 +61,24 @@ def _i(iri: str) -> str:
     return f"<{iri}>"
 
 
-A = _i(str(RDF.type))
-LABEL = _i(str(RDFS.label))
-IDENT = _i(str(DCTERMS.identifier))
-ALT = _i(str(SKOS.altLabel))
-ACCESS = _i(str(KG.accessLabel))
-DECLARED_TYPE = _i(str(KG.declaredType))
-DECLARED_LABEL = _i(str(KG.declaredLabel))
-MENTION_LABEL = _i(str(KG.mentionLabel))
+A = _i(RDF + "type")
+LABEL = _i(RDFS + "label")
+IDENT = _i(DCTERMS + "identifier")
+ALT = _i(SKOS + "altLabel")
+ACCESS = _i(KG + "accessLabel")
+DECLARED_TYPE = _i(KG + "declaredType")
+DECLARED_LABEL = _i(KG + "declaredLabel")
+MENTION_LABEL = _i(KG + "mentionLabel")
 CLAIMS = frozenset({DECLARED_TYPE, DECLARED_LABEL, MENTION_LABEL})
-_ASSERTION, _SUBJECT, _PREDICATE, _OBJECT = (_i(str(KG.Assertion)), _i(str(RDF.subject)),
-                                             _i(str(RDF.predicate)), _i(str(RDF.object)))
-_DERIVED, _EXTRACTOR, _CONFIDENCE, _GENERATED = (_i(str(PROV.wasDerivedFrom)), _i(str(KG.extractor)),
-                                                 _i(str(KG.confidence)), _i(str(PROV.generatedAtTime)))
-_LINE, _POINTER, _EVIDENCE = _i(str(KG.line)), _i(str(KG.jsonPointer)), _i(str(KG.evidence))
-_SPAN_START, _SPAN_END = _i(str(KG.spanStart)), _i(str(KG.spanEnd))
-_QUALIFIER = _i(str(KG.qualifier))
-_CHUNK = _i(str(KG.chunk))
-_DOUBLE, _DATETIME, _INTEGER = str(XSD.double), str(XSD.dateTime), str(XSD.integer)
+_ASSERTION, _SUBJECT, _PREDICATE, _OBJECT = (_i(KG + "Assertion"), _i(RDF + "subject"),
+                                             _i(RDF + "predicate"), _i(RDF + "object"))
+_DERIVED, _EXTRACTOR, _CONFIDENCE, _GENERATED = (_i(PROV + "wasDerivedFrom"), _i(KG + "extractor"),
+                                                 _i(KG + "confidence"), _i(PROV + "generatedAtTime"))
+_LINE, _POINTER, _EVIDENCE = _i(KG + "line"), _i(KG + "jsonPointer"), _i(KG + "evidence")
+_SPAN_START, _SPAN_END = _i(KG + "spanStart"), _i(KG + "spanEnd")
+_QUALIFIER = _i(KG + "qualifier")
+_CHUNK = _i(KG + "chunk")
+_DOUBLE, _DATETIME, _INTEGER = XSD + "double", XSD + "dateTime", XSD + "integer"
 _LITERAL = re.compile(r'^"((?:[^"\\]|\\.)*)"(?:\^\^<([^>]*)>|@([A-Za-z0-9-]+))?$', re.S)
 _UNESCAPE = {"n": "\n", "r": "\r", "t": "\t", '"': '"', "\\": "\\", "'": "'", "b": "\b", "f": "\f"}
 
@@ -220,11 +230,11 @@ class Passage:
 # -- triples ------------------------------------------------------------------------------------
 def source_triples(doc: SourceDocument) -> Iterator[Triple]:
     s = _i(source_iri(doc.id))
-    yield s, A, _i(str(KG.SourceDocument))
-    yield s, _i(str(KG.path)), lit(doc.path)
-    yield s, _i(str(KG.sha256)), lit(doc.sha256)
+    yield s, A, _i(KG + "SourceDocument")
+    yield s, _i(KG + "path"), lit(doc.path)
+    yield s, _i(KG + "sha256"), lit(doc.sha256)
     if doc.assertions is not None:
-        yield s, _i(str(KG.assertionCount)), lit(doc.assertions, _INTEGER)
+        yield s, _i(KG + "assertionCount"), lit(doc.assertions, _INTEGER)
     for label in sorted(doc.access):
         yield s, ACCESS, lit(label)
 
@@ -279,10 +289,10 @@ def value_datatype(datatype: str, value: str) -> str | None:
         return None  # a number stated with its unit ("120 km", "$4 billion"): kept as written
     if datatype == "date":
         if re.fullmatch(r"-?\d{4}", value):
-            return str(XSD.gYear)
+            return XSD + "gYear"
         if re.fullmatch(r"-?\d{4}-\d{2}", value):
-            return str(XSD.gYearMonth)
-    return str(XSD[datatype])  # XSD local names
+            return XSD + "gYearMonth"
+    return XSD + datatype  # XSD local names
 
 
 def assertion_triples(a: Assertion, schema: Schema) -> Iterator[Triple]:
@@ -326,16 +336,16 @@ SECTION_SEPARATOR = " > "
 def passage_triples(p: Passage) -> Iterator[Triple]:
     """A passage: its ID, document, span, text, title and section path."""
     s = _i(passage_iri(p.id))
-    yield s, A, _i(str(KG.Passage))
-    yield s, _i(str(KG.chunkId)), lit(p.id)
+    yield s, A, _i(KG + "Passage")
+    yield s, _i(KG + "chunkId"), lit(p.id)
     yield s, _DERIVED, _i(source_iri(p.document))
     yield s, _SPAN_START, lit(p.start, _INTEGER)
     yield s, _SPAN_END, lit(p.end, _INTEGER)
-    yield s, _i(str(KG.text)), lit(p.text)
+    yield s, _i(KG + "text"), lit(p.text)
     if p.title:
-        yield s, _i(str(KG.title)), lit(p.title)
+        yield s, _i(KG + "title"), lit(p.title)
     if p.section:
-        yield s, _i(str(KG.section)), lit(SECTION_SEPARATOR.join(p.section))
+        yield s, _i(KG + "section"), lit(SECTION_SEPARATOR.join(p.section))
     for label in sorted(p.access):
         yield s, ACCESS, lit(label)
 

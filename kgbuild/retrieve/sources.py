@@ -91,10 +91,8 @@ class StoreGraph:
     def model(self, principal: Principal, spec=None) -> GraphModel:
         from ..store.storemodel import checked_model, saved_model
 
-        model = saved_model(self.path, self.schema)
-        if model is not None and model.serves(principal):
-            return model
-        return checked_model(self.path, self.schema, principal)
+        model = saved_model(self.path, self.schema, principal)
+        return model if model is not None else checked_model(self.path, self.schema, principal)
 
     def graph(self) -> KnowledgeGraph:
         """The store's whole graph in memory (materialised from every quad)."""

@@ -6,14 +6,26 @@ import re
 from pathlib import Path
 
 import pyoxigraph
-from rdflib.namespace import DCTERMS, OWL, PROV, RDF, RDFS, SH, SKOS, XSD
 
 from ..errors import InputError, SchemaError
 from ..io.suggest import did_you_mean
 from ..io.yamlfile import YMap, load_yaml, load_yaml_file
+from ..vocab import (
+    ASSERTION_BASE,
+    DCTERMS,
+    ID_BASE,
+    KG,
+    OWL,
+    PROV,
+    RDF,
+    RDFS,
+    SH,
+    SKOS,
+    SOURCE_BASE,
+    XSD,
+)
 from .bundled import bundled
 from .model import DATATYPES, Attribute, EdgeType, NodeType, Schema
-from .namespaces import ASSERTION_BASE, ID_BASE, KG, SOURCE_BASE
 
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")  # also a valid Turtle PN_PREFIX and PN_LOCAL
 # no character N-Triples' IRIREF excludes (controls, space, <>"{}|^`\), '#' only at the end
@@ -21,15 +33,15 @@ NAMESPACE = re.compile(r"^[a-z][a-z0-9+.-]*:[^\x00-\x20<>\"{}|^`\\#]+[#/]$")
 _IRI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x20<>\"{}|^`\\]+$")
 MAX_VERSION = 2**31 - 1
 # prefixes every serialisation binds itself (namespaces.prefixes, the shapes' "sh"/"shape")
-FIXED_PREFIXES = {"kg": str(KG), "prov": str(PROV), "dcterms": str(DCTERMS), "rdf": str(RDF),
-                  "rdfs": str(RDFS), "owl": str(OWL), "skos": str(SKOS), "xsd": str(XSD),
+FIXED_PREFIXES = {"kg": KG, "prov": PROV, "dcterms": DCTERMS, "rdf": RDF,
+                  "rdfs": RDFS, "owl": OWL, "skos": SKOS, "xsd": XSD,
                   "id": ID_BASE, "assertion": ASSERTION_BASE, "src": SOURCE_BASE,
-                  "sh": str(SH), "shape": None}
+                  "sh": SH, "shape": None}
 # predicates kgbuild's graph layout gives a meaning of its own: no edge or attribute may be one
-RESERVED_PREDICATES = {str(RDF.type), str(RDFS.label), str(DCTERMS.identifier), str(SKOS.altLabel),
-             str(RDF.subject), str(RDF.predicate), str(RDF.object), str(PROV.wasDerivedFrom),
-             str(PROV.generatedAtTime)}
-OWN_IRIS = (str(KG), ID_BASE, ASSERTION_BASE, SOURCE_BASE)  # IRIs kgbuild mints for itself
+RESERVED_PREDICATES = {RDF + "type", RDFS + "label", DCTERMS + "identifier", SKOS + "altLabel",
+             RDF + "subject", RDF + "predicate", RDF + "object", PROV + "wasDerivedFrom",
+             PROV + "generatedAtTime"}
+OWN_IRIS = (KG, ID_BASE, ASSERTION_BASE, SOURCE_BASE)  # IRIs kgbuild mints for itself
 
 SCHEMA_DIR = bundled("schema")
 DEFAULT_SCHEMA = "software"

@@ -136,9 +136,10 @@ def database_state(path: str | Path) -> list | None:
     return [named, files]
 
 
-def saved_model(path: str | Path, schema) -> GraphModel | None:
-    """The store's saved (unrestricted) model, its database not opened, when a reader found
-    it current for the database files as they still are; else None."""
+def saved_model(path: str | Path, schema, principal=None) -> GraphModel | None:
+    """The store's saved model that serves ``principal`` (default: the unrestricted one; a
+    principal's saved view where the whole model shows more), its database not opened, when
+    a reader found it current for the database files as they still are; else None."""
     root = Path(path) / MODEL
     try:
         seen = json.loads((root / SEEN).read_bytes())
@@ -152,7 +153,13 @@ def saved_model(path: str | Path, schema) -> GraphModel | None:
             or model.meta.get("revision") != seen.get("revision")
             or model.meta.get("schema") != schema.digest):
         return None
-    return model
+    if principal is None or model.serves(principal):
+        return model
+    view = current(root / VIEWS / view_key(principal), schema)
+    if (view is None or view.meta.get("revision") != seen.get("revision")
+            or view.meta.get("schema") != schema.digest or not view.serves(principal)):
+        return None
+    return view
 
 
 def checked_model(path: str | Path, schema, principal=None) -> GraphModel:

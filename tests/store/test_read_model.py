@@ -379,6 +379,21 @@ def test_a_walk_reads_the_saved_model_without_the_database_until_it_changes(tmp_
     assert other.digest != SCHEMA.digest and storemodel.saved_model(store, other) is None
 
 
+def test_a_principal_s_saved_view_is_read_without_the_database_too(tmp_path, monkeypatch):
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    public = Principal()  # the fixture labels some documents: the public walk reads a view
+    spec = TraversalSpec(seeds=["component:default/payments-service"], hops=2)
+    first = open_traverser(store, SCHEMA, public).run(replace(spec)).to_dict()
+    assert storemodel.saved_model(store, SCHEMA) is not None
+    assert storemodel.saved_model(store, SCHEMA, public).view == view_key(public)
+    with monkeypatch.context() as m:
+        m.setattr(GraphStore, "__init__", lambda *a, **k: pytest.fail("the database was opened"))
+        assert open_traverser(store, SCHEMA, public).run(replace(spec)).to_dict() == first
+    assert storemodel.saved_model(store, SCHEMA, Principal.of("nobody-has-this")) is None
+
+
 @pytest.mark.slow
 def test_a_rebuild_links_the_columns_it_left_as_they_were(tmp_path):
     folder, store = tmp_path / "catalog", tmp_path / "store"
