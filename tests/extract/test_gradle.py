@@ -141,7 +141,7 @@ def test_project_dependencies_map_notation_variables_and_bundles(tmp_path):
 
 
 @pytest.mark.parametrize("text, line, words", [
-    ("dependencies {\n  implementation \"a:b:$nowhere\"\n}\n", 2, "cannot resolve 'nowhere'"),
+    ("dependencies {\n  implementation \"${grp}:b:1\"\n}\n", 2, "cannot resolve 'grp'"),
     ("dependencies {\n  implementation someList[0]\n}\n", 2, "cannot read the dependency"),
     ("dependencies {\n  implementation libs.nothing.here\n}\n", 2, "libs.nothing.here"),
     ("dependencies {\n  if (ci) {\n    implementation 'a:b:1'\n  }\n}\n", 2, "not read"),
@@ -183,3 +183,29 @@ def test_a_huge_dependencies_block_is_bounded(tmp_path):
     result = run(path, tmp_path)
     assert len(result.nodes) + len(result.edges) == 50_000
     assert [(p.code, p.line) for p in result.problems] == [("too-many-records", 50_001)]
+
+
+def test_an_unresolved_version_keeps_the_dependency_and_says_so(tmp_path):
+    write(tmp_path, {"settings.gradle": "rootProject.name='r'\ninclude ':sub'\n",
+                     "build.gradle": "buildscript {\n  ext { agp = '8.1.0' }\n  dependencies {\n"
+                                     "    classpath \"com.android.tools.build:gradle:$agp\"\n"
+                                     "  }\n}\next.kotlin_version = '1.9.0'\n",
+                     "sub/build.gradle.kts": (
+                         "dependencies {\n"
+                         "    implementation(\"org.jetbrains.kotlin:kotlin-stdlib:$kotlin_version\")\n"
+                         "    \"implementation\"(\"com.squareup.okio:okio:3.9.0\")\n"
+                         "    add(\"testImplementation\", \"junit:junit:4.13.2\")\n"
+                         "    implementation(\"a.b:c:$elsewhere\") { because(\"x\") }\n"
+                         "    implementation(\"g:n:1\"); runtimeOnly(\"g:m:2\")\n}\n")})
+    root = run(tmp_path / "build.gradle", tmp_path)
+    assert [(e.object, e.qualifiers) for e in root.edges] == [
+        ("pkg:maven/com.android.tools.build/gradle", ("configuration:classpath", "version:8.1.0"))]
+    sub = run(tmp_path / "sub" / "build.gradle.kts", tmp_path)
+    assert [(e.line, e.object, e.qualifiers[-1]) for e in sub.edges] == [
+        (2, "pkg:maven/org.jetbrains.kotlin/kotlin-stdlib", "version:1.9.0"),  # the root's ext
+        (3, "pkg:maven/com.squareup.okio/okio", "version:3.9.0"),
+        (4, "pkg:maven/junit/junit", "version:4.13.2"),
+        (5, "pkg:maven/a.b/c", "configuration:implementation"),
+        (6, "pkg:maven/g/n", "version:1"), (6, "pkg:maven/g/m", "version:2")]
+    assert [(p.line, p.message) for p in sub.problems] == [
+        (5, "cannot resolve 'elsewhere' in '$elsewhere'; the version is left out")]

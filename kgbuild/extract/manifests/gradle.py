@@ -1,7 +1,9 @@
 """Gradle builds: ``build.gradle`` (Groovy DSL), ``build.gradle.kts`` (Kotlin DSL),
 ``settings.gradle(.kts)`` and the version catalog ``gradle/libs.versions.toml``.
 
-Not an interpreter: a scanner that blanks comments and string contents, finds the
+Not an interpreter (PyPI's tree-sitter-kotlin and tree-sitter-groovy give syntax trees, not
+dependencies, and the Groovy grammar is at 0.1): a scanner that blanks comments and string
+contents, finds the
 ``dependencies { }`` and ``plugins { }`` blocks by their braces and reads each statement
 in them. A Gradle project is a Component ``gradle:<root name>`` (the root project; its name
 is ``rootProject.name`` of the ``settings.gradle(.kts)`` above it, else its folder's name)
@@ -49,9 +51,9 @@ MAX_PARENTS = 32  # folders searched upwards for settings.gradle
 
 _BLOCK = re.compile(r"(?<![\w.])(dependencies|plugins)\s*\{")
 _HEAD = re.compile(r'\s*(?:([A-Za-z_]\w*)|"([A-Za-z_]\w*)")\s*')
-_ASSIGN = re.compile(r"""^[ \t]*(?:(?:def|val|var|final|String|project\.ext\.|ext\.|extra\.)\s*)*
+_ASSIGN = re.compile(r"""(?:^|[{;])[ \t]*(?:(?:def|val|var|final|String|project\.ext\.|ext\.|extra\.)\s*)*
                          ([A-Za-z_]\w*)\s*(?::\s*String\s*)?=\s*(['"])([^'"$\n]*)\2
-                         [ \t]*;?[ \t]*$""", re.MULTILINE | re.VERBOSE)
+                         [ \t]*(?=[;}]|$)""", re.MULTILINE | re.VERBOSE)
 _PLUGIN_ID = re.compile(r"""^id\s*\(?\s*['"]([\w.-]+)['"]\s*\)?
                             (?:\s*version\s*\(?\s*['"]([^'"]+)['"]\s*\)?)?""", re.VERBOSE)
 _PLUGIN_KOTLIN = re.compile(r"""^kotlin\s*\(\s*"([\w.-]+)"\s*\)(?:\s+version\s+"([^"]+)")?""")
@@ -281,6 +283,22 @@ class _Layout:
         self.catalog_path = self.root / "gradle" / "libs.versions.toml"
         self.out, self.ctx = out, ctx
 
+    def root_vars(self, build: Path) -> dict[str, str]:
+        """The plain string assignments (``ext.x = '1'``, ``val x = "1"``) of the root
+        project's build file, which a subproject's build may use."""
+        found: dict[str, str] = {}
+        for name in BUILD_FILES:
+            path = self.root / name
+            if path == build or not path.is_file():
+                continue
+            self.out.depends.append(path)
+            try:
+                code = _scan(read_text(path, self.ctx.max_file_bytes, name))[0]
+            except InputError:
+                continue  # its own extraction reports it
+            found.update((m.group(1), m.group(3)) for m in _ASSIGN.finditer(code))
+        return found
+
     def project_id(self, path: str) -> str:
         path = path.strip().strip(":")
         return f"gradle:{self.name}" + (f":{path}" if path else "")
@@ -313,6 +331,7 @@ class _Build:
         self.out = Extraction()
         self.layout = _Layout(src, ctx, self.out)
         self.vars = dict(self.layout.properties)
+        self.vars.update(self.layout.root_vars(src.path))
         for m in _ASSIGN.finditer(self.code):
             self.vars[m.group(1)] = m.group(3)
         for m in _EXTRA.finditer(self.code):
@@ -362,7 +381,7 @@ class _Build:
 
     # -- one statement -------------------------------------------------------------------
     def _dependency(self, a: int, b: int) -> None:
-        head = _HEAD.match(self.skel, a, b)
+        head = _HEAD.match(self.code, a, b)
         if head is None:
             self.warn(f"cannot read {brief(self.code[a:b].strip(), 60)}; skipped", a)
             return
@@ -386,8 +405,12 @@ class _Build:
             brace = self.skel.find("{", rest, b)
             args_end = brace if brace >= 0 else b
         evidence = " ".join(self.code[a:b].split())
-        quals = (f"configuration:{conf}", *_scope(conf))
         args = _split_args(self.skel, rest, args_end)
+        if conf == "add" and len(args) > 1:  # add("implementation", "g:n:v")
+            named = _STRING.match(self.code[args[0][0]:args[0][1]])
+            if named and re.fullmatch(r"\w+", named.group(1) or named.group(2) or ""):
+                conf, args = named.group(1) or named.group(2), args[1:]
+        quals = (f"configuration:{conf}", *_scope(conf))
         if args and all(_NAMED.match(self.skel[x:y]) for x, y in args):
             self._named(args, quals, evidence, a)
             return
@@ -399,15 +422,16 @@ class _Build:
         raw = self.code[x:y].strip()
         literal = _STRING.match(raw)
         if literal:
-            value = self._resolve(literal.group(1) if literal.group(1) is not None
-                                  else literal.group(2), x)
-            if value is not None:
-                parts = value.split("@")[0].split(":")
-                if len(parts) < 2:
-                    self.warn(f"{brief(value, 60)} is not group:name[:version]; skipped", x)
-                    return
-                self._edge(parts[0], parts[1], parts[2] if len(parts) > 2 else None, quals,
-                           evidence, at)
+            value = literal.group(1) if literal.group(1) is not None else literal.group(2)
+            parts = value.split("@")[0].split(":", 2)
+            if len(parts) < 2:
+                self.warn(f"{brief(value, 60)} is not group:name[:version]; skipped", x)
+                return
+            group, name = self._resolve(parts[0], x), self._resolve(parts[1], x)
+            version = self._resolve(parts[2], x, "the version is left out") \
+                if len(parts) > 2 else None
+            if group is not None and name is not None:
+                self._edge(group, name, version, quals, evidence, at)
             return
         cat = _CATALOG.match(raw)
         if cat:
@@ -524,9 +548,9 @@ class _Build:
         self._edge(pid, f"{pid}.gradle.plugin", version, ("plugin",), raw, a)
 
     # -- values --------------------------------------------------------------------------
-    def _resolve(self, value: str, at: int) -> str | None:
-        """``value`` with its ``$var``/``${var}`` replaced; None, with a warning, when one
-        cannot be resolved."""
+    def _resolve(self, value: str, at: int, then: str = "skipped") -> str | None:
+        """``value`` with its ``$var``/``${var}`` replaced; None, with a warning (ending in
+        ``then``), when one cannot be resolved."""
         missing: list[str] = []
 
         def sub(m: re.Match) -> str:
@@ -544,7 +568,7 @@ class _Build:
         out = _INTERP.sub(sub, value) if "$" in value else value
         if missing:
             self.warn(f"cannot resolve {', '.join(brief(n, 40) for n in missing)} in "
-                      f"{brief(value, 80)}; skipped", at)
+                      f"{brief(value, 80)}; {then}", at)
             return None
         return out
 
