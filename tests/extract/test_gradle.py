@@ -192,7 +192,8 @@ def test_an_unresolved_version_keeps_the_dependency_and_says_so(tmp_path):
                                      "  }\n}\next.kotlin_version = '1.9.0'\n",
                      "sub/build.gradle.kts": (
                          "dependencies {\n"
-                         "    implementation(\"org.jetbrains.kotlin:kotlin-stdlib:$kotlin_version\")\n"
+                         "    implementation(\"org.jetbrains.kotlin:kotlin-stdlib:"
+                         "$kotlin_version\")\n"
                          "    \"implementation\"(\"com.squareup.okio:okio:3.9.0\")\n"
                          "    add(\"testImplementation\", \"junit:junit:4.13.2\")\n"
                          "    implementation(\"a.b:c:$elsewhere\") { because(\"x\") }\n"

@@ -51,7 +51,8 @@ MAX_PARENTS = 32  # folders searched upwards for settings.gradle
 
 _BLOCK = re.compile(r"(?<![\w.])(dependencies|plugins)\s*\{")
 _HEAD = re.compile(r'\s*(?:([A-Za-z_]\w*)|"([A-Za-z_]\w*)")\s*')
-_ASSIGN = re.compile(r"""(?:^|[{;])[ \t]*(?:(?:def|val|var|final|String|project\.ext\.|ext\.|extra\.)\s*)*
+_ASSIGN = re.compile(r"""(?:^|[{;])[ \t]*
+                         (?:(?:def|val|var|final|String|project\.ext\.|ext\.|extra\.)\s*)*
                          ([A-Za-z_]\w*)\s*(?::\s*String\s*)?=\s*(['"])([^'"$\n]*)\2
                          [ \t]*(?=[;}]|$)""", re.MULTILINE | re.VERBOSE)
 _PLUGIN_ID = re.compile(r"""^id\s*\(?\s*['"]([\w.-]+)['"]\s*\)?
