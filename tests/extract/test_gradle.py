@@ -96,7 +96,8 @@ def test_sunflower_kotlin_dsl_with_a_version_catalog():
 
 def test_project_dependencies_map_notation_variables_and_bundles(tmp_path):
     write(tmp_path, {
-        "settings.gradle": "rootProject.name = 'shop'\ninclude ':core', ':web'\n",
+        "settings.gradle": ("rootProject.name = 'shop'\ninclude ':core', ':web', ':api-client'\n"
+                            "project(':core').name = 'shop-core'\n"),
         "gradle.properties": "jacksonVersion=2.17.1\n",
         "gradle/libs.versions.toml": ('[versions]\nslf4j = "2.0.13"\n[libraries]\n'
                                       'slf4j-api = { module = "org.slf4j:slf4j-api", '
@@ -116,6 +117,8 @@ def test_project_dependencies_map_notation_variables_and_bundles(tmp_path):
             "    compileOnly 'org.projectlombok:lombok:1.18.32' // a comment { with braces\n"
             "    /* implementation 'commented:out:1' */\n"
             "    implementation fileTree(dir: 'libs', include: ['*.jar'])\n"
+            "    testImplementation(projects.shopCore) // type-safe accessors\n"
+            "    testImplementation projects.apiClient\n"
             "    constraints {\n        implementation 'pinned:only:1'\n    }\n"
             "}\n")})
     result = run(tmp_path / "web" / "build.gradle", tmp_path)
@@ -134,10 +137,14 @@ def test_project_dependencies_map_notation_variables_and_bundles(tmp_path):
         ("pkg:maven/org.slf4j/slf4j-simple", 9,
          ("configuration:implementation", "bundle:logging", "version:2.0.13")),
         ("pkg:maven/org.projectlombok/lombok", 10,
-         ("configuration:compileOnly", "scope:provided", "version:1.18.32"))]
+         ("configuration:compileOnly", "scope:provided", "version:1.18.32")),
+        ("gradle:shop:core", 13, ("configuration:testImplementation", "scope:test", "project")),
+        ("gradle:shop:api-client", 14,
+         ("configuration:testImplementation", "scope:test", "project"))]
     settings = run(tmp_path / "settings.gradle", tmp_path)
     assert {(e.subject, e.object) for e in settings.edges} == {
-        ("gradle:shop:core", "gradle:shop"), ("gradle:shop:web", "gradle:shop")}
+        ("gradle:shop:core", "gradle:shop"), ("gradle:shop:web", "gradle:shop"),
+        ("gradle:shop:api-client", "gradle:shop")}
 
 
 @pytest.mark.parametrize("text, line, words", [
@@ -210,3 +217,20 @@ def test_an_unresolved_version_keeps_the_dependency_and_says_so(tmp_path):
         (6, "pkg:maven/g/n", "version:1"), (6, "pkg:maven/g/m", "version:2")]
     assert [(p.line, p.message) for p in sub.problems] == [
         (5, "cannot resolve 'elsewhere' in '$elsewhere'; the version is left out")]
+
+
+def test_an_included_build_reads_the_catalog_its_settings_names(tmp_path):
+    write(tmp_path, {
+        "gradle/libs.versions.toml": ('[plugins]\nandroid-lint = { id = "com.android.lint", '
+                                      'version = "8.5.0" }\n'),
+        "build-logic/settings.gradle.kts": ('dependencyResolutionManagement {\n'
+                                            '  versionCatalogs {\n    create("libs") {\n'
+                                            '      from(files("../gradle/libs.versions.toml"))\n'
+                                            '    }\n  }\n}\n'),
+        "build-logic/build.gradle.kts": ("plugins {\n  `kotlin-dsl`\n  application\n"
+                                         "  alias(libs.plugins.android.lint)\n}\n")})
+    result = run(tmp_path / "build-logic" / "build.gradle.kts", tmp_path)
+    assert result.problems == []  # core plugins are no dependencies, and no warning either
+    assert [(e.object, e.line, e.qualifiers) for e in result.edges] == [
+        ("pkg:maven/com.android.lint/com.android.lint.gradle.plugin", 4,
+         ("plugin", "version:8.5.0"))]

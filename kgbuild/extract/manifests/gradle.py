@@ -65,6 +65,9 @@ _INTERP = re.compile(r"\$\{\s*([^}]{1,200}?)\s*\}|\$([A-Za-z_][\w.]*)")
 _NAMED = re.compile(r"^\s*(\w+)\s*[:=]\s*(.*)$", re.DOTALL)
 _STRING = re.compile(r"""^\s*(?:'([^'\n]*)'|"([^"\n]*)")\s*$""")
 _CALL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*$", re.DOTALL)
+_RENAMED = re.compile(r"""project\(\s*['"](:?[\w.:-]+)['"]\s*\)\.name\s*=\s*['"]([\w.-]+)['"]""")
+_CATALOG_FROM = re.compile(r"""from\(\s*files\(\s*['"]([^'"\n]+\.toml)['"]\s*\)\s*\)""")
+_PROJECTS = re.compile(r"^\s*projects\.((?:[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*)\s*$")
 _CATALOG = re.compile(r"^\s*(libs(?:\.[A-Za-z_]\w*)+)\s*(?:\.get\(\)\s*)?$")
 _PROJECT_NAME = re.compile(r"""rootProject\.name\s*=\s*(['"])([^'"\n]+)\1""")
 _INCLUDE = re.compile(r"(?<![\w.])include\b\s*\(?")
@@ -170,6 +173,32 @@ def _split_args(skel: str, a: int, b: int) -> list[tuple[int, int]]:
     return [(x, y) for x, y in out if skel[x:y].strip()]
 
 
+def included(code: str, skel: str) -> list[tuple[str | None, int, int]]:
+    """The project paths a settings file's ``include(...)`` calls name, each with its offset
+    and its call's end (None for an argument that is no string literal)."""
+    out = []
+    for inc in _INCLUDE.finditer(skel):
+        end = skel.find("\n", inc.end())
+        end = len(skel) if end < 0 else end
+        if skel[inc.end() - 1] == "(":
+            close = _closing(skel, inc.end() - 1)
+            end = close - 1 if close else end
+        for x, y in _split_args(skel, inc.end(), end):
+            literal = _STRING.match(code[x:y])
+            path = (literal.group(1) or literal.group(2) or "") if literal else None
+            out.append((path.strip(":") if path is not None else None, x, end))
+    return out
+
+
+def project_accessor(path: str) -> str:
+    """The type-safe accessor Gradle generates for a project path:
+    ``:retrofit:test-helpers`` -> ``retrofit.testHelpers``."""
+    def camel(part: str) -> str:
+        words = re.split(r"[-_]", part)
+        return words[0] + "".join(w[:1].upper() + w[1:] for w in words[1:])
+    return ".".join(camel(p) for p in path.strip(":").split(":"))
+
+
 def accessor(alias: str) -> str:
     """The accessor a catalog alias gets: ``androidx-core-ktx`` -> ``androidx.core.ktx``."""
     return re.sub(r"[-_.]", ".", alias)
@@ -246,7 +275,7 @@ class _Layout:
     def __init__(self, src: SourceFile, ctx: Context, out: Extraction):
         folder = src.path.parent
         self.root, self.settings = folder, None
-        top = src.root.resolve()
+        self.top = top = src.root.resolve()
         candidate = folder
         for _ in range(MAX_PARENTS):
             found = [candidate / n for n in SETTINGS_FILES if (candidate / n).is_file()]
@@ -257,15 +286,27 @@ class _Layout:
                 break
             candidate = candidate.parent
         self.name = self.root.name or "root"
+        self.catalog_path = self.root / "gradle" / "libs.versions.toml"
+        self.accessors: dict[str, str] = {}  # projects.<accessor> -> project path
         if self.settings is not None:
             out.depends.append(self.settings)
             try:
-                text = _scan(read_text(self.settings, ctx.max_file_bytes, self.settings.name))[0]
-                m = _PROJECT_NAME.search(text)
-                if m:
-                    self.name = m.group(2).strip()
+                code, skel = _scan(read_text(self.settings, ctx.max_file_bytes,
+                                             self.settings.name))
             except InputError:
-                pass  # its own extraction reports it
+                code, skel = "", ""  # its own extraction reports it
+            m = _PROJECT_NAME.search(code)
+            if m:
+                self.name = m.group(2).strip()
+            for path, _, _ in included(code, skel):
+                if path:
+                    self.accessors[project_accessor(path)] = path
+            for m in _RENAMED.finditer(code):  # project(":x").name = "y": projects.y
+                path, parent = m.group(1).strip(":"), m.group(1).strip(":").rpartition(":")[0]
+                self.accessors[project_accessor(f"{parent}:{m.group(2)}")] = path
+            m = _CATALOG_FROM.search(code)
+            if m and not m.group(1).startswith("/"):
+                self.catalog_path = self.root / m.group(1)
         rel = folder.resolve().relative_to(self.root.resolve()).parts \
             if folder.resolve() != self.root.resolve() else ()
         self.path = ":".join(rel)
@@ -281,7 +322,6 @@ class _Layout:
             except InputError:
                 pass
         self._catalog: Catalog | None = None
-        self.catalog_path = self.root / "gradle" / "libs.versions.toml"
         self.out, self.ctx = out, ctx
 
     def root_vars(self, build: Path) -> dict[str, str]:
@@ -305,7 +345,8 @@ class _Layout:
         return f"gradle:{self.name}" + (f":{path}" if path else "")
 
     def catalog(self) -> Catalog | None:
-        if self._catalog is None and self.catalog_path.is_file():
+        inside = self.catalog_path.resolve().is_relative_to(self.top)
+        if self._catalog is None and inside and self.catalog_path.is_file():
             self.out.depends.append(self.catalog_path)
             self._catalog = Catalog(self.catalog_path, self.ctx.max_file_bytes)
         return self._catalog
@@ -434,6 +475,15 @@ class _Build:
             if group is not None and name is not None:
                 self._edge(group, name, version, quals, evidence, at)
             return
+        projects = _PROJECTS.match(raw)
+        if projects:
+            path = self.layout.accessors.get(projects.group(1))
+            if path is None:
+                self.warn(f"{raw}: no project the settings file includes has this accessor; "
+                          "skipped", x)
+            else:
+                self._project_edge(path, quals, evidence, at)
+            return
         cat = _CATALOG.match(raw)
         if cat:
             self._catalog_ref(cat.group(1), quals, evidence, at, x)
@@ -528,6 +578,8 @@ class _Build:
 
     def _plugin(self, a: int, b: int) -> None:
         raw = " ".join(self.code[a:b].split())
+        if re.fullmatch(r"`?[\w-]+`?|id\s*\(?\s*['\"][\w-]+['\"]\s*\)?", raw):
+            return  # a core plugin (application, `kotlin-dsl`, id 'java'): part of Gradle
         m, k, alias = _PLUGIN_ID.match(raw), _PLUGIN_KOTLIN.match(raw), _PLUGIN_ALIAS.match(raw)
         if m or k:
             pid = m.group(1) if m else f"org.jetbrains.kotlin.{k.group(1)}"
@@ -620,27 +672,20 @@ class GradleBuildExtractor:
         out.nodes.append(NodeRecord(me, "Component", name, line=line(m.start()) if m else 1,
                                     attributes={k: v for k, v in {"specType": "gradle-project"}
                                                 .items() if k in ctx.schema.attributes}))
-        for inc in _INCLUDE.finditer(skel):
-            end = skel.find("\n", inc.end())
-            end = len(skel) if end < 0 else end
-            if skel[inc.end() - 1] == "(":
-                close = _closing(skel, inc.end() - 1)
-                end = close - 1 if close else end
-            for x, y in _split_args(skel, inc.end(), end):
-                literal = _STRING.match(code[x:y])
-                if literal is None:
-                    out.problems.append(Problem("warning", "bad-gradle", f"cannot read the "
-                                                f"included project {brief(code[x:y].strip(), 60)}"
-                                                "; skipped", src.doc_id, line(x)))
-                    continue
-                path = (literal.group(1) or literal.group(2) or "").strip(":")
-                if not path or out.full(src.doc_id, line(x)):
-                    continue
-                out.edges.append(EdgeRecord(
-                    f"{me}:{path}", "partOf", me, line=line(x),
-                    evidence=clip(" ".join(code[inc.start():end + 1].split())),
-                    subject_type="Component", object_type="Component",
-                    subject_label=path.rsplit(":", 1)[-1], object_label=name))
+        for path, x, end in included(code, skel):
+            if path is None:
+                out.problems.append(Problem("warning", "bad-gradle", "cannot read the included "
+                                            f"project {brief(code[x:end].strip(), 60)}; "
+                                            "skipped", src.doc_id, line(x)))
+                continue
+            if not path or out.full(src.doc_id, line(x)):
+                continue
+            start = code.rfind("\n", 0, x) + 1
+            out.edges.append(EdgeRecord(
+                f"{me}:{path}", "partOf", me, line=line(x),
+                evidence=clip(" ".join(code[start:end + 1].split())),
+                subject_type="Component", object_type="Component",
+                subject_label=path.rsplit(":", 1)[-1], object_label=name))
         return out
 
 
