@@ -19,14 +19,17 @@ its ``group``. Edges, each at its statement's line, evidence the statement:
   ``scope:test`` (test configurations), ``scope:provided`` (``compileOnly``) or
   ``scope:runtime`` (``runtimeOnly``); ``platform(...)``/``enforcedPlatform(...)`` add
   ``platform``; ``version:<v>`` keeps the version asked for;
-* ``project(":sub")``: ``dependsOn`` that project's Component (qualifier ``project``);
+* ``project(":sub")`` and the type-safe ``projects.sub`` (from the settings' ``include``s and
+  renames): ``dependsOn`` that project's Component (qualifier ``project``);
 * ``plugins { id 'x' version 'v' }`` and ``alias(libs.plugins.x)``: ``dependsOn`` the plugin's
   marker artifact ``pkg:maven/<id>/<id>.gradle.plugin`` (qualifier ``plugin``); core plugins
   (``java``, no version) are not dependencies;
 * ``settings.gradle``: each ``include(...)`` project is ``partOf`` the root project.
 
 ``$var``/``${var}`` in a string are resolved from the file's own ``def``/``val``/``ext``
-assignments, ``extra["x"]`` and the root's ``gradle.properties``. What cannot be read (an
+assignments, ``extra["x"]``, the root build's and the root's ``gradle.properties``; an
+unresolved version leaves the version out. The catalog is the root's
+``gradle/libs.versions.toml`` or the one the settings name with ``from(files(...))``. What cannot be read (an
 expression, a variable it cannot resolve, a missing catalog entry, a block under ``if``) is a
 ``bad-gradle`` warning at its line; ``constraints { }`` only pins versions and is no edge.
 """
