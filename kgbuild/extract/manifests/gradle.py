@@ -37,6 +37,7 @@ expression, a variable it cannot resolve, a missing catalog entry, a block under
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from pathlib import Path
 
@@ -348,11 +349,20 @@ class _Layout:
         return f"gradle:{self.name}" + (f":{path}" if path else "")
 
     def catalog(self) -> Catalog | None:
-        inside = self.catalog_path.resolve().is_relative_to(self.top)
-        if self._catalog is None and inside and self.catalog_path.is_file():
+        if self._catalog is None and self.catalog_path.resolve().is_relative_to(self.top) \
+                and self.catalog_path.is_file():
             self.out.depends.append(self.catalog_path)
-            self._catalog = Catalog(self.catalog_path, self.ctx.max_file_bytes)
+            st = self.catalog_path.stat()
+            self._catalog = _catalog(str(self.catalog_path), st.st_size, st.st_mtime_ns,
+                                     self.ctx.max_file_bytes)
         return self._catalog
+
+
+@functools.lru_cache(maxsize=16)
+def _catalog(path: str, size: int, mtime_ns: int, max_bytes: int) -> Catalog:
+    """A catalog read once for all the build files that use it (keyed by its size and
+    mtime, so an edited one is read again)."""
+    return Catalog(Path(path), max_bytes)
 
 
 def _scope(configuration: str) -> tuple[str, ...]:
