@@ -234,3 +234,15 @@ def test_an_included_build_reads_the_catalog_its_settings_names(tmp_path):
     assert [(e.object, e.line, e.qualifiers) for e in result.edges] == [
         ("pkg:maven/com.android.lint/com.android.lint.gradle.plugin", 4,
          ("plugin", "version:8.5.0"))]
+
+
+def test_a_subproject_folder_that_is_a_symlink(tmp_path):
+    # its resolved path is outside the root the settings file is in: still the subproject
+    write(tmp_path, {"elsewhere/build.gradle": "dependencies {\n implementation 'a:b:1'\n}\n",
+                     "scan/settings.gradle": "rootProject.name='s'\ninclude ':sub'\n"})
+    (tmp_path / "scan" / "sub").symlink_to(tmp_path / "elsewhere")
+    root = tmp_path / "scan"
+    result = EX.extract(SourceFile(root / "sub" / "build.gradle", "sub/build.gradle", root),
+                        Context(SCHEMA, [root]))
+    assert result.problems == [] and result.nodes[0].id == "gradle:s:sub"
+    assert [e.object for e in result.edges] == ["pkg:maven/a/b"]

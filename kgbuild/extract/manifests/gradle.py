@@ -311,9 +311,7 @@ class _Layout:
             m = _CATALOG_FROM.search(code)
             if m and not m.group(1).startswith("/"):
                 self.catalog_path = self.root / m.group(1)
-        rel = folder.resolve().relative_to(self.root.resolve()).parts \
-            if folder.resolve() != self.root.resolve() else ()
-        self.path = ":".join(rel)
+        self.path = ":".join(folder.relative_to(self.root).parts)  # root: an ancestor
         self.properties: dict[str, str] = {}
         props = self.root / "gradle.properties"
         if props.is_file():
