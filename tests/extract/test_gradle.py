@@ -113,7 +113,7 @@ def test_project_dependencies_map_notation_variables_and_bundles(tmp_path):
             "    implementation \"com.fasterxml.jackson.core:jackson-databind:$jacksonVersion\"\n"
             "    implementation(\"org.jetbrains.kotlin:kotlin-stdlib:${kotlinVersion}\") {\n"
             "        exclude group: 'org.jetbrains'\n    }\n"
-            "    implementation libs.bundles.logging\n"
+            "    implementation rootProject.libs.bundles.logging\n"
             "    compileOnly 'org.projectlombok:lombok:1.18.32' // a comment { with braces\n"
             "    /* implementation 'commented:out:1' */\n"
             "    implementation fileTree(dir: 'libs', include: ['*.jar'])\n"

@@ -72,7 +72,7 @@ _CALL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*$", re.DOTALL)
 _RENAMED = re.compile(r"""project\(\s*['"](:?[\w.:-]+)['"]\s*\)\.name\s*=\s*['"]([\w.-]+)['"]""")
 _CATALOG_FROM = re.compile(r"""from\(\s*files\(\s*['"]([^'"\n]+\.toml)['"]\s*\)\s*\)""")
 _PROJECTS = re.compile(r"^\s*projects\.((?:[A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*)\s*$")
-_CATALOG = re.compile(r"^\s*(libs(?:\.[A-Za-z_]\w*)+)\s*(?:\.get\(\)\s*)?$")
+_CATALOG = re.compile(r"^\s*(?:rootProject\.)?(libs(?:\.[A-Za-z_]\w*)+)\s*(?:\.get\(\)\s*)?$")
 _PROJECT_NAME = re.compile(r"""rootProject\.name\s*=\s*(['"])([^'"\n]+)\1""")
 _INCLUDE = re.compile(r"(?<![\w.])include\b\s*\(?")
 _LOCAL = {"files", "fileTree", "gradleApi", "gradleTestKit", "localGroovy"}
