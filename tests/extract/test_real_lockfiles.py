@@ -7,7 +7,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from conftest import REPO
+from test_lockfiles import SOURCES, run  # (one way to run an extractor on a fixture)
 
 from kgbuild.extract.manifests.lockfiles import (
     PnpmLockExtractor,
@@ -16,17 +16,6 @@ from kgbuild.extract.manifests.lockfiles import (
     YarnLockExtractor,
     yarn_name,
 )
-from kgbuild.extract.records import Context, SourceFile
-from kgbuild.schema.loader import load_schema
-
-SOURCES = REPO / "fixtures" / "sources"
-SCHEMA = load_schema()
-
-
-def run(ex, path: Path, root: Path = SOURCES):
-    assert ex.claims(path, path.read_bytes()[:65536]), path
-    return ex.extract(SourceFile(path, path.relative_to(root).as_posix(), root),
-                      Context(SCHEMA, [root]))
 
 
 def split(result):
