@@ -86,12 +86,15 @@ class EmbeddingMatcher:
         except Exception:  # noqa: BLE001 - the vectors stay in memory for this run
             pass
 
+    def _key(self, text: str) -> str:
+        """A text's key in the cache: by endpoint and text (two servers with one model name
+        never share vectors)."""
+        return hashlib.sha256(f"{self.embedder.endpoint}\n{text}".encode()).hexdigest()[:32]
+
     def embed(self, texts: Iterable[str]) -> np.ndarray:
         """Unit vectors for ``texts`` (rows in order); only uncached texts are requested."""
         texts = list(texts)
-        # keyed by endpoint and text: two servers with one model name never share vectors
-        endpoint = self.embedder.endpoint
-        keys = [hashlib.sha256(f"{endpoint}\n{t}".encode()).hexdigest()[:32] for t in texts]
+        keys = [self._key(t) for t in texts]
         missing = dict(sorted({t: k for k, t in zip(keys, texts) if k not in self._cache}.items()))
         if missing:
             for key, vector in zip(missing.values(), self.embedder.embed(list(missing))):
@@ -108,7 +111,9 @@ class EmbeddingMatcher:
         if not candidates or top <= 0:
             return []
         matrix = self.embed(t for _, t in candidates)
-        q = self.embedder.embed([question])[0]  # not cached: a new one would rewrite the file
+        q = self._cache.get(self._key(question))  # a text embedded before: the same vector
+        if q is None:  # a new question is not saved: it would rewrite the whole file
+            q = self.embedder.embed([question])[0]
         if matrix.shape[1] != q.shape[0]:
             raise KgbuildError("question and node vectors have different sizes: was the model changed?")
         scores = matrix @ q

@@ -124,16 +124,18 @@ def open_model(store, principal=None) -> GraphModel:
 
 
 def database_state(path: str | Path) -> list | None:
-    """``CURRENT`` and the files of the database it names (name, size, modification time), or
-    None when unreadable."""
+    """``CURRENT``, the identity record of the database it names and that database's files
+    (name, size, modification time), or None when unreadable."""
     try:
         named = (Path(path) / "CURRENT").read_bytes()[:200].decode("utf-8", "replace")
         db = Path(path) / named.split()[0]
+        record = db.with_name(db.name + ".id")
+        identity = record.read_bytes()[:200].hex() if record.exists() else None
         with os.scandir(db) as it:
             files = sorted([e.name, e.stat().st_size, e.stat().st_mtime_ns] for e in it)
-    except (OSError, IndexError):
+    except (OSError, IndexError, ValueError):  # (ValueError: a NUL in a garbage CURRENT)
         return None
-    return [named, files]
+    return [named, identity, files]
 
 
 def saved_model(path: str | Path, schema, principal=None) -> GraphModel | None:

@@ -191,7 +191,7 @@ def test_a_long_line_in_a_line_format_is_cut(tmp_path):
 HANG_GUARD = "\n".join([
     "import sys",
     "from pathlib import Path",
-    "from kgbuild import build_graph",
+    "from kgbuild.project.pipeline import build_graph",
     "root = Path(sys.argv[1])",
     "result = build_graph([root], store=None, timestamp=0, root=root.parent, validate=False)",
     "for p in result.problems:",

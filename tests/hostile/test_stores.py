@@ -273,6 +273,9 @@ def test_damage_found_only_while_reading(built, store, monkeypatch, schema):
         real_init(self, db, owner)
 
     monkeypatch.setattr(graphstore.Guarded, "__init__", init)
+    # a walk whose saved model a reader found current for the database's files reads no
+    # block of the database (damage found only by reading cannot show there): check again
+    (store / "model" / "seen.json").unlink(missing_ok=True)
     for attempt in (lambda: read("export", store), lambda: read("traverse", store),
                     lambda: read("explain", store),
                     lambda: run("build", built[0], "--store", store, "--no-validate")):
