@@ -116,6 +116,10 @@ class Project:
 
         return GraphStore(self.store_path, self.schema, write=write)
 
+    def _built(self) -> bool:
+        """Whether a build made the store (passage-only stores have no graph)."""
+        return (self.store_path / "CURRENT").is_file()
+
     def _scan(self) -> dict:
         """What every verb that reads source folders shares."""
         return {"root": self.root, "exclude": list(self.config.exclude),
@@ -204,9 +208,8 @@ class Project:
         ``timestamp``)."""
         from .verifyfile import verify_file
 
-        built = (self.store_path / "CURRENT").is_file()
-        store = self.store_path if write or (use_store is not False and (use_store or built)) \
-            else None
+        store = self.store_path if write or (
+            use_store is not False and (use_store or self._built())) else None
         registry = self.config.aliases_path() or self.root / "aliases.yaml"
         return verify_file(relations, sources, self.schema, store=store, write=write,
                            registry=registry if registry.is_file() else None,
@@ -271,7 +274,7 @@ class Project:
         if embeddings is None:
             embeddings = self.embeddings()
         # typed edges from the store's entities when a build made a graph there
-        schema = self.schema if (self.store_path / "CURRENT").is_file() else None
+        schema = self.schema if self._built() else None
         return retrieve(self.store_path, questions, embeddings=embeddings, schema=schema,
                         **options)
 

@@ -56,14 +56,14 @@ def file_model(path: str | Path, schema, principal: Principal | None = None,
     folder (None where there is none), where what else is cached for the file may go."""
     principal = principal or Principal()
     try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
+        st = os.stat(path)
     except OSError:
-        regular = False
-    if not regular:  # reading says what is wrong; a FIFO is never opened here
-        kg, problems = read_graph_file(path, schema)
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode):  # reading says what is wrong; a FIFO is
+        kg, problems = read_graph_file(path, schema)  # never opened here
         return GraphModel.of_graph(visible_graph(kg, principal)), problems, None
     cache = cache or file_graph_cache()
-    key = f"{FORMAT}:file:{_content_digest(path, cache)}:{schema.digest}"
+    key = f"{FORMAT}:file:{_content_digest(path, st, cache)}:{schema.digest}"
     folder = cache / hashlib.sha256(key.encode()).hexdigest()[:32]
     read: list = []
 
@@ -108,13 +108,13 @@ STAT_RECORDS = 256  # files whose stat and digest are remembered (the least rece
 RACY_NS = 2_000_000_000  # a file changed this close to its hashing is hashed again
 
 
-def _content_digest(path: str | Path, cache: Path) -> str:
-    """SHA-256 of the file's resolved path and content. A file whose stat (size, mtime,
+def _content_digest(path: str | Path, st: os.stat_result, cache: Path) -> str:
+    """SHA-256 of the file's resolved path and content (``st``: its stat, taken by the
+    caller). A file whose stat (size, mtime,
     ctime, inode, device) is what it was when it was last hashed is not read again (git's
     index rule), unless it changed within :data:`RACY_NS` of that hashing (a write in the
     same timestamp tick could keep the stat)."""
     resolved = str(Path(path).resolve())
-    st = os.stat(path)
     now = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
     stats = cache.with_name(cache.name + "-stat")
     record = stats / (hashlib.sha256(resolved.encode("utf-8", "replace")).hexdigest()[:32]

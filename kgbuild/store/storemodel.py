@@ -150,18 +150,18 @@ def saved_model(path: str | Path, schema, principal=None) -> GraphModel | None:
     state = database_state(path)
     if not isinstance(seen, dict) or state is None or seen.get("database") != state:
         return None
+
+    def fresh(m: GraphModel | None) -> bool:  # of the revision the reader checked
+        return m is not None and m.meta.get("revision") == seen.get("revision") \
+            and m.meta.get("schema") == schema.digest
+
     model = current(root, schema)
-    if (model is None or model.folder.name != seen.get("model")
-            or model.meta.get("revision") != seen.get("revision")
-            or model.meta.get("schema") != schema.digest):
+    if not fresh(model) or model.folder.name != seen.get("model"):
         return None
     if principal is None or model.serves(principal):
         return model
     view = current(root / VIEWS / view_key(principal), schema)
-    if (view is None or view.meta.get("revision") != seen.get("revision")
-            or view.meta.get("schema") != schema.digest or not view.serves(principal)):
-        return None
-    return view
+    return view if fresh(view) and view.serves(principal) else None
 
 
 def checked_model(path: str | Path, schema, principal=None) -> GraphModel:
