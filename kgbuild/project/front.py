@@ -278,29 +278,32 @@ class Project:
         return retrieve(self.store_path, questions, embeddings=embeddings, schema=schema,
                         **options)
 
+    def _graph(self, graph=None):
+        """What a reading verb reads: the store (None), a graph file (a path), or ``graph``
+        itself (a ``SparqlClient``, a graph in memory, a graph source)."""
+        from ..retrieve.sources import GraphFile, StoreGraph
+
+        if graph is None:
+            return StoreGraph(self.store_path, self.schema)
+        return GraphFile(graph, self.schema) if isinstance(graph, (str, Path)) else graph
+
     def traverser(self, principal: Principal | None = None, *, graph=None, matcher=None,
                   resolver=None) -> Traverser:
         """A :class:`~kgbuild.retrieve.traverse.Traverser` over the principal's view of the
         project's store (or of ``graph``: a graph file's path, a ``SparqlClient``, a graph in
         memory)."""
-        from ..retrieve.sources import GraphFile, StoreGraph
         from ..retrieve.traverse import open_traverser
 
-        if graph is None:
-            graph = StoreGraph(self.store_path, self.schema)
-        elif isinstance(graph, (str, Path)):
-            graph = GraphFile(graph, self.schema)
-        return open_traverser(graph, self.schema, principal, matcher=matcher, resolver=resolver)
+        return open_traverser(self._graph(graph), self.schema, principal, matcher=matcher,
+                              resolver=resolver)
 
     def browser(self, principal: Principal | None = None, *, graph=None) -> Browser:
         """A :class:`~kgbuild.retrieve.browse.Browser` (``show``, ``ls``, ``stats``) over the
         principal's view (default: public items only) of the store (or of a graph file; what
         reading it skipped is the browser's ``problems``)."""
         from ..retrieve.browse import Browser
-        from ..retrieve.sources import GraphFile, StoreGraph
 
-        source = GraphFile(graph, self.schema) if graph else StoreGraph(self.store_path, self.schema)
-        return Browser(source, principal)
+        return Browser(self._graph(graph), principal)
 
     def query(self, sparql: str, **options) -> QueryResult:
         """``kgbuild query``: a SPARQL query over the store, bounded in time and rows
