@@ -19,7 +19,7 @@ import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
-from ..errors import Problem
+from ..errors import InvalidValue, Problem
 from ..io.rdffile import add_quads
 from ..schema.model import Schema
 from ..schema.namespaces import ASSERTION_BASE, KG, SOURCE_BASE, bind_prefixes
@@ -70,17 +70,41 @@ def from_rdf(g: Graph, schema: Schema, problems: list[Problem] | None = None,
     ``source``. Blank nodes are read as ``_:label``; a triple whose predicate is an edge type
     but whose object is a literal is not an edge and is skipped (counted per predicate).
     """
+    return _from_terms(((_plain(s), str(p), _plain(o), isinstance(o, Literal)) for s, p, o in g),
+                       schema, problems, source)
+
+
+def from_oxigraph_quads(quads: Iterable, schema: Schema, problems: list[Problem] | None = None,
+                        source: str = "graph") -> KnowledgeGraph:
+    """:func:`from_rdf` of pyoxigraph's quads or triples (named graphs merged), read as
+    they are parsed, no rdflib term made; an RDF 1.2 triple term raises
+    :class:`~kgbuild.errors.InvalidValue`."""
+    def plain(term) -> str:
+        if isinstance(term, (ox.NamedNode, ox.Literal)):
+            return term.value
+        if isinstance(term, ox.BlankNode):
+            return f"_:{term.value}"
+        raise InvalidValue(f"unsupported RDF term {type(term).__name__} (triple terms are not "
+                           f"supported)", code="triple-term")
+
+    return _from_terms(((plain(q.subject), q.predicate.value, plain(q.object),
+                         isinstance(q.object, ox.Literal)) for q in quads),
+                       schema, problems, source)
+
+
+def _from_terms(terms: Iterable[tuple[str, str, str, bool]], schema: Schema,
+                problems: list[Problem] | None, source: str) -> KnowledgeGraph:
+    """The model of plain triples ``(subject, predicate, object, object is a literal)``."""
     edge_iris = set(schema.edge_by_iri) | {e.inverse_iri for e in schema.edge_types.values()
                                            if e.inverse_iri}
     literal_edges: dict[str, int] = {}
 
     def rows():
-        for s, p, o in g:
-            pred = str(p)
-            if isinstance(o, Literal) and pred in edge_iris:
+        for s, pred, o, literal in terms:
+            if literal and pred in edge_iris:
                 literal_edges[pred] = literal_edges.get(pred, 0) + 1
                 continue
-            yield _plain(s), pred, _plain(o), ""
+            yield s, pred, o, ""
 
     kg = from_quads(rows(), schema, problems, source)
     if problems is not None:

@@ -19,14 +19,16 @@ import stat
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from ..errors import KgbuildError, Problem
 from ..graph.access import Principal, visible_graph
-from ..graph.model import KnowledgeGraph
-from ..graph.rdf import from_rdf
 from ..io.atomic import atomic_write
-from ..io.rdffile import load_graph
 from .modelfiles import VIEWS, opened, prune
 from .readmodel import FORMAT, GraphModel, graph_tables, model_arrays, view_key, with_names
+
+if TYPE_CHECKING:  # (a walk of a cached file reads no RDF: no parser, no rdflib)
+    from ..graph.model import KnowledgeGraph
 
 FILE_CACHE_ENTRIES = 8  # graph files kept in the file cache (least recently used go)
 
@@ -39,9 +41,19 @@ def file_graph_cache() -> Path:
 
 
 def read_graph_file(path: str | Path, schema) -> tuple[KnowledgeGraph, list[Problem]]:
-    """The graph of an RDF file and what reading it skipped."""
+    """The graph of an RDF file and what reading it skipped: pyoxigraph's quads read as they
+    are parsed (N3, which it does not read, through rdflib)."""
+    from ..graph.rdf import from_oxigraph_quads, from_rdf
+    from ..io.rdffile import OXIGRAPH, file_format, load_graph, read_quads
+
     problems: list[Problem] = []
-    return from_rdf(load_graph(path), schema, problems, source=str(path)), problems
+    fmt = file_format(Path(path))
+    if fmt not in OXIGRAPH:
+        return from_rdf(load_graph(path, fmt), schema, problems, source=str(path)), problems
+    read: list[KnowledgeGraph] = []
+    read_quads(path, lambda quads: read.append(
+        from_oxigraph_quads(quads, schema, problems, str(path))), fmt)
+    return read[0], problems
 
 
 def _columns(kg: KnowledgeGraph, meta: dict) -> tuple[dict, dict]:

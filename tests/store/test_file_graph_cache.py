@@ -27,8 +27,8 @@ def test_second_walk_reads_the_cache_and_a_changed_file_is_read_again(tmp_path, 
     graph = tmp_path / "g.ttl"
     build([FIXTURE_CATALOG], graph, store=None, timestamp=0, validate=False, resolve=False)
     reads = []
-    real = filemodel.load_graph
-    monkeypatch.setattr(filemodel, "load_graph", lambda p: reads.append(p) or real(p))
+    real = filemodel.read_graph_file
+    monkeypatch.setattr(filemodel, "read_graph_file", lambda p, s: reads.append(p) or real(p, s))
     first = walk(graph)
     assert len(reads) == 1 and json.loads(first.stdout)["nodes"]
     assert walk(graph).stdout == first.stdout and len(reads) == 1
