@@ -34,7 +34,7 @@ from functools import lru_cache
 from typing import Iterable
 
 __all__ = ["root", "same_root", "content_words", "cue_roots", "CueIndex", "Cue", "STOP_WORDS",
-           "predicate_roots", "has_cue", "learn_lexicon", "shipped_lexicon", "LEXICON_FILE"]
+           "predicate_roots", "has_cue", "cues_in", "learn_lexicon", "shipped_lexicon", "LEXICON_FILE"]
 
 # Words that carry no relation: articles, prepositions, conjunctions, pronouns, auxiliaries,
 # and the generic nouns a schema's names are built with ("name", "type", "number").
@@ -258,12 +258,30 @@ def lexicon_roots(roots: frozenset[str], lexicon: dict[str, tuple[str, ...]]) ->
     return frozenset(out)
 
 
+def cues_in(text: str, roots: frozenset[str]) -> list[Cue]:
+    """The words of ``text`` whose root is one of ``roots`` (or the same root), or that join
+    two of them into one word ("deathplace", "almaMater")."""
+    return [c for c in _text_roots(text) if c.root in roots
+            or any(same_root(c.root, r) for r in roots) or _compound(c, roots)]
+
+
 def has_cue(text: str, roots: frozenset[str]) -> Cue | None:
-    """The first word of ``text`` whose root is one of ``roots`` (or the same root)."""
-    for c in _text_roots(text):
-        if c.root in roots or any(same_root(c.root, r) for r in roots):
-            return c
-    return None
+    """The first cue word of ``text`` (see :func:`cues_in`), or None."""
+    found = cues_in(text, roots)
+    return found[0] if found else None
+
+
+def _compound(cue: Cue, roots: frozenset[str]) -> bool:
+    """Whether a word is two cue words written as one: a closed compound ("deathplace") or
+    camelCase ("almaMater"), the way a relation's name is often written in running text."""
+    word = _fold(cue.word)
+    if len(word) < 7:
+        return False
+    for r in roots:
+        rest = word[len(r):]
+        if len(r) >= 3 and word.startswith(r) and len(rest) >= 3 and root(rest) in roots:
+            return True
+    return False
 
 
 def learn_lexicon(examples: Iterable[tuple[str, str, tuple[int, int], tuple[int, int]]],

@@ -46,7 +46,7 @@ from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
 from .contract import Relation, relation_from_dict
 from .chunking import section_at
-from .cues import has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
+from .cues import cues_in, has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
 from .endpoints import antecedent, proper_names, referring, referring_in, sentence_span, sentence_starts
 from .grounding import (
     Match,
@@ -101,7 +101,8 @@ class VerifyOptions:
     its predicate (see :mod:`.cues`): ``reject`` (reason ``no-relation-cue``); ``lower``
     (kept, confidence lowered by ``cue_penalty``, a note says so); ``contrast`` (the default:
     rejected when the words between its two ends express another predicate whose domain and
-    range fit them, "produced by X" read as a cast member; else as ``lower``); or ``off``.
+    range fit them, "produced by X" read as a cast member, or when the chunk reads the same
+    two ends as another relation too; else as ``lower``); or ``off``.
     Chosen by the leave-one-ontology-out replay (bench/README.md): ``reject`` keeps too few
     correct edges. ``lexicon``: expression roots per root of a predicate's own words
     (``birth`` -> ``born``); None for the shipped ``cue_lexicon.json``."""
@@ -166,6 +167,9 @@ class VerifiedEdge:
     grounding: tuple[str, str] = ("quote", "quote")
     header: str = ""  # the context header that grounded an end ("Title > Section")
     unit: str = ""  # a value's unit as the text states it (its key in grounding.UNITS)
+    # where a word expressing the predicate was found: "between" (among the words joining the
+    # two ends), "sentence" (elsewhere in the quote's sentence) or "" (none, or none asked)
+    cue: str = ""
 
     @property
     def qualifiers(self) -> tuple[str, ...]:
@@ -347,6 +351,8 @@ def verify_relations(relations: Iterable[Relation | dict], chunk: Chunk, schema:
             result.rejected.append(out)
         else:
             accepted.append(out)
+    if options.relation_cues == "contrast":
+        accepted = _unchosen(accepted, result)
     for edge in accepted:
         contradiction = _outvoted(edge, accepted, schema)
         if contradiction:
@@ -354,6 +360,48 @@ def verify_relations(relations: Iterable[Relation | dict], chunk: Chunk, schema:
         else:
             result.accepted.append(edge)
     return result
+
+
+def _pair_key(edge: VerifiedEdge) -> frozenset[str]:
+    other = edge.object_label if edge.object_id is not None else edge.object_literal
+    return frozenset((_name_key(edge.subject_label), _name_key(str(other or ""))))
+
+
+def _unchosen(edges: list[VerifiedEdge], result: VerifyResult) -> list[VerifiedEdge]:
+    """The edges left when the readings of a pair its sentence does not choose are rejected,
+    where the chunk reads the same two ends as more than one relation.
+
+    One sentence rarely states two relations between the same two names; when a model
+    offers several ("X directed Y" read as director, writer and producer), the sentence's
+    words are what chooses among them (``no-relation-cue``): a reading with no cue in the
+    sentence is rejected, and so is one whose cue lies outside the words joining the two
+    ends when a rival's cue lies among them ("X, born in A, died in B": *died* joins X and
+    B). A lone reading without a cue stays, at the lower confidence :func:`_cue_check`
+    notes."""
+    readings: dict[frozenset[str], dict[str, str]] = {}
+    for e in edges:
+        seen = readings.setdefault(_pair_key(e), {})
+        seen[e.predicate] = max(seen.get(e.predicate, ""), e.cue, key=_CUE_RANK.index)
+    kept = []
+    for e in edges:
+        rivals = {p: c for p, c in readings[_pair_key(e)].items() if p != e.predicate}
+        pair = f"{e.subject_label!r} and {e.object_label or e.object_literal!r}"
+        if rivals and _penalty(list(e.notes)):
+            why = (f"{pair} are also read as {', '.join(sorted(rivals))} in this chunk, and no "
+                   f"word of the sentence expresses {e.predicate}: the sentence's words must "
+                   "choose between the readings")
+        elif e.cue == "sentence" and "between" in rivals.values():
+            closer = sorted(p for p, c in rivals.items() if c == "between")
+            why = (f"{pair} are also read as {', '.join(closer)}, which the words joining them "
+                   f"express; {e.predicate}'s cue is elsewhere in the sentence")
+        else:
+            kept.append(e)
+            continue
+        result.rejected.append(Rejected(e.relation, "no-relation-cue", why))
+    return kept
+
+
+_CUE_RANK = ("", "sentence", "between")
 
 
 def _balanced(name: str) -> bool:
@@ -513,14 +561,15 @@ def _verify(rel: Relation | dict, chunk: Chunk, schema: Schema, index: Predicate
     mismatch = _type_check(et, subject, obj, schema)
     if mismatch:
         return Rejected(rel, "type-mismatch", mismatch)
-    cue = _cue_check(et.name, scope, schema, options, notes, (subject, obj))
+    cue, where = _cue_check(et.name, scope, schema, options, notes, (subject, obj))
     if cue:
         return Rejected(rel, "no-relation-cue", cue)
     return VerifiedEdge(subject.id, subject.type, et.name, obj.id, None, obj.type, evidence,
                         (chunk.start + quote.start, chunk.start + quote.end),
                         _confidence(quote, pred, [subject, obj], notes), subject.name, obj.name,
                         rel, chunk.doc_id, chunk.id, subject.status, obj.status, tuple(notes),
-                        (subject.grounding, obj.grounding), scope.header_text(subject, obj))
+                        (subject.grounding, obj.grounding), scope.header_text(subject, obj),
+                        cue=where)
 
 
 def _occurrences(evidence: str, text: str, first: Match, limit: int = 20):
@@ -624,7 +673,7 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
     bad = _resolve(subject, roots, schema, resolver, "subject", notes)
     if bad is not None:
         return Rejected(rel, *bad, evidence)
-    cue = _cue_check(at.name, scope, schema, options, notes)
+    cue, where = _cue_check(at.name, scope, schema, options, notes, (subject, value_end))
     if cue:
         return Rejected(rel, "no-relation-cue", cue)
     unit = quantity(value) if amount is not None else None
@@ -633,7 +682,7 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
                         _confidence(quote, pred, [subject, value_end], notes), subject.name, None,
                         rel, chunk.doc_id, chunk.id, subject.status, None, tuple(notes),
                         (subject.grounding, "quote"), scope.header_text(subject),
-                        unit.unit if unit else "")
+                        unit.unit if unit else "", where)
 
 
 def _stated_amount(amount: Quantity, scope: "_Scope", mask: tuple[int, int] | None
@@ -712,29 +761,49 @@ def _bare(name: str) -> str:
     return re.sub(r"_\d+$", "", name)
 
 
+def _link(ends: tuple) -> tuple[int, int] | None:
+    """The span of the words joining two ends found in the quote's sentence (None when an
+    end is not there: grounded by the header, or no end given)."""
+    if len(ends) != 2 or any(e.grounding == "header" for e in ends):
+        return None
+    a, b = sorted([(ends[0].match.start, ends[0].match.end),
+                   (ends[1].match.start, ends[1].match.end)])
+    return a[1], max(a[1], b[0])
+
+
+def _joins(text: str, link: tuple[int, int] | None, roots: frozenset[str]) -> bool:
+    """Whether a cue word among the words joining two ends governs the later end: no other
+    proper name stands between the cue and that end ("X, born in A, died in B": *born*
+    governs A, not B)."""
+    if link is None:
+        return False
+    a, b = link
+    return any(not proper_names(text, a + c.end, b) for c in cues_in(text[a:b], roots))
+
+
 def _cue_check(predicate: str, scope: "_Scope", schema: Schema, options: VerifyOptions,
-               notes: list[str], ends: tuple = ()) -> str:
+               notes: list[str], ends: tuple = ()) -> tuple[str, str]:
     """Why the quote's sentence does not express ``predicate`` (empty when it does, or when
-    the options keep such relations at a lower confidence, noted)."""
+    the options keep such relations at a lower confidence, noted), and where its cue is
+    (see :attr:`VerifiedEdge.cue`)."""
     if options.relation_cues == "off":
-        return ""
+        return "", ""
     lexicon = options.lexicon if options.lexicon is not None else shipped_lexicon()
     roots, type_named = _cue_table(schema, lexicon).get(predicate, (frozenset(), False))
     if type_named or not roots:
-        return ""
+        return "", ""
     sentence = scope.text[scope.sa:scope.sb]
     if has_cue(sentence, roots) is not None:
-        return ""
+        return "", "between" if _joins(scope.text, _link(ends), roots) else "sentence"
     words = ", ".join(sorted(roots)[:8])
     why = (f"no word of the quote's sentence expresses {predicate} (cue roots: {words}): "
            "both ends are named, but the sentence may state another relation between them")
     if options.relation_cues == "reject":
-        return why
-    if options.relation_cues == "contrast" and len(ends) == 2 and all(
-            e.grounding != "header" for e in ends):
-        a, b = sorted([(ends[0].match.start, ends[0].match.end),
-                       (ends[1].match.start, ends[1].match.end)])
-        link = scope.text[a[1]:b[0]]
+        return why, ""
+    span = _link(ends)
+    if options.relation_cues == "contrast" and span is not None and schema.edge_types.get(
+            predicate) is not None:
+        link = scope.text[span[0]:span[1]]
         table = _cue_table(schema, lexicon)
         for other, (o_roots, o_named) in table.items():
             et = schema.edge_types.get(other)
@@ -746,9 +815,9 @@ def _cue_check(predicate: str, scope: "_Scope", schema: Schema, options: VerifyO
             cue = has_cue(link, o_roots)
             if cue is not None:
                 return (f"the words between the ends express {other} ({cue.word!r}), and "
-                        f"none of the sentence expresses {predicate} (cue roots: {words})")
+                        f"none of the sentence expresses {predicate} (cue roots: {words})"), ""
     notes.append(f"no relation cue (confidence -{options.cue_penalty}): {why}")
-    return ""
+    return "", ""
 
 
 def _penalty(notes: list[str]) -> float:
