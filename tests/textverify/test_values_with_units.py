@@ -92,3 +92,17 @@ def test_a_bare_number_keeps_its_datatype(transit):
 def test_quantities_in_text(text, value, stated):
     found = stated_quantity(quantity(value), text)
     assert found is not None and found[1].written == stated
+
+
+def test_a_bare_number_stated_twice_takes_its_bare_occurrence():
+    """Regression: "42 metres tall and has 42 floors" stored floorCount as "42 metres"."""
+    schema = parse_schema({
+        "name": "b", "namespace": "https://example.org/b#", "node_types": {"Building": {}, "City": {}},
+        "edge_types": {"locatedIn": {"domain": "Building", "range": "City"}},
+        "attributes": {"floorCount": {"datatype": "integer"}, "height": {"datatype": "decimal"}}})
+    text = "Mill Tower is 42 metres tall and has 42 floors."
+    rels = [{"subject": "Mill Tower", "predicate": p, "object": o, "evidence": text}
+            for p, o in (("floorCount", "42"), ("height", "42 metres"))]
+    result = verify_relations(rels, TextChunk(text, "b.md"), schema)
+    assert {e.predicate: (e.object_literal, e.unit) for e in result.accepted} == {
+        "floorCount": ("42", ""), "height": ("42 metres", "m")}

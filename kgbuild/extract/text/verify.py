@@ -641,10 +641,15 @@ def _attribute(rel: Relation, pred: Predicate, subject: _End, evidence: str, quo
         if value is None:
             return Rejected(rel, "invalid-literal",
                             f"{_short(rel.object)!r} is not a valid {at.datatype} for {at.name!r}")
-        value_end = _in_scope(rel.object, scope, subject.mask,
-                              (value,) if value != rel.object else ())
+        also = (value,) if value != rel.object else ()
+        value_end = _in_scope(rel.object, scope, (subject.mask,), also)
         if value_end is not None and amount is not None:
             said = _unit_beside(amount, value_end, scope)
+            if said is not None:  # the number with a unit: is it stated bare elsewhere too?
+                skip = (subject.mask, (value_end.match.start, value_end.match.end))
+                bare = _in_scope(rel.object, scope, skip, also)
+                if bare is not None and _unit_beside(amount, bare, scope) is None:
+                    value_end, said = bare, None  # "42 metres tall, 42 floors": the bare 42
             if said is not None:  # the text gives the number a unit or scale: it is kept
                 value = said.written
     if amount is not None and value != literal(rel.object, at.datatype):
@@ -711,10 +716,11 @@ def _unit_beside(amount: Quantity, end: _End, scope: "_Scope") -> Quantity | Non
     return None
 
 
-def _in_scope(name: str, scope: "_Scope", mask: tuple[int, int] | None,
-              also: tuple[str, ...] = ()) -> _End | None:
-    """A literal value in the quote, else in the quote's sentence (outside ``mask``)."""
-    skip = (mask,) if mask is not None else ()
+def _in_scope(name: str, scope: "_Scope", masks: tuple, also: tuple[str, ...] = ()
+              ) -> _End | None:
+    """A literal value in the quote, else in the quote's sentence, outside the spans of
+    ``masks`` (None items are no span)."""
+    skip = tuple(m for m in masks if m is not None)
     for a, b, inside in ((scope.qa, scope.qb, True), (scope.sa, scope.sb, False)):
         part = scope.text[a:b]
         local = tuple((x - a, y - a) for x, y in skip)
