@@ -63,6 +63,8 @@ COMMANDS = {
                            "mention (other passages' titles; the store's entities, when `kgbuild "
                            "build` made a graph there), embedded."),
     "init": ("init", "Write a commented kgbuild.toml into the working directory."),
+    "load": ("load", "Load graph files (Turtle, N-Triples, N-Quads, TriG, JSON-LD, RDF/XML) "
+                     "into the store."),
     "ls": ("show", "List nodes (label, type, ID, degree), of one type or all, sorted by ID."),
     "paths": ("paths", "List the typed paths from node type TYPE to node type TYPE the schema "
                        "allows."),

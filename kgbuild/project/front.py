@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..retrieve.traverse import Traverser
     from ..schema.model import Schema
     from ..store.graphstore import GraphStore
+    from ..store.load import LoadResult
     from ..store.query import QueryResult
     from ..validate.validator import ValidationReport
     from .update import BuildResult
@@ -214,6 +215,15 @@ class Project:
         return verify_file(relations, sources, self.schema, store=store, write=write,
                            registry=registry if registry.is_file() else None,
                            max_file_bytes=self.config.max_file_size * MiB, **options)
+
+    def load(self, files: Sequence[str | Path], **options) -> LoadResult:
+        """``kgbuild load``: graph files (any RDF format pyoxigraph reads) into the store,
+        one document each, bulk-loaded; a file whose content the store holds is not read
+        again, a changed one replaces its document (see :mod:`kgbuild.store.load`).
+        ``options``: ``indexing`` (called when the read model is made)."""
+        from ..store.load import load_files
+
+        return load_files(self.store_path, self.schema, files, **options)
 
     def validate(self, graph: str | Path | None = None, **options) -> ValidationReport:
         """``kgbuild validate``: a graph file, or else the project's store, against the SHACL
