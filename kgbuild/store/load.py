@@ -35,7 +35,7 @@ from .manifest import (
     json_triple,
     manifest_triples,
 )
-from .storemodel import checked_model, refresh_model
+from .storemodel import checked_model, refresh_model, saved_model
 
 EXTRACTOR = "load"  # the extractor a loaded document's state names
 
@@ -80,20 +80,36 @@ def load_files(store_path: str | Path, schema, files: Sequence[str | Path], *,
         if doc not in plan:
             plan[doc] = (path, *_fingerprint(path))
     result = LoadResult(str(store_path))
-    with GraphStore(store_path, schema, write=True) as store:
-        states = store.document_states()
-        todo = {doc: p for doc, p in plan.items()
-                if doc not in states or states[doc].sha256 != p[1]}
-        counts = _replace(store, states, todo) if todo else {}
-        refresh_model(store, None, indexing)  # (nothing to do when the model is current)
+    todo, states = _changed(store_path, schema, plan, write=False)
+    if todo:  # (the same content everywhere: the store is not even opened for writing)
+        with GraphStore(store_path, schema, write=True) as store:
+            todo, states = _changed(store, schema, plan)
+            counts = _replace(store, states, todo) if todo else {}
+            refresh_model(store, None, indexing)  # (nothing to do when the model is current)
     for doc, (path, _, _) in plan.items():
         status = "unchanged" if doc not in todo else "changed" if doc in states else "added"
         result.files.append({"file": str(path), "document": doc, "status": status,
-                             "quads": counts.get(doc)})
-    ix = checked_model(store_path, schema).index  # recorded as current: walks open it alone
+                             "quads": counts.get(doc) if todo else None})
+    # a walk opens the model alone once a reader found it current (recorded here)
+    model = saved_model(store_path, schema) or checked_model(store_path, schema)
+    ix = model.index
     result.nodes = int((ix.node_type != ix.type_names.index("")).sum())
     result.edges = len(ix.src)
     return result
+
+
+def _changed(store, schema, plan: dict, write: bool = True) -> tuple[dict, dict]:
+    """The documents of ``plan`` whose content the store (a :class:`GraphStore` open for
+    writing, or the folder of one, opened read-only when it holds a database) does not hold,
+    and the store's document states."""
+    if not write:
+        if not (Path(store) / "CURRENT").is_file():
+            return plan, {}
+        with GraphStore(store, schema, write=False) as opened:
+            return _changed(opened, schema, plan)
+    states = store.document_states()
+    return {doc: p for doc, p in plan.items()
+            if doc not in states or states[doc].sha256 != p[1]}, states
 
 
 def _fingerprint(path: Path) -> tuple[str, str]:
