@@ -5,10 +5,12 @@ label resolved from its claims, the counts kept current from each change's delta
 from __future__ import annotations
 
 import json
+import queue
+import threading
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import pyoxigraph as ox
 
@@ -16,15 +18,19 @@ from ..errors import KgbuildError, Problem
 from ..graph.model import (
     CLAIMS,
     A,
+    KnowledgeGraph,
     Triple,
     doc_from_iri,
     id_from_iri,
     iri_value,
     lit,
     node_triples,
+    parse_literal,
     resolve_node,
     source_iri,
 )
+from ..graph.rdf import from_quads
+from ..io.collector import gc_paused
 from ..schema.model import Schema
 from ..schema.namespaces import KG, NODES_GRAPH
 from .guard import Guarded
@@ -266,9 +272,12 @@ class StoreWrites:
             target = self._db
         else:
             name, target = self._next_database()
-        problems = self._load(target, documents, settings, store_id)
+        problems, graph = self._load(target, documents, settings, store_id,
+                                     graph=index and self.path is not None)
         if self.path is not None:
             old, damaged = self._switch(name, target, store_id)
+            if graph is not None:  # what the read model is made from, not read back
+                self._graph = (self.revision(), graph)
             if damaged is not None:
                 problems.insert(0, Problem(
                     "warning", "store-rebuilt", f"the store was damaged ({damaged}); it was "
@@ -279,44 +288,123 @@ class StoreWrites:
         return problems
 
     def _load(self, target: Guarded, documents: dict[str, DocumentUpdate],
-              settings: dict | None, store_id: str) -> list[Problem]:
+              settings: dict | None, store_id: str, graph: bool = False
+              ) -> tuple[list[Problem], KnowledgeGraph | None]:
+        """Bulk-load ``documents`` and the nodes and manifest graphs into ``target`` in batches
+        of :data:`LOAD_BATCH` quads, each loaded by a thread while the next is made (pyoxigraph
+        releases the GIL), so memory holds one batch, not the whole N-Quads text; with
+        ``graph``, the store's :class:`KnowledgeGraph` is made from the same quads meanwhile
+        (what reading the new database back would give: the read model is made from it)."""
+        problems: list[Problem] = []
+        with _Loader(target) as loader:
+            quads = self._quads(loader, documents, settings, store_id, problems)
+            if not graph:
+                for _ in quads:
+                    pass
+                return problems, None
+            with gc_paused():
+                return problems, from_quads(quads, self.schema)
+
+    def _quads(self, loader: _Loader, documents: dict[str, DocumentUpdate],
+               settings: dict | None, store_id: str, problems: list[Problem]
+               ) -> Iterator[tuple[str, str, str, str]]:
+        """Every quad of the new database, handed to ``loader`` as N-Quads a batch at a time
+        and yielded as the plain values :func:`~kgbuild.graph.rdf.from_quads` reads (as the
+        store gives them back: each document's duplicates once, numbers as written)."""
         claims: dict[str, list[tuple[str, str, str]]] = {}
+        edge_names = _edge_terms(self.schema)
+        items: set[tuple[str, str, str]] = set()
         lines: list[str] = []
+
+        def quad(s: str, p: str, o: str, g: str) -> tuple[str, str, str, str]:
+            lines.append(f"{s} {p} {o} <{g}> .")
+            if len(lines) >= LOAD_BATCH:
+                loader.put("\n".join(lines).encode("utf-8"))
+                lines.clear()
+            return _term_value(s), p[1:-1], _term_value(o), g
+
         for doc_id, upd in sorted(documents.items()):
             g = source_iri(doc_id)
-            for s, p, o in _with_meta(doc_id, upd):
-                lines.append(f"{s} {p} {o} <{g}> .")
+            for s, p, o in dict.fromkeys(_with_meta(doc_id, upd)):
+                yield quad(s, p, o, g)
                 if p in CLAIMS:
                     claims.setdefault(s, []).append((g, p, o))
+                elif p in edge_names or (p == A and o == ASSERTION_TYPE):
+                    items.add((s, p, o))
         states = {doc_id: upd.state() for doc_id, upd in documents.items()}
-        lines.extend(f"{t[:-2]} <{MANIFEST_GRAPH}> ." for t in
-                     manifest_triples(states, set(range(SHARDS))))
-        lines.append(f"{generation_triple(self.generation())[:-2]} <{MANIFEST_GRAPH}> .")
-        lines.append(f"{json_triple(STORE_ID, store_id)[:-2]} <{MANIFEST_GRAPH}> .")
+        meta = [*manifest_triples(states, set(range(SHARDS))), generation_triple(self.generation()),
+                json_triple(STORE_ID, store_id)]
         if settings is not None:
-            lines.append(f"{json_triple(SETTINGS, settings)[:-2]} <{MANIFEST_GRAPH}> .")
-        edge_names = _edge_terms(self.schema)
-        items = {(s, p, o) for upd in documents.values() for s, p, o in upd.triples
-                 if p in edge_names or (p == A and o == ASSERTION_TYPE)}
+            meta.append(json_triple(SETTINGS, settings))
         counts: dict = {"nodes": {}, "edges": {}, "assertions": 0}
         for s, p, o in items:
             if p in edge_names:
                 counts["edges"][edge_names[p]] = counts["edges"].get(edge_names[p], 0) + 1
             else:
                 counts["assertions"] += 1
-        problems: list[Problem] = []
+        del items
         for s, node_claims in sorted(claims.items()):
             node_id = _node_id(s)
             resolved = self._resolve(node_id, node_claims, problems)
             if resolved is not None:
-                lines.extend(f"{a} {b} {c} <{NODES_GRAPH}> ." for a, b, c in
-                             node_triples(node_id, resolved[0], resolved[1], self.schema))
+                for a, b, c in node_triples(node_id, resolved[0], resolved[1], self.schema):
+                    yield quad(a, b, c, NODES_GRAPH)
                 counts["nodes"][resolved[0]] = counts["nodes"].get(resolved[0], 0) + 1
         for key in ("nodes", "edges"):
             counts[key] = dict(sorted(counts[key].items()))
-        lines.append(f"{counts_triple(counts)[:-2]} <{MANIFEST_GRAPH}> .")
-        target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_QUADS)
-        return problems
+        meta.append(counts_triple(counts))
+        for t in meta:
+            s, p, o = t[:-2].split(" ", 2)
+            yield quad(s, p, o, MANIFEST_GRAPH)
+        if lines:
+            loader.put("\n".join(lines).encode("utf-8"))
+
+
+LOAD_BATCH = 50_000  # N-Quads lines per bulk load (about 10 MB)
+
+
+class _Loader:
+    """Bulk loads into a database in a thread, at most two batches waiting; what the load
+    raised is raised again by :meth:`put` or on leaving the block."""
+
+    def __init__(self, target: Guarded):
+        self.target, self.error = target, None
+        self.waiting: queue.Queue = queue.Queue(maxsize=2)
+        self.thread = threading.Thread(target=self._run, name="kgbuild-bulk-load", daemon=True)
+
+    def __enter__(self) -> _Loader:
+        self.thread.start()
+        return self
+
+    def put(self, data: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.waiting.put(data)
+
+    def _run(self) -> None:
+        while (data := self.waiting.get()) is not None:
+            if self.error is None:
+                try:
+                    self.target.bulk_load(data, format=ox.RdfFormat.N_QUADS)
+                except BaseException as exc:  # (raised again in the building thread)
+                    self.error = exc
+
+    def __exit__(self, kind, exc, tb) -> None:
+        self.waiting.put(None)
+        self.thread.join()
+        if kind is None and self.error is not None:
+            raise self.error
+
+
+def _term_value(term: str) -> str:
+    """An N-Triples term's plain value, as pyoxigraph gives it (``.value``)."""
+    if term[0] == "<":
+        return term[1:-1]
+    if term[0] == '"':
+        if "\\" not in term:
+            return term[1:term.rindex('"')]
+        return parse_literal(term)[0]
+    return term[2:]  # a blank node's label
 
 
 def _edge_terms(schema: Schema) -> dict[str, str]:
