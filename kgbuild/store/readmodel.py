@@ -183,7 +183,9 @@ def graph_tables(kg: KnowledgeGraph, meta: dict | None = None) -> Tables:
     edges = kg.edges()
     ids = node_ids(kg, edges)
     nodes, docs = kg.nodes, set(kg.documents)
-    per_edge = [_graph_record(assertions, kg.passages) for assertions in edges.values()]
+    bare = record_of([], {})  # (an edge without assertions: a foreign graph's are all so)
+    per_edge = [_graph_record(assertions, kg.passages) if assertions else bare
+                for assertions in edges.values()]
     meta = {**(meta or {}), "format": FORMAT, "documents": sorted(docs),
             "untyped": len(kg.untyped_edges)}
     return Tables(meta, ids,
