@@ -151,6 +151,8 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
     result = VerifyFileResult(schema, str(edges_path))
     text = read_text(edges_path, MAX_EDGES_BYTES, str(edges_path))
     reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
+    # what names resolve to is part of what a document's stored edges depend on
+    aliases = sha256_file(registry) if registry and Path(registry).is_file() else ""
     per_doc: dict[str, list[tuple[int, dict]]] = {}
     paths: dict[str, Path] = {}
     # JSON Lines: only \n ends a line (U+2028, U+0085, ... may sit unescaped in a string)
@@ -179,7 +181,8 @@ def verify_file(edges: str | Path, sources: str | Path, schema: Schema | str | P
                     "warning", "other-kind", f"not stored: {state.extractor.split('@')[0]} "
                     f"stored this document; verify does not replace it", doc_id))
             tag = f"{VERIFY_PREFIX}{name}@{VERSION}-" + json_digest(
-                {"schema": schema.digest, "lines": [raw for _, raw in per_doc[doc_id]]})[:16]
+                {"schema": schema.digest, "aliases": aliases,
+                 "lines": [raw for _, raw in per_doc[doc_id]]})[:16]
             own = declared_entities(gs, doc_id) if gs is not None and state is not None \
                 and mine else set()
             update = _verify_document(doc_id, paths[doc_id], per_doc[doc_id], schema,

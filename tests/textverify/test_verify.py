@@ -159,6 +159,17 @@ def test_an_object_mentioned_only_inside_the_subjects_name(schema):
     assert out.reason == "object-not-grounded" and "only inside the longer name" in out.detail
 
 
+def test_a_known_name_inside_a_longer_known_name_is_no_mention_of_its_own(schema, catalog):
+    """'Payments' (ambiguous in the catalog: an API, a service, a system) inside 'Payments
+    API' is rejected as a name inside a longer name, never sent to review as ambiguous."""
+    text = "Checkout Service depends on Payments API for refunds."
+    for declared in (None, "API", "System"):
+        out = one(rel("Checkout Service", "dependsOn", "Payments", text, ot=declared), schema,
+                  catalog, text)
+        assert out.reason == "object-not-grounded", declared
+        assert "only inside the longer name 'Payments API'" in out.detail
+
+
 def test_a_self_loop_and_a_type_name_are_no_entities(schema, catalog):
     text = "Checkout Service depends on Checkout Service and on a Library."
     out = one(rel("Checkout Service", "dependsOn", "Checkout Service", text), schema, catalog, text)

@@ -19,6 +19,8 @@ from kgbuild.store.graphstore import GraphStore
 
 PROSE = REPO / "fixtures" / "prose"
 
+REFUNDS = "Checkout Service sends every refund through Payments."  # appended to the design
+
 LINES = [
     {"subject": "Checkout Service", "predicate": "dependsOn", "object": "Pricing SDK",
      "evidence": "Checkout Service depends on Pricing SDK for every price it shows or charges.",
@@ -31,8 +33,7 @@ LINES = [
      "evidence": "Checkout Service depends on Pricing SDK", "source": "checkout-design.md"},
     # "Payments" is the Payments API, the Payments Service and the Payments system alike
     {"subject": "Checkout Service", "predicate": "dependsOn", "object": "Payments",
-     "evidence": "Checkout Service consumes Payments API to charge the card once the order is "
-                 "priced.", "source": "checkout-design.md"},
+     "evidence": REFUNDS, "source": "checkout-design.md"},
 ]
 
 
@@ -45,6 +46,8 @@ def project(tmp_path, monkeypatch):
     build_graph([FIXTURE_CATALOG], "software", store=tmp_path / "store", timestamp=0, root=REPO,
                 resolve=False, validate=False).store.close()
     shutil.copytree(PROSE, tmp_path / "docs")
+    design = tmp_path / "docs" / "checkout-design.md"
+    design.write_text(design.read_text() + "\n" + REFUNDS + "\n")
     (tmp_path / "edges.jsonl").write_text("".join(json.dumps(x) + "\n" for x in LINES))
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -155,3 +158,18 @@ def test_ambiguous_names_are_queued_per_document_and_reviewed(project):
     assert json.loads(verify().output)["queued"] == 0
     assert not [q for q in load_review_queue(project / "store" / "review-queue.json")
                 if q.get("source")]
+
+
+@pytest.mark.slow
+def test_a_changed_alias_registry_stores_the_documents_again(project):
+    """Regression: only aliases.yaml changed, and verify left the stored edges as they were
+    (what a name resolves to is part of what a document's edges depend on)."""
+    assert verify().exit_code == 0
+    (project / "aliases.yaml").write_text(
+        "aliases:\n  API:\n    api:default/payments-api: [Payments]\n")
+    out = json.loads(verify("--aliases", "aliases.yaml").output)
+    assert "checkout-design.md" in out["changes"]["changed"]
+    edges, _ = assertions()
+    assert edges[("component:default/checkout-service", "dependsOn", "api:default/payments-api")]
+    again = json.loads(verify("--aliases", "aliases.yaml").output)
+    assert again["changes"]["changed"] == []

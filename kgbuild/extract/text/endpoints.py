@@ -86,16 +86,28 @@ _REFERRING = re.compile(
     r"((?:\s+[a-z][a-z'’-]*){1,6})|([Ii]t|[Hh]e|[Ss]he|[Tt]hey|[Ii]ts|[Hh]is|[Hh]er|[Tt]heir))\b")
 
 
+# words that end a noun phrase: auxiliaries, prepositions, relative words ("the film was")
+_PHRASE_END = frozenset("""is are was were be been being am has have had will would can could
+may might must shall should do does did of in on at to for from by with as into onto about
+after before over under through during which who whom whose that where when than""".split())
+
+
 def referring_in(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     """The referring expressions in ``text[start:end]``: (start, end, head noun or
-    ``pronoun``). A determiner's phrase runs over lower-case words; its head is the last."""
+    ``pronoun``). A determiner's phrase runs over lower-case words up to a verb or
+    preposition ("the film was nominated": *film*); its head is its last word."""
     out = []
     for m in _REFERRING.finditer(text, start, end):
         if m.group(2):
             out.append((m.start(), m.end(), "pronoun"))
-        else:
-            words = m.group(1).split()
-            out.append((m.start(), m.end(), words[-1]))
+            continue
+        words = []
+        for w in re.finditer(r"\S+", m.group(1)):
+            if w.group().casefold() in _PHRASE_END:
+                break
+            words.append(w)
+        if words:
+            out.append((m.start(), m.start(1) + words[-1].end(), words[-1].group()))
     return out
 
 

@@ -884,15 +884,18 @@ class _Scope:
             return ""
         return " > ".join(p for p in (self.title, *self.section) if p)
 
-    def fits(self, noun: str, allowed: tuple[str, ...]) -> bool:
+    def fits(self, noun: str, allowed: tuple[str, ...], named: bool = False) -> bool:
         """Whether a referring expression's head noun may stand for an end of one of the
         ``allowed`` types: a pronoun may; a noun that names a schema type only for a type on
-        the allowed types' branch ("the company" is no Person)."""
+        the allowed types' branch ("the company" is no Person). With ``named`` (the model
+        wrote a name the sentence lacks, and the expression would stand in for it), a noun
+        that names no schema type may not: "the card" describes a thing the schema does not
+        model, not the Payments system a heading names."""
         if noun == "pronoun" or not allowed:
             return True
         typ = _schema_type(self.schema, noun) or _schema_type(self.schema, _singular(noun))
         if typ is None:
-            return True
+            return not named
         return any(self.schema.more_specific(typ, a) is not None for a in allowed)
 
 
@@ -925,7 +928,7 @@ def _locate(name: str, declared: str | None, allowed: tuple[str, ...], role: str
                     False)
     # not in the quote's sentence: what a referring expression there stands for
     refs = [r for r in referring_in(text, scope.sa, scope.sb)
-            if _clear_of(r, skip) and scope.fits(r[2], allowed)]
+            if _clear_of(r, skip) and scope.fits(r[2], allowed, named=True)]
     if refs:
         for part in scope.headers:
             if _names_whole(name, part, aliases):
