@@ -23,13 +23,26 @@ def component_yaml(i: int, n: int, rng: random.Random, owner: str | None = None)
     return "\n".join(lines) + "\n"
 
 
-def write_catalog(root: Path, n: int, seed: int = 7) -> list[Path]:
-    """Write ``n`` component files plus org/system/API files under ``root``; returns components."""
+def component_path(root: Path, i: int, per_folder: int | None = None) -> Path:
+    """Component ``i``'s file: ``components/comp-NNNNN.yaml``, or with ``per_folder``
+    ``components/FFFF/comp-NNNNN.yaml`` (``per_folder`` components a folder, as an estate's
+    repositories spread them)."""
+    folder = root / "components"
+    if per_folder:
+        folder = folder / f"{i // per_folder:04d}"
+    return folder / f"comp-{i:05d}.yaml"
+
+
+def write_catalog(root: Path, n: int, seed: int = 7, per_folder: int | None = None) -> list[Path]:
+    """Write ``n`` component files plus org/system/API files under ``root`` (see
+    :func:`component_path`); returns the components' files."""
     rng = random.Random(seed)
     (root / "components").mkdir(parents=True, exist_ok=True)
     files = []
     for i in range(n):
-        p = root / "components" / f"comp-{i:05d}.yaml"
+        p = component_path(root, i, per_folder)
+        if per_folder and i % per_folder == 0:
+            p.parent.mkdir(exist_ok=True)
         p.write_text(component_yaml(i, n, rng))
         files.append(p)
     groups = [f"apiVersion: backstage.io/v1alpha1\nkind: Group\nmetadata:\n  name: team-{g:04d}\n"

@@ -1,0 +1,190 @@
+"""An estate at scale: every step of a store's life on catalogs of N components, time and peak
+RSS each, the sizes side by side from one run.
+
+    python bench/estate_bench.py [--sizes 10000,100000] [--work DIR] [--per-folder 1000]
+                                 [--requests 200] [--tree DIR]
+
+Per size, a catalog from ``catalog_gen.py`` (~10 edges per component, ``--per-folder``
+components a folder), then each step as a fresh process (its wall time and its peak RSS from
+``os.wait4``):
+
+* full build: ``build_graph`` of the catalog into a new store (``kgbuild build --no-validate
+  --no-resolve``), run as a child that logs its progress (documents extracted, phases) with
+  times to ``<work>/build-N.log``: a run cut short still gives the rate;
+* no-change build and one-file rebuild (a component's description edited): ``kgbuild build``;
+* validate: ``kgbuild validate --store`` (the whole store, fast engine);
+* export: ``kgbuild export --format nquads -o``;
+* first walk (after the rebuild) and warm walk: ``kgbuild traverse --name ... --hops 2``;
+* serve p50: ``kgbuild serve`` on the store, ``--requests`` traversals of
+  ``serve_bench.py``'s mix over one keep-alive connection (concurrency 1).
+
+Results are appended to ``<work>/results.jsonl`` as each step ends (with the load average),
+and printed as a table at the end. ``--tree`` runs the kgbuild of another checkout (its
+folder put first on ``PYTHONPATH``), so a long run is not changed by edits meanwhile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from catalog_gen import component_path, write_catalog  # noqa: E402
+
+BUILD_CHILD = """
+import sys, time
+from kgbuild.project.pipeline import build_graph
+start = time.perf_counter()
+log = open(sys.argv[3], "w", buffering=1)
+def progress(doc, done, total):
+    if done % 10000 == 0 or done == total:
+        log.write(f"{time.perf_counter() - start:.1f} s extracted {done} of {total}\\n")
+def phase(name):
+    log.write(f"{time.perf_counter() - start:.1f} s {name}\\n")
+r = build_graph([sys.argv[1]], store=sys.argv[2], timestamp=0, validate=False, resolve=False,
+                progress=progress, phase=phase)
+s = r.summary()
+log.write(f"{time.perf_counter() - start:.1f} s done: {s['entities']} entities, "
+          f"{s['edges']} edges, {s['assertions']} assertions, {s['problems']} problems\\n")
+r.store.close()
+"""
+
+
+class Runner:
+    """Child processes of one kgbuild (``tree``: that checkout's), results recorded."""
+
+    def __init__(self, work: Path, tree: Path | None):
+        self.work, self.tree = work, tree
+        self.env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
+        self.results: dict[int, dict[str, tuple[float, float]]] = {}
+
+    def run(self, args: list[str], ok: int = 1) -> tuple[float, float]:
+        """Wall seconds and peak RSS (MiB) of a child; stops on an exit code above ``ok``."""
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, cwd=self.work, env=self.env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.stderr.close()
+        code = os.waitstatus_to_exitcode(status)
+        if code > ok or code < 0:
+            raise SystemExit(f"{' '.join(args[:6])} ... failed ({code}): {err.decode()[-800:]}")
+        return time.perf_counter() - start, usage.ru_maxrss / 1024
+
+    def record(self, n: int, step: str, figures: tuple[float, float]) -> None:
+        self.results.setdefault(n, {})[step] = figures
+        line = {"components": n, "step": step, "seconds": round(figures[0], 3),
+                "peak_mib": round(figures[1], 1), "load": round(os.getloadavg()[0], 2),
+                "at": time.strftime("%H:%M:%S", time.gmtime())}
+        with (self.work / "results.jsonl").open("a") as fh:
+            fh.write(json.dumps(line) + "\n")
+        print(f"  {n:>9,} {step:<22} {figures[0]:9.3f} s {figures[1]:8.0f} MiB  "
+              f"load {line['load']:.1f}", flush=True)
+
+
+def kgbuild(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kgbuild.cli", *args]
+
+
+def serve_p50(runner: Runner, store: Path, n: int, requests: int) -> tuple[float, float]:
+    """The median latency (as seconds) of ``requests`` traversals at concurrency 1, and the
+    server's peak RSS."""
+    import httpx
+    from serve_bench import free_port, mix, percentile
+
+    port = free_port()
+    proc = subprocess.Popen(kgbuild("serve", "--store", str(store), "--port", str(port)),
+                            cwd=runner.work, env=runner.env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 1800
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the server did not start")
+            time.sleep(0.5)
+        bodies, latencies = mix(n), []
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            for i in range(requests):
+                t = time.perf_counter()
+                r = client.post("/traverse", json=bodies[i % len(bodies)])
+                latencies.append(time.perf_counter() - t)
+                if r.status_code != 200:
+                    raise SystemExit(f"serve answered {r.status_code}: {r.text[:300]}")
+    finally:
+        proc.terminate()
+        _, _, usage = os.wait4(proc.pid, 0)
+    return percentile(latencies, 0.5), usage.ru_maxrss / 1024
+
+
+def estate(runner: Runner, n: int, per_folder: int, requests: int) -> None:
+    work = runner.work
+    catalog, store = work / f"cat{n}", work / f"store{n}"
+    if not (catalog / "apis.yaml").is_file():
+        t = time.perf_counter()
+        write_catalog(catalog, n, per_folder=per_folder)
+        print(f"  {n:>9,} catalog written in {time.perf_counter() - t:.1f} s", flush=True)
+    shutil.rmtree(store, ignore_errors=True)
+    build = kgbuild("build", str(catalog), "--store", str(store), "--timestamp", "0",
+                    "--no-resolve", "--no-validate")
+    runner.record(n, "full build", runner.run(
+        [sys.executable, "-c", BUILD_CHILD, str(catalog), str(store), str(work / f"build-{n}.log")]))
+    runner.record(n, "no-change build", runner.run(build))
+    edited = component_path(catalog, 2, per_folder)
+    text = edited.read_text()
+    rebuilds = []
+    for k in range(3):  # edited, then as it was: three one-file rebuilds
+        edited.write_text(text.replace("component number", f"component (edit {k}) number")
+                          if k % 2 == 0 else text)
+        rebuilds.append(runner.run(build))
+    runner.record(n, "one-file rebuild", (statistics.median(r[0] for r in rebuilds),
+                                          max(r[1] for r in rebuilds)))
+    walk = kgbuild("traverse", "--store", str(store), "--name", "comp-00001", "--follow",
+                   "dependsOn", "--hops", "2", "--format", "json")
+    runner.record(n, "first walk", runner.run(walk))
+    runner.record(n, "warm walk", runner.run(walk))
+    runner.record(n, "validate", runner.run(kgbuild("validate", "--store", str(store))))
+    out = work / f"export{n}.nq"
+    out.unlink(missing_ok=True)
+    runner.record(n, "export nquads", runner.run(
+        kgbuild("export", "--store", str(store), "--format", "nquads", "-o", str(out))))
+    out.unlink(missing_ok=True)
+    runner.record(n, "serve p50", serve_p50(runner, store, n, requests))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000,100000", help="components, comma-separated")
+    ap.add_argument("--work", type=Path, help="work folder (kept; its catalogs reused)")
+    ap.add_argument("--per-folder", type=int, default=1000, help="components per folder")
+    ap.add_argument("--requests", type=int, default=200, help="serve requests per size")
+    ap.add_argument("--tree", type=Path, help="a kgbuild checkout to run instead of this one")
+    args = ap.parse_args()
+    work = (args.work or Path(f"/tmp/kgbuild-estate-{os.getpid()}")).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    runner = Runner(work, args.tree.resolve() if args.tree else None)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; work in {work}")
+    for n in sizes:
+        estate(runner, n, args.per_folder, args.requests)
+    steps = list(next(iter(runner.results.values())))
+    print("step" + "".join(f" | {n:,} components" for n in sizes))
+    for step in steps:
+        print(step + "".join(f" | {runner.results[n][step][0]:.3f} s, "
+                             f"{runner.results[n][step][1]:,.0f} MiB" for n in sizes))
+    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+
+
+if __name__ == "__main__":
+    main()
