@@ -12,14 +12,16 @@ components a folder), then each step as a fresh process (its wall time and its p
   --no-resolve``), run as a child that logs its progress (documents extracted, phases) with
   times to ``<work>/build-N.log``: a run cut short still gives the rate;
 * no-change build and one-file rebuild (a component's description edited): ``kgbuild build``;
-* validate: ``kgbuild validate --store`` (the whole store, fast engine);
+* validate: ``kgbuild validate --store --no-hygiene`` (the whole store's SHACL check, fast
+  engine; the hygiene checks' ``undefined`` query alone took longer at 2k components);
 * export: ``kgbuild export --format nquads -o``;
 * first walk (after the rebuild) and warm walk: ``kgbuild traverse --name ... --hops 2``;
 * serve p50: ``kgbuild serve`` on the store, ``--requests`` traversals of
   ``serve_bench.py``'s mix over one keep-alive connection (concurrency 1).
 
 Results are appended to ``<work>/results.jsonl`` as each step ends (with the load average),
-and printed as a table at the end. ``--tree`` runs the kgbuild of another checkout (its
+and printed as a table at the end. A step whose child goes over ``--max-rss`` GiB or
+``--step-timeout`` seconds is killed, recorded as such, and ends the run. ``--tree`` runs the kgbuild of another checkout (its
 folder put first on ``PYTHONPATH``), so a long run is not changed by edits meanwhile.
 """
 
@@ -60,23 +62,39 @@ r.store.close()
 class Runner:
     """Child processes of one kgbuild (``tree``: that checkout's), results recorded."""
 
-    def __init__(self, work: Path, tree: Path | None):
-        self.work, self.tree = work, tree
+    def __init__(self, work: Path, tree: Path | None, max_rss: float, timeout: float):
+        self.work, self.tree, self.max_rss, self.timeout = work, tree, max_rss, timeout
         self.env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
         self.results: dict[int, dict[str, tuple[float, float]]] = {}
 
     def run(self, args: list[str], ok: int = 1) -> tuple[float, float]:
-        """Wall seconds and peak RSS (MiB) of a child; stops on an exit code above ``ok``."""
+        """Wall seconds and peak RSS (MiB) of a child; stops on an exit code above ``ok``. A
+        child over ``--max-rss`` or ``--step-timeout`` is killed (recorded, then the run stops):
+        the machine is shared, running it out of memory is not an option."""
         start = time.perf_counter()
-        proc = subprocess.Popen(args, cwd=self.work, env=self.env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE)
-        err = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.stderr.close()
+        err = self.work / "stderr.txt"
+        with err.open("wb") as fh:
+            proc = subprocess.Popen(args, cwd=self.work, env=self.env,
+                                    stdout=subprocess.DEVNULL, stderr=fh)
+        killed = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            rss = _rss_mib(proc.pid)
+            if killed is None and (rss > self.max_rss or time.perf_counter() - start > self.timeout):
+                killed = f"killed at {rss:,.0f} MiB after {time.perf_counter() - start:.0f} s"
+                proc.kill()
+            time.sleep(min(0.5, 0.005 + (time.perf_counter() - start) / 200))  # (fine at first)
+        wall, peak = time.perf_counter() - start, usage.ru_maxrss / 1024
         code = os.waitstatus_to_exitcode(status)
-        if code > ok or code < 0:
-            raise SystemExit(f"{' '.join(args[:6])} ... failed ({code}): {err.decode()[-800:]}")
-        return time.perf_counter() - start, usage.ru_maxrss / 1024
+        if killed or code > ok or code < 0:
+            why = killed or f"exit {code}: {err.read_text(errors='replace')[-800:]}"
+            with (self.work / "results.jsonl").open("a") as fh:
+                fh.write(json.dumps({"failed": " ".join(args[:8]), "why": why,
+                                     "seconds": round(wall, 1), "peak_mib": round(peak)}) + "\n")
+            raise SystemExit(f"{' '.join(args[:8])} ... {why}")
+        return wall, peak
 
     def record(self, n: int, step: str, figures: tuple[float, float]) -> None:
         self.results.setdefault(n, {})[step] = figures
@@ -87,6 +105,15 @@ class Runner:
             fh.write(json.dumps(line) + "\n")
         print(f"  {n:>9,} {step:<22} {figures[0]:9.3f} s {figures[1]:8.0f} MiB  "
               f"load {line['load']:.1f}", flush=True)
+
+
+def _rss_mib(pid: int) -> float:
+    """A running process's resident set (MiB; 0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            return next((int(line.split()[1]) / 1024 for line in fh if line.startswith("VmRSS")), 0)
+    except OSError:
+        return 0
 
 
 def kgbuild(*args: str) -> list[str]:
@@ -154,7 +181,8 @@ def estate(runner: Runner, n: int, per_folder: int, requests: int) -> None:
                    "dependsOn", "--hops", "2", "--format", "json")
     runner.record(n, "first walk", runner.run(walk))
     runner.record(n, "warm walk", runner.run(walk))
-    runner.record(n, "validate", runner.run(kgbuild("validate", "--store", str(store))))
+    runner.record(n, "validate", runner.run(kgbuild("validate", "--store", str(store),
+                                                    "--no-hygiene")))
     out = work / f"export{n}.nq"
     out.unlink(missing_ok=True)
     runner.record(n, "export nquads", runner.run(
@@ -170,10 +198,13 @@ def main() -> None:
     ap.add_argument("--per-folder", type=int, default=1000, help="components per folder")
     ap.add_argument("--requests", type=int, default=200, help="serve requests per size")
     ap.add_argument("--tree", type=Path, help="a kgbuild checkout to run instead of this one")
+    ap.add_argument("--max-rss", type=float, default=12, help="GiB: a step over it is killed")
+    ap.add_argument("--step-timeout", type=float, default=7200, help="seconds a step may take")
     args = ap.parse_args()
     work = (args.work or Path(f"/tmp/kgbuild-estate-{os.getpid()}")).resolve()
     work.mkdir(parents=True, exist_ok=True)
-    runner = Runner(work, args.tree.resolve() if args.tree else None)
+    runner = Runner(work, args.tree.resolve() if args.tree else None, args.max_rss * 1024,
+                    args.step_timeout)
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; work in {work}")
     for n in sizes:
