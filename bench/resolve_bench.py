@@ -14,9 +14,10 @@ mentions carry no type. Everything is drawn from ``random.Random(seed)``.
 Each method runs in a forked child process: wall time covers indexing plus resolving every
 mention; peak memory is the child's peak RSS growth (``VmHWM`` after ``clear_refs``), which
 also counts the baseline's C-allocated score matrix that tracemalloc cannot see. The staged
-resolver runs twice: in one process, and with ``--workers`` processes
-(``Resolver.resolve_many``; the baseline's ``cdist`` uses every core too). CPU time includes
-the forked workers'; peak memory is the main process's only. ``--previous REV`` also runs the
+resolver resolves the mentions as one batch (``Resolver.resolve_many``) twice: in one
+process, and with ``--workers`` processes (the baseline's ``cdist`` uses every core too);
+``--single`` adds a run of ``Resolver.resolve`` one mention at a time. CPU time includes the
+forked workers'; peak memory is the main process's only. ``--previous REV`` also runs the
 one-process staged resolver of git revision REV on the same data (its ``kgbuild`` and schemas
 extracted to a temporary folder, run by this script in a child process) and says whether
 every mention's outcome (ID, status) is the same.
@@ -252,8 +253,8 @@ def make_mentions(entities: list[dict], n: int, rng: random.Random) -> list[dict
 # -- the two methods ---------------------------------------------------------------------
 def run_staged(entities: list[dict], mentions: list[dict],
                workers: int = 1) -> list[tuple[str | None, str]]:
-    """Index every entity, then resolve every mention: one at a time with ``resolve`` in this
-    process (``workers=1``), or as a batch with ``resolve_many`` over ``workers`` processes."""
+    """Index every entity, then resolve every mention: as a batch with ``resolve_many`` over
+    ``workers`` processes, or (``workers=0``) one at a time with ``resolve``."""
     schema = load_schema()
     registry = AliasRegistry()
     for e in entities:
@@ -261,7 +262,7 @@ def run_staged(entities: list[dict], mentions: list[dict],
             registry.add_alias(e["type"], e["id"], e["nickname"])
     r = Resolver(schema, registry)
     r.add_entities((e["id"], e["type"], e["label"]) for e in entities)
-    if workers == 1:  # one mention at a time, as before resolve_many existed
+    if workers == 0:  # one mention at a time
         out = []
         for m in mentions:
             res = r.resolve(m["text"], m["type"])
@@ -386,6 +387,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2,
                     help="processes for the parallel staged run (resolve_many; the baseline's "
                          "cdist uses every core); the single-process run is always shown too")
+    ap.add_argument("--single", action="store_true",
+                    help="also resolve one mention at a time (Resolver.resolve) in one process")
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--variants", action="store_true", help="also print a per-variant table")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
@@ -412,6 +415,8 @@ def main() -> None:
         mentions = make_mentions(entities, int(n * args.mentions), rng)
         row = {"entities": n, "mentions": len(mentions)}
         methods = [("staged", run_staged, (1,))]
+        if args.single:
+            methods.append(("staged-one", run_staged, (0,)))
         if args.workers > 1:
             methods.append((f"staged-{args.workers}w", run_staged, (args.workers,)))
         if not args.no_baseline:

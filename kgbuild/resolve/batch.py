@@ -18,11 +18,12 @@ def _pack(res: Resolution) -> tuple:
             res.searched, res.suggested_id, res.details, res.own_id)
 
 
-def resolve_forked(resolve: Callable[..., Resolution], items: list[tuple], workers: int
-                   ) -> list[Resolution]:
-    """``resolve(mention, type, own_id=...)`` for each item, in order: every ``workers``-th
-    item from ``k`` in the ``k``-th of ``workers - 1`` forked children (pickled back), the rest
-    here; a child's error is raised here, a child that died has its share done here."""
+def resolve_forked(resolve: Callable[[list[tuple]], list[Resolution]], items: list[tuple],
+                   workers: int) -> list[Resolution]:
+    """``resolve(items)`` (a resolution per ``(mention, type, own_id)``) in order: every
+    ``workers``-th item from ``k`` in the ``k``-th of ``workers - 1`` forked children (pickled
+    back), the rest here; a child's error is raised here, a child that died has its share
+    done here."""
     children = []
     frozen = gc.get_freeze_count() == 0
     if frozen:
@@ -36,8 +37,7 @@ def resolve_forked(resolve: Callable[..., Resolution], items: list[tuple], worke
                 try:
                     os.close(read)
                     try:
-                        out = (True, [_pack(resolve(m, t, own_id=o))
-                                      for m, t, o in items[k::workers]])
+                        out = (True, [_pack(r) for r in resolve(items[k::workers])])
                     except BaseException as exc:  # re-raised in the parent
                         out = (False, exc)
                     data = pickle.dumps(out, pickle.HIGHEST_PROTOCOL)
@@ -54,7 +54,7 @@ def resolve_forked(resolve: Callable[..., Resolution], items: list[tuple], worke
             gc.unfreeze()
     results: list = [None] * len(items)
     try:
-        results[0::workers] = [resolve(m, t, own_id=o) for m, t, o in items[0::workers]]
+        results[0::workers] = resolve(items[0::workers])
     finally:
         packed = []
         for k, pid, read in children:
@@ -66,7 +66,7 @@ def resolve_forked(resolve: Callable[..., Resolution], items: list[tuple], worke
         try:
             ok, out = pickle.loads(data)
         except Exception:  # the child died: do its share here
-            ok, out = True, [_pack(resolve(m, t, own_id=o)) for m, t, o in items[k::workers]]
+            ok, out = True, [_pack(r) for r in resolve(items[k::workers])]
         if not ok:
             raise out
         results[k::workers] = [Resolution(m, *rest) for (m, _, _), rest in zip(items[k::workers], out)]

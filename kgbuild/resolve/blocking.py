@@ -8,12 +8,13 @@ import re
 from bisect import bisect_left
 from typing import Iterable
 
+import numpy as np
 from rapidfuzz import fuzz, process
 from rapidfuzz.distance import OSA
 
 from .results import Thresholds
 
-_extract, _ratio, _osa = process.extract, fuzz.ratio, OSA.distance
+_extract, _cpdist, _ratio, _osa = process.extract, process.cpdist, fuzz.ratio, OSA.distance
 DIGITS = re.compile(r"\d+")  # the numbers of a key: two keys with different ones differ
 
 
@@ -50,6 +51,7 @@ class TypeIndex:
         self.by_word: dict[str, list[int]] = {}
         self.by_acronym: dict[str, int | tuple] = {}
         self._views: tuple[list, ...] | None = None
+        self._arrays: tuple | None = None  # the views as arrays (scores_many)
         self._common: dict[str, set[int]] = {}  # word -> its postings as a set (cache)
 
     def add(self, key: str, ent: int, acronyms: Iterable[str] = ()) -> None:
@@ -73,7 +75,7 @@ class TypeIndex:
                     postings.append(slot)
                     if common:
                         common.pop(w, None)
-            self._views = None
+            self._views = self._arrays = None
             self.owners[slot] = (ent,)
         else:
             put_multi(self.owners, slot, ent)
@@ -103,8 +105,23 @@ class TypeIndex:
         neighbourhoods of the compact key, forwards and backwards.
         """
         compacts, rcompacts, vocab, rvocab, cslots, rcslots = self._views or self.views()
-        by_word = self.by_word
         out: set[int] = set()
+        for found in self._word_blocks(key, th, vocab, rvocab):
+            out.update(found)
+        compact = key.replace(" ", "")
+        width = th.window
+        i = bisect_left(compacts, compact)
+        for found in cslots[max(0, i - width):i + width]:
+            out.update(found)
+        i = bisect_left(rcompacts, compact[::-1])
+        for found in rcslots[max(0, i - width):i + width]:
+            out.update(found)
+        return list(out)
+
+    def _word_blocks(self, key: str, th: Thresholds, vocab, rvocab) -> list:
+        """The slot collections :meth:`block` takes from the words of ``key``."""
+        by_word = self.by_word
+        out: list = []
         ranked: list[tuple[int, str]] = []
         split = key.split()
         for w in (split if len(split) == 1 else set(split)):
@@ -122,25 +139,17 @@ class TypeIndex:
                         ranked.append((len(by_word[n]), n))
                         slot = self.by_key.get(" ".join(n if x == w else x for x in split))
                         if slot is not None:
-                            out.add(slot)
+                            out.append((slot,))
         max_df = th.max_df
         if len(ranked) > 1:
             ranked.sort()
         for df, w in ranked:
             if df > max_df:
                 break
-            out.update(by_word[w])
+            out.append(by_word[w])
         if len(ranked) >= 2 and ranked[0][0] > max_df:  # (a rare first word is in already)
-            out.update(self._common_set(ranked[0][1]) & self._common_set(ranked[1][1]))
-        compact = key.replace(" ", "")
-        width = th.window
-        i = bisect_left(compacts, compact)
-        for found in cslots[max(0, i - width):i + width]:
-            out.update(found)
-        i = bisect_left(rcompacts, compact[::-1])
-        for found in rcslots[max(0, i - width):i + width]:
-            out.update(found)
-        return list(out)
+            out.append(self._common_set(ranked[0][1]) & self._common_set(ranked[1][1]))
+        return out
 
     def _common_set(self, word: str) -> set[int]:
         """The postings of ``word`` as a set (cached; a new slot with the word drops it)."""
@@ -168,6 +177,62 @@ class TypeIndex:
                 old = get(slot)
                 out[slot] = sc if old is None or sc > old else old
         return out
+
+    def scores_many(self, keys: list[str], th: Thresholds, cutoff: float) -> list[dict[int, float]]:
+        """``scores(key, block(key, th), cutoff)`` for each of ``keys``, the batch at once:
+        the candidates of all keys as one array of (key, slot) pairs, each pair scored in one
+        rapidfuzz call per form (compact, words sorted)."""
+        if not keys:
+            return []
+        compacts, rcompacts, vocab, rvocab, _, _ = self._views or self.views()
+        cflat, cstart, rflat, rstart, cobj, sobj = self._arrays or self.prepare()
+        compact = [k.replace(" ", "") for k in keys]
+        n, width = len(compacts), th.window
+        cand: list[int] = []
+        counts: list[int] = []
+        for key, c in zip(keys, compact):
+            before = len(cand)
+            for found in self._word_blocks(key, th, vocab, rvocab):
+                cand.extend(found)
+            i = bisect_left(compacts, c)  # the neighbourhoods: slots in a row of the flat lists
+            cand.extend(cflat[cstart[max(0, i - width)]:cstart[min(n, i + width)]])
+            i = bisect_left(rcompacts, c[::-1])
+            cand.extend(rflat[rstart[max(0, i - width)]:rstart[min(n, i + width)]])
+            counts.append(len(cand) - before)
+        size = len(self.keys)
+        pairs = np.unique(np.repeat(np.arange(len(keys), dtype=np.int64), counts) * size
+                          + np.array(cand, dtype=np.int64))
+        out: list[dict[int, float]] = [{} for _ in keys]
+        if not len(pairs):
+            return out
+        qs, slots = np.divmod(pairs, size)
+        score = _cpdist(np.array(compact, dtype=object)[qs], cobj[slots], scorer=_ratio,
+                        dtype=np.float64)
+        spaced = np.array([" " in k for k in keys])[qs]
+        if spaced.any():  # token_sort_ratio of the keys with several words
+            words = np.array([" ".join(sorted(k.split())) for k in keys], dtype=object)
+            score[spaced] = np.maximum(score[spaced], _cpdist(
+                words[qs[spaced]], sobj[slots[spaced]], scorer=_ratio, dtype=np.float64))
+        keep = score >= cutoff
+        for q, slot, s in zip(qs[keep].tolist(), slots[keep].tolist(), score[keep].tolist()):
+            out[q][slot] = s
+        return out
+
+    def prepare(self) -> tuple:
+        """:meth:`views` made for :meth:`scores_many` (cached): the slots of the sorted compact
+        keys and reversed ones as flat lists with each key's start, and every slot's compact
+        and sorted key as arrays."""
+        cslots, rcslots = (self._views or self.views())[4:]
+        flat = []
+        for groups in (cslots, rcslots):
+            slots, start = [], [0]
+            for found in groups:
+                slots += found
+                start.append(len(slots))
+            flat += [slots, start]
+        self._arrays = (*flat, np.array(self.compacts, dtype=object),
+                        np.array(self.sorted_keys, dtype=object))
+        return self._arrays
 
     def containing(self, key: str) -> list[int]:
         """Slots whose key holds all of ``key``'s words in a row, and more."""

@@ -249,6 +249,13 @@ class TableTypeIndex(TypeIndex):
                        _Mapped(rcompacts, lambda rc: self.by_compact[rc[::-1]]))
         self._common = {}
 
+    def scores_many(self, keys: list[str], th, cutoff: float) -> list[dict[str, float]]:
+        """One key at a time: a table's lookups read only what each key touches."""
+        return [self.scores(k, self.block(k, th), cutoff) for k in keys]
+
+    def prepare(self) -> None:
+        """Nothing to make: the table is read as it is."""
+
 
 class _Mapped(Sequence):
     """``items`` with ``of`` applied to each one read."""

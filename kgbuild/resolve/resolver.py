@@ -52,6 +52,8 @@ from .mentions import MentionSearch
 from .normalize import Normalizer, acronym, canonical_ref, fold
 from .results import MAX_CANDIDATES, Resolution, Thresholds
 
+BATCH = 4096  # mentions whose fuzzy stages resolve_many runs together (bounds the memory)
+
 
 class _Excluded(set):
     """IDs a mention must not resolve to: a set, plus those the package gate refuses for the
@@ -247,6 +249,11 @@ class Resolver(MentionSearch, DuplicateSearch):
         ``own_id`` is the ID the mention's own record carries, if any: entities declared
         ``distinct`` from it are never candidates.
         """
+        return self._start(mention, type, own_id, None)
+
+    def _start(self, mention: str, type: str | None, own_id: str | None,
+               deferred: list | None) -> Resolution:
+        """:meth:`resolve`; with ``deferred`` a fuzzy stage is left for :meth:`_fuzzy_many`."""
         type_name = self._type(type) if type else None
         folded = fold(mention)
         rejected = self._rejected.get(folded)
@@ -255,14 +262,17 @@ class Resolver(MentionSearch, DuplicateSearch):
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
             if ecosystem(own_id):
                 banned = _Excluded(banned, own_id, mention, self)
-        res = self._resolve(mention, folded, type_name, self._gates[type_name], banned)
+        res = self._resolve(mention, folded, type_name, self._gates[type_name], banned,
+                            deferred=deferred)
         res.own_id = own_id
         return res
 
     def resolve_many(self, mentions: Iterable[str | tuple], *, workers: int = 1) -> list[Resolution]:
         """Resolve a batch: each item a mention, ``(mention, type)`` or ``(mention, type, own_id)``.
 
-        The results equal ``[resolve(...) for ...]``, in order. With ``workers`` > 1 (and
+        The results equal ``[resolve(...) for ...]``, in order. The mentions go through the
+        stages up to the fuzzy one each; the fuzzy stage then scores each type's keys at once
+        (:meth:`~kgbuild.resolve.blocking.TypeIndex.scores_many`). With ``workers`` > 1 (and
         ``os.fork`` available) the batch is split round-robin over that many processes: this
         one and ``workers - 1`` forked children that share the index copy-on-write and send
         their results back pickled. Worth it from a few thousand mentions up.
@@ -272,14 +282,24 @@ class Resolver(MentionSearch, DuplicateSearch):
         workers = max(1, min(workers, len(items) // 500 or 1))
         if workers == 1 or not hasattr(os, "fork"):
             with gc_paused():
-                return [self.resolve(m, t, own_id=o) for m, t, o in items]
+                return self._resolve_batch(items)
         for idx in self._index.values():  # built once here, not in every child
-            idx.views()
+            if idx.keys:
+                idx.prepare()
         with gc_paused():
-            return resolve_forked(self.resolve, items, workers)
+            return resolve_forked(self._resolve_batch, items, workers)
+
+    def _resolve_batch(self, items: list[tuple]) -> list[Resolution]:
+        out: list[Resolution] = []
+        for i in range(0, len(items), BATCH):
+            deferred: list = []
+            out += [self._start(m, t, o, deferred) for m, t, o in items[i:i + BATCH]]
+            self._fuzzy_many(deferred)
+        return out
 
     def _resolve(self, mention: str, folded: str, type_name: str | None, gate: tuple[str, ...],
-                 banned: set[str], versions: bool = True) -> Resolution:
+                 banned: set[str], versions: bool = True, deferred: list | None = None
+                 ) -> Resolution:
         res = Resolution(mention, type_name, "new", searched=gate)
         if not folded:
             res.reason = "empty mention"
@@ -321,7 +341,8 @@ class Resolver(MentionSearch, DuplicateSearch):
         versioned = versions and split_version(mention)
         if versioned:
             name, version = versioned
-            inner = self._resolve(name, fold(name), type_name, gate, banned, versions=False)
+            inner = self._resolve(name, fold(name), type_name, gate, banned, versions=False,
+                                  deferred=[])  # (its fuzzy stage would go unread)
             hits = {i: key for i, _, _, _, key in inner.details
                     if inner.stage in ("id", "alias", "normalized") and ecosystem(i)}
             if hits:
@@ -331,9 +352,18 @@ class Resolver(MentionSearch, DuplicateSearch):
         if isinstance(banned, _Excluded) and is_package_purl(banned.own):
             res.reason = "a registry package matches by exact names only, never a look-alike"
         else:
-            self._fuzzy(res, self._keys(words, gate, misspelt=True), banned)
-        if res.status == "new" and type_name:
-            res.suggested_id = entity_id(type_name, mention)
+            keys = self._keys(words, gate, misspelt=True)
+            if deferred is not None:
+                deferred.append((res, keys, banned))
+                return res
+            self._fuzzy(res, keys, banned)
+        return self._suggest(res)
+
+    @staticmethod
+    def _suggest(res: Resolution) -> Resolution:
+        """A typed mention left new gets the ID it would have as a new entity."""
+        if res.status == "new" and res.type:
+            res.suggested_id = entity_id(res.type, res.mention)
         return res
 
     def _keys(self, words: list[str], gate: tuple[str, ...], misspelt: bool = False) -> dict[str, str]:
@@ -390,7 +420,24 @@ class Resolver(MentionSearch, DuplicateSearch):
                 return exact
         return matched
 
-    def _fuzzy(self, res: Resolution, keys: dict[str, str], banned: set[str]) -> None:
+    def _fuzzy_many(self, deferred: list[tuple]) -> None:
+        """The fuzzy stage of the ``(resolution, keys, banned)`` of a batch: each type's
+        distinct keys scored at once."""
+        th = self.thresholds
+        asked: dict[str, dict[str, None]] = {}  # type -> its keys to score, once each
+        for _, keys, _ in deferred:
+            for t, key in keys.items():
+                if self._index[t].keys and len(key) - key.count(" ") >= 3:
+                    asked.setdefault(t, {})[key] = None
+        scored = {t: dict(zip(ks, self._index[t].scores_many(list(ks), th, th.review)))
+                  for t, ks in asked.items()}
+        for res, keys, banned in deferred:
+            self._fuzzy(res, keys, banned, scored)
+            self._suggest(res)
+
+    def _fuzzy(self, res: Resolution, keys: dict[str, str], banned: set[str],
+               scored: dict[str, dict[str, dict[int, float]]] | None = None) -> None:
+        """The fuzzy stage; ``scored``: each type's keys' scores, made for a batch."""
         th = self.thresholds
         best: dict[str, tuple[float, str]] = {}
         acronym_hits: dict[str, str] = {}
@@ -399,7 +446,9 @@ class Resolver(MentionSearch, DuplicateSearch):
             idx = self._index[t]
             if not idx.keys or len(key) - key.count(" ") < 3:
                 continue
-            for slot, s in idx.scores(key, idx.block(key, th), th.review).items():
+            found = scored[t][key] if scored is not None else \
+                idx.scores(key, idx.block(key, th), th.review)
+            for slot, s in found.items():
                 skey = idx.keys[slot]
                 for n in idx.owners[slot]:
                     if types_of[n] == t:

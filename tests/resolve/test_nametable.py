@@ -64,6 +64,9 @@ def test_every_resolution_and_mention_is_the_in_memory_resolvers(which, fixture_
     for mention, type_name in _mentions(entities, random.Random(7)):
         assert table.resolve(mention, type_name).explain() == \
             memory.resolve(mention, type_name).explain(), (mention, type_name)
+    mentions = _mentions(entities, random.Random(7))
+    assert [x.explain() for x in table.resolve_many(mentions)] == \
+        [x.explain() for x in memory.resolve_many(mentions)]
     for i in list(entities)[:40]:
         own = table.resolve(entities[i][1], entities[i][0], own_id=i)
         assert own.explain() == memory.resolve(entities[i][1], entities[i][0], own_id=i).explain()

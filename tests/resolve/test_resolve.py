@@ -361,6 +361,19 @@ def test_resolve_many_equals_resolve_in_order_with_worker_processes():
     assert r.resolve_many([]) == []
 
 
+def test_a_batch_in_one_process_equals_resolve_mention_by_mention(monkeypatch):
+    """resolve_many runs the fuzzy stage of many mentions at once (scores_many): every field of
+    every resolution is resolve()'s, across batch boundaries and with repeated mentions."""
+    import kgbuild.resolve.resolver as resolver_module
+    r, mentions, _ = _bench_run(2000)
+    items = [(m["text"], m["type"]) for m in mentions] + [("paymnets gateway", None)] * 3
+    monkeypatch.setattr(resolver_module, "BATCH", 700)
+    batch = r.resolve_many(items)
+    single = [r.resolve(m, t) for m, t in items]
+    assert [x.explain() for x in batch] == [x.explain() for x in single]
+    assert sum(x.stage == "fuzzy" for x in batch) > 500  # (the batched stage did run)
+
+
 def test_resolve_many_raises_a_worker_error_in_the_caller(r):
     with pytest.raises(SchemaError):
         r.resolve_many([("payments", "NoSuchType")] * 1200, workers=2)
