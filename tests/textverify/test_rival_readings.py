@@ -67,7 +67,7 @@ def test_the_words_joining_the_ends_choose_between_two_expressed_readings(people
     assert kept(result) == [("Albert Fountain", "birthPlace", "Staten Island"),
                             ("Albert Fountain", "deathPlace", "Mesilla")]
     [rej] = result.rejected
-    assert "words joining them express" in rej.detail and "deathPlace" in rej.detail
+    assert rej.reason == "no-relation-cue" and "express deathPlace" in rej.detail
     assert {e.predicate: e.cue for e in result.accepted} == {"birthPlace": "between",
                                                             "deathPlace": "between"}
 
@@ -93,3 +93,42 @@ def test_a_relation_name_written_as_one_word_is_a_cue(text, predicate):
 
 def test_one_word_of_a_compound_name_is_not_the_other():
     assert has_cue("The birthplace of John Mills", predicate_roots("deathPlace")) is None
+
+
+@pytest.fixture(scope="module")
+def film():
+    return parse_schema({
+        "name": "film", "namespace": "https://example.org/film#",
+        "node_types": {"Film": {}, "Person": {}, "Country": {}},
+        "edge_types": {"castMember": {"domain": "Film", "range": "Person", "cues": ["starring"]},
+                       "producer": {"domain": "Film", "range": "Person"},
+                       "composer": {"domain": "Film", "range": "Person"}}})
+
+
+def test_a_cue_elsewhere_loses_to_another_relations_cue_governing_the_end(film):
+    """The issue's case in a longer sentence: the sentence says *starring*, but of another
+    name; the words reaching Ray Stark say *produced*."""
+    text = "Funny Lady, starring Barbra Streisand, was produced by Ray Stark."
+    [rej] = run(film, text, [("Funny Lady", "castMember", "Ray Stark")]).rejected
+    assert rej.reason == "no-relation-cue" and "express producer ('produced')" in rej.detail
+    [edge] = run(film, text, [("Funny Lady", "castMember", "Barbra Streisand")]).accepted
+    assert edge.cue == "between"
+
+
+def test_without_a_cue_another_name_between_the_ends_rejects(film):
+    text = "Funny Lady opened with Barbra Streisand beside James Caan."
+    [rej] = run(film, text, [("Funny Lady", "composer", "James Caan")]).rejected
+    assert rej.reason == "no-relation-cue" and "'Barbra Streisand' stands between" in rej.detail
+    # nothing between: kept at the lower confidence (lower keeps both)
+    [edge] = run(film, text, [("Funny Lady", "composer", "Barbra Streisand")]).accepted
+    assert edge.confidence == pytest.approx(0.8)
+    assert run(film, text, [("Funny Lady", "composer", "James Caan")],
+               relation_cues="lower").accepted
+
+
+def test_without_a_cue_ends_in_different_sentences_reject(film):
+    text = "Funny Lady opened in 1975. James Caan was there."
+    [rej] = run(film, text, [("Funny Lady", "composer", "James Caan")]).rejected
+    assert "different sentences" in rej.detail
+    text = "Funny Lady opened in 1975. Its music was composed by James Caan."
+    assert run(film, text, [("Funny Lady", "composer", "James Caan")]).accepted

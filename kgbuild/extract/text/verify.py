@@ -46,7 +46,7 @@ from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
 from .contract import Relation, relation_from_dict
 from .chunking import section_at
-from .cues import cues_in, has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
+from .cues import Cue, cues_in, has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
 from .endpoints import antecedent, proper_names, referring, referring_in, sentence_span, sentence_starts
 from .grounding import (
     Match,
@@ -72,7 +72,8 @@ REASONS = {
     "anaphoric-endpoint": "an end is a pronoun or a noun phrase with no proper name ('the film') "
                           "that nothing in the chunk or its context header resolves",
     "no-relation-cue": "the quote's sentence has no word expressing the predicate (its name, "
-                       "inverse, description or cues, in any word form)",
+                       "inverse, description or cues, in any word form), or the words joining "
+                       "its ends express another relation (see VerifyOptions.relation_cues)",
     "ambiguous-entity": "a name matches several known entities: queued for review, not merged",
     "type-mismatch": "an endpoint's type contradicts the predicate's domain or range "
                      "(detail 'reversed ...' when the swapped relation fits)",
@@ -101,8 +102,10 @@ class VerifyOptions:
     its predicate (see :mod:`.cues`): ``reject`` (reason ``no-relation-cue``); ``lower``
     (kept, confidence lowered by ``cue_penalty``, a note says so); ``contrast`` (the default:
     rejected when the words between its two ends express another predicate whose domain and
-    range fit them, "produced by X" read as a cast member, or when the chunk reads the same
-    two ends as another relation too; else as ``lower``); or ``off``.
+    range fit them, "produced by X" read as a cast member; when another name stands between
+    the ends or they are in different sentences; or when the chunk reads the same two ends
+    as another relation too; else as ``lower``; a relation whose cue is elsewhere in the
+    sentence loses to another predicate's cue governing its later end); or ``off``.
     Chosen by the leave-one-ontology-out replay (bench/README.md): ``reject`` keeps too few
     correct edges. ``lexicon``: expression roots per root of a predicate's own words
     (``birth`` -> ``born``); None for the shipped ``cue_lexicon.json``."""
@@ -767,61 +770,107 @@ def _bare(name: str) -> str:
     return re.sub(r"_\d+$", "", name)
 
 
-def _link(ends: tuple) -> tuple[int, int] | None:
-    """The span of the words joining two ends found in the quote's sentence (None when an
-    end is not there: grounded by the header, or no end given)."""
-    if len(ends) != 2 or any(e.grounding == "header" for e in ends):
+def _link(ends: tuple, text: str) -> tuple[int, int] | None:
+    """The span of the words joining two ends found in one sentence of the quote (None when
+    an end is not there: grounded by the header, in another sentence, or no end given)."""
+    if not _both_quoted(ends):
         return None
     a, b = sorted([(ends[0].match.start, ends[0].match.end),
                    (ends[1].match.start, ends[1].match.end)])
+    if sentence_span(text, a[0], a[1])[0] != sentence_span(text, b[0], b[1])[0]:
+        return None
     return a[1], max(a[1], b[0])
 
 
-def _joins(text: str, link: tuple[int, int] | None, roots: frozenset[str]) -> bool:
-    """Whether a cue word among the words joining two ends governs the later end: no other
-    proper name stands between the cue and that end ("X, born in A, died in B": *born*
-    governs A, not B)."""
+def _both_quoted(ends: tuple) -> bool:
+    """Whether both ends were found as written in the quote's text (not through a referring
+    expression's antecedent or the header)."""
+    return len(ends) == 2 and all(e.grounding == "quote" for e in ends)
+
+
+def _joins(text: str, link: tuple[int, int] | None, roots: frozenset[str]) -> Cue | None:
+    """The cue word among the words joining two ends that governs the later end: no other
+    proper name stands between it and that end ("X, born in A, died in B": *born* governs
+    A, not B). None when there is none."""
     if link is None:
-        return False
+        return None
     a, b = link
-    return any(not proper_names(text, a + c.end, b) for c in cues_in(text[a:b], roots))
+    return next((c for c in cues_in(text[a:b], roots) if not proper_names(text, a + c.end, b)),
+                None)
+
+
+def _rival(predicate: str, scope: "_Scope", link: tuple[int, int], ends: tuple, schema: Schema,
+           table: dict, governs: bool) -> tuple[str, Cue] | None:
+    """Another predicate whose domain and range fit the ends and whose cue is among the
+    words joining them (with ``governs``: one that governs the later end)."""
+    for other, (o_roots, o_named) in table.items():
+        et = schema.edge_types.get(other)
+        if other == predicate or o_named or et is None:
+            continue
+        if not (any(schema.is_a(ends[0].type, d) for d in et.domain)
+                and any(schema.is_a(ends[1].type, r) for r in et.range)):
+            continue
+        cue = (_joins(scope.text, link, o_roots) if governs
+               else has_cue(scope.text[link[0]:link[1]], o_roots))
+        if cue is not None:
+            return other, cue
+    return None
 
 
 def _cue_check(predicate: str, scope: "_Scope", schema: Schema, options: VerifyOptions,
                notes: list[str], ends: tuple = ()) -> tuple[str, str]:
     """Why the quote's sentence does not express ``predicate`` (empty when it does, or when
     the options keep such relations at a lower confidence, noted), and where its cue is
-    (see :attr:`VerifiedEdge.cue`)."""
+    (see :attr:`VerifiedEdge.cue`).
+
+    With ``contrast``, the words joining the two ends decide against the predicate when
+    they express another one that fits the ends: when the sentence has no cue of the
+    predicate at all ("produced by X" read as a cast member), and when its cue is elsewhere
+    in the sentence while the other's governs the later end ("Funny Lady, starring Barbra
+    Streisand, was produced by Ray Stark" read as Ray Stark a cast member). A relation with
+    no cue in the sentence rests on the two ends' nearness alone, so it is also rejected
+    when another proper name stands between them ("Finland" and "Helsinki" across "built in
+    Helsinki, Finland, where Sauli Niinisto is a leader" read as a capital); else it is kept
+    at a lower confidence, noted."""
     if options.relation_cues == "off":
         return "", ""
     lexicon = options.lexicon if options.lexicon is not None else shipped_lexicon()
-    roots, type_named = _cue_table(schema, lexicon).get(predicate, (frozenset(), False))
+    table = _cue_table(schema, lexicon)
+    roots, type_named = table.get(predicate, (frozenset(), False))
     if type_named or not roots:
         return "", ""
-    sentence = scope.text[scope.sa:scope.sb]
-    if has_cue(sentence, roots) is not None:
-        return "", "between" if _joins(scope.text, _link(ends), roots) else "sentence"
+    span = _link(ends, scope.text)
+    contrast = options.relation_cues == "contrast" and span is not None
+    rivals = contrast and schema.edge_types.get(predicate) is not None
+    own = has_cue(scope.text[scope.sa:scope.sb], roots)
+    if own is not None:
+        if _joins(scope.text, span, roots) is not None:
+            return "", "between"
+        rival = _rival(predicate, scope, span, ends, schema, table, True) if rivals else None
+        if rival is not None:
+            return (f"the words joining the ends express {rival[0]} ({rival[1].word!r}), "
+                    f"which governs the later end; {predicate}'s cue ({own.word!r}) is "
+                    "elsewhere in the sentence"), ""
+        return "", "sentence"
     words = ", ".join(sorted(roots)[:8])
     why = (f"no word of the quote's sentence expresses {predicate} (cue roots: {words}): "
            "both ends are named, but the sentence may state another relation between them")
     if options.relation_cues == "reject":
         return why, ""
-    span = _link(ends)
-    if options.relation_cues == "contrast" and span is not None and schema.edge_types.get(
-            predicate) is not None:
-        link = scope.text[span[0]:span[1]]
-        table = _cue_table(schema, lexicon)
-        for other, (o_roots, o_named) in table.items():
-            et = schema.edge_types.get(other)
-            if other == predicate or o_named or et is None:
-                continue
-            if not (any(schema.is_a(ends[0].type, d) for d in et.domain)
-                    and any(schema.is_a(ends[1].type, r) for r in et.range)):
-                continue
-            cue = has_cue(link, o_roots)
-            if cue is not None:
-                return (f"the words between the ends express {other} ({cue.word!r}), and "
-                        f"none of the sentence expresses {predicate} (cue roots: {words})"), ""
+    rival = _rival(predicate, scope, span, ends, schema, table, False) if rivals else None
+    if rival is not None:
+        return (f"the words between the ends express {rival[0]} ({rival[1].word!r}), and "
+                f"none of the sentence expresses {predicate} (cue roots: {words})"), ""
+    if options.relation_cues == "contrast" and span is None and _both_quoted(ends):
+        return (f"no word of the quote's sentence expresses {predicate} (cue roots: {words}), "
+                "and its two ends are in different sentences: with no word for the relation, "
+                "nearness is its only evidence"), ""
+    between = proper_names(scope.text, *span) if contrast else []
+    if between:
+        x, y = between[0]
+        return (f"no word of the quote's sentence expresses {predicate} (cue roots: {words}), "
+                f"and {scope.text[x:y]!r} stands between the two ends: with no word for the "
+                "relation, nearness is its only evidence, and another name is nearer"), ""
     notes.append(f"no relation cue (confidence -{options.cue_penalty}): {why}")
     return "", ""
 
