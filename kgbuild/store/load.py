@@ -23,6 +23,7 @@ import pyoxigraph as ox
 
 from ..errors import InputError, InvalidValue
 from ..graph.model import source_iri
+from ..graph.rdf import from_quads
 from ..io.rdffile import OXIGRAPH, file_format, open_regular, read_quads
 from .graphstore import GraphStore
 from .manifest import (
@@ -35,6 +36,7 @@ from .manifest import (
     json_triple,
     manifest_triples,
 )
+from .reads import quad_row
 from .storemodel import checked_model, refresh_model, saved_model
 
 EXTRACTOR = "load"  # the extractor a loaded document's state names
@@ -129,20 +131,23 @@ def _replace(store: GraphStore, states: dict[str, DocumentState],
              todo: dict[str, tuple[Path, str, str]]) -> dict[str, int]:
     """Switch ``store`` to a new database holding its other documents' graphs as they are and
     the files of ``todo`` (document -> file, digest, stat) as their documents' graphs; the
-    quads read per document. Nothing is switched when a file cannot be read."""
+    quads read per document. Nothing is switched when a file cannot be read. The store's
+    graph in memory is made on the way (the files' quads as they are parsed, the others'
+    as they were copied), so the read model is made without reading the database again."""
     name, target = store._next_database()
     committed = False
     try:
-        replaced = {source_iri(doc) for doc in todo} | {MANIFEST_GRAPH}
+        rows: list[tuple[str, str, str, str]] = []
+        loaded = {source_iri(doc) for doc in todo}
+        counts = {doc: _load_file(target.db, path, ox.NamedNode(source_iri(doc)), rows)
+                  for doc, (path, _, _) in sorted(todo.items())}
         for graph in store._db.named_graphs():
-            if isinstance(graph, ox.NamedNode) and graph.value not in replaced:
+            if isinstance(graph, ox.NamedNode) and graph.value not in loaded | {MANIFEST_GRAPH}:
                 target.bulk_load(store._db.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=graph),
                                  format=ox.RdfFormat.N_TRIPLES, to_graph=graph)
         default = store._db.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.DefaultGraph())
         if default:
             target.bulk_load(default, format=ox.RdfFormat.N_TRIPLES)
-        counts = {doc: _load_file(target.db, path, ox.NamedNode(source_iri(doc)))
-                  for doc, (path, _, _) in sorted(todo.items())}
         new_states = {**states, **{doc: DocumentState(sha, st, path=str(path.resolve()),
                                                       root=str(path.resolve().parent),
                                                       base=str(path.resolve().parent),
@@ -155,18 +160,23 @@ def _replace(store: GraphStore, states: dict[str, DocumentState],
             lines.append(json_triple(SETTINGS, store.settings()))
         target.bulk_load("\n".join(lines).encode("utf-8"), format=ox.RdfFormat.N_TRIPLES,
                          to_graph=ox.NamedNode(MANIFEST_GRAPH))
+        for graph in [ox.DefaultGraph(), *target.named_graphs()]:
+            if getattr(graph, "value", None) not in loaded:  # (copies: blank nodes relabelled)
+                rows.extend(map(quad_row, target.quads_for_pattern(None, None, None, graph)))
         store._switch(name, target, store_id)
         committed = True
     finally:
         if not committed:
             target.db = None
             store._collect_garbage(store._current_name)
+    store._graph = (store.revision(), from_quads(rows, store.schema))  # what it reads now
     return counts
 
 
-def _load_file(db: ox.Store, path: Path, graph: ox.NamedNode) -> int:
-    """Add the quads of the graph file ``path`` to ``db`` in ``graph``; how many. Its blank
-    nodes are the file's own: their labels get the graph's digest in front."""
+def _load_file(db: ox.Store, path: Path, graph: ox.NamedNode, rows: list) -> int:
+    """Add the quads of the graph file ``path`` to ``db`` in ``graph``, and to ``rows`` as
+    :func:`~kgbuild.store.reads.quad_row` reads them; how many. Its blank nodes are the
+    file's own: their labels get the graph's digest in front."""
     n = 0
     tag = hashlib.sha256(graph.value.encode()).hexdigest()[:12]
 
@@ -181,7 +191,9 @@ def _load_file(db: ox.Store, path: Path, graph: ox.NamedNode) -> int:
             nonlocal n
             for q in quads:
                 n += 1
-                yield ox.Quad(own(q.subject), q.predicate, own(q.object), graph)
+                quad = ox.Quad(own(q.subject), q.predicate, own(q.object), graph)
+                rows.append(quad_row(quad))
+                yield quad
         db.bulk_extend(moved())
 
     read_quads(path, into)

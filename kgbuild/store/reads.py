@@ -25,9 +25,12 @@ def nt(term: ox.NamedNode | ox.Literal) -> str:
     return str(term)
 
 
-def _row(q: ox.Quad) -> tuple[str, str, str, str]:
-    """A quad as the plain values :func:`~kgbuild.graph.rdf.from_quads` reads."""
-    return q.subject.value, q.predicate.value, q.object.value, q.graph_name.value
+def quad_row(q: ox.Quad) -> tuple[str, str, str, str]:
+    """A quad as the plain values :func:`~kgbuild.graph.rdf.from_quads` reads (a blank node
+    as ``_:label``, as a graph file's are read)."""
+    s, o = q.subject, q.object
+    return (f"_:{s.value}" if isinstance(s, ox.BlankNode) else s.value, q.predicate.value,
+            f"_:{o.value}" if isinstance(o, ox.BlankNode) else o.value, q.graph_name.value)
 
 
 class StoreReads:
@@ -70,7 +73,7 @@ class StoreReads:
     def rows_about(self, iri: str) -> Iterator[tuple[str, str, str, str]]:
         """Every quad with subject ``iri`` in any graph, as plain values (subject, predicate,
         object, graph: the form :func:`~kgbuild.graph.rdf.from_quads` reads)."""
-        return map(_row, self._db.quads_for_pattern(ox.NamedNode(iri), None, None, None))
+        return map(quad_row, self._db.quads_for_pattern(ox.NamedNode(iri), None, None, None))
 
     def has_triple(self, s: str, p: str, o: str) -> bool:
         """Whether some graph holds the triple of three IRIs."""
@@ -119,7 +122,7 @@ class StoreReads:
             return self._from_quads()
 
     def _from_quads(self) -> KnowledgeGraph:
-        return from_quads(map(_row, self._db.quads_for_pattern(None, None, None, None)),
+        return from_quads(map(quad_row, self._db.quads_for_pattern(None, None, None, None)),
                           self.schema)
 
     def sparql(self, query: str, union: bool = False, prefixes: dict[str, str] | None = None):
