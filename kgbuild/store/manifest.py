@@ -6,13 +6,16 @@ the documents."""
 from __future__ import annotations
 
 import json
+import marshal
 import uuid
 import zlib
+from pathlib import Path
 from typing import NamedTuple
 
 import pyoxigraph as ox
 
 from ..graph.model import CLAIMS, lit
+from ..io.atomic import atomic_write
 from ..schema.namespaces import KG
 from ..vocab import MANIFEST_GRAPH
 from .guard import Guarded
@@ -25,6 +28,7 @@ STORE_ID = f"<{KG.storeId}>"  # random, new with every database: the read model 
 SETTINGS = f"<{KG.buildSettings}>"  # one JSON literal: what the last build was made with
 COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
 INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION, STORE_ID, SETTINGS}  # not exported
+STATES = "states.marshal"  # in the store folder: the document states of one revision, marshalled
 
 
 class DocumentState(NamedTuple):
@@ -46,18 +50,50 @@ class Manifest:
     """The manifest's values, read from the store's database."""
 
     _db: Guarded
+    path: Path | None
+    _write: bool
 
     def document_states(self) -> dict[str, DocumentState]:
         """Hash, file stat, followed files and dependencies of every document.
 
         Kept in a few JSON literals (shards by document ID) updated in the same transaction as
         the documents, so that a rebuild of a large tree reads 64 values instead of scanning
-        every graph, and rewrites only the shards it touched."""
+        every graph, and rewrites only the shards it touched. A copy of the revision's states
+        in :data:`STATES` (written by the commit that made it) is read instead when it names
+        this revision: 100k documents' JSON took about 2 s, the copy 0.2 s."""
+        revision = self.revision()
+        cached = self._cached_states(revision)
+        if cached is not None:
+            return cached
         out: dict[str, DocumentState] = {}
         for q in self._db.quads_for_pattern(None, ox.NamedNode(MANIFEST[1:-1]), None,
                                             ox.NamedNode(MANIFEST_GRAPH)):
             out.update((doc, DocumentState(*state)) for doc, state in json.loads(q.object.value).items())
+        if self._write:
+            self.cache_states(revision, out)
         return out
+
+    def _cached_states(self, revision: str) -> dict[str, DocumentState] | None:
+        if self.path is None:
+            return None
+        try:
+            found, states = marshal.loads((self.path / STATES).read_bytes())
+            if found != revision:
+                return None
+            return {doc: DocumentState(*state) for doc, state in states.items()}
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
+
+    def cache_states(self, revision: str, states: dict[str, DocumentState]) -> None:
+        """Keep ``states``, the document states of ``revision``, for :meth:`document_states`
+        (best effort: a folder that cannot be written reads the manifest's JSON)."""
+        if self.path is None:
+            return
+        try:
+            atomic_write(self.path / STATES, marshal.dumps(
+                (revision, {doc: tuple(st) for doc, st in states.items()})), durable=False)
+        except (OSError, ValueError):
+            pass
 
     def generation(self) -> str:
         """Names the store's content: it changes with every committed update."""
@@ -108,12 +144,13 @@ def shard_iri(n: int) -> str:
 
 def manifest_triples(states: dict[str, DocumentState], shards: set[int]) -> list[str]:
     """One JSON literal per requested shard (empty shards included, so they get replaced)."""
-    data: dict[int, dict] = {n: {} for n in shards}
-    for doc, st in sorted(states.items()):
+    data: dict[int, list] = {n: [] for n in shards}
+    for doc, st in states.items():
         n = shard(doc)
         if n in data:
-            data[n][doc] = list(st)
-    return [f"<{shard_iri(n)}> {MANIFEST} {lit(json.dumps(d, separators=(',', ':')))} ."
+            data[n].append((doc, list(st)))
+    return [f"<{shard_iri(n)}> {MANIFEST} "
+            f"{lit(json.dumps(dict(sorted(d)), separators=(',', ':')))} ."
             for n, d in sorted(data.items())]
 
 

@@ -194,6 +194,8 @@ class StoreWrites:
             inserts.append(f"GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(insert_nodes) + "\n}")
         parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
         self._db.update(" ;\n".join(parts))
+        if self._damage is None:
+            self.cache_states(self.revision(), states)
         if new_id and self.path is not None and self._current_name and self._damage is None:
             try:
                 self._record_identity(self._current_name, new_id)
@@ -272,10 +274,12 @@ class StoreWrites:
             target = self._db
         else:
             name, target = self._next_database()
-        problems, graph = self._load(target, documents, settings, store_id,
+        states = {doc_id: upd.state() for doc_id, upd in documents.items()}
+        problems, graph = self._load(target, documents, states, settings, store_id,
                                      graph=index and self.path is not None)
         if self.path is not None:
             old, damaged = self._switch(name, target, store_id)
+            self.cache_states(self.revision(), states)
             if graph is not None:  # what the read model is made from, not read back
                 self._graph = (self.revision(), graph)
             if damaged is not None:
@@ -288,7 +292,8 @@ class StoreWrites:
         return problems
 
     def _load(self, target: Guarded, documents: dict[str, DocumentUpdate],
-              settings: dict | None, store_id: str, graph: bool = False
+              states: dict[str, DocumentState], settings: dict | None, store_id: str,
+              graph: bool = False
               ) -> tuple[list[Problem], KnowledgeGraph | None]:
         """Bulk-load ``documents`` and the nodes and manifest graphs into ``target`` in batches
         of :data:`LOAD_BATCH` quads, each loaded by a thread while the next is made (pyoxigraph
@@ -297,7 +302,7 @@ class StoreWrites:
         (what reading the new database back would give: the read model is made from it)."""
         problems: list[Problem] = []
         with _Loader(target) as loader:
-            quads = self._quads(loader, documents, settings, store_id, problems)
+            quads = self._quads(loader, documents, states, settings, store_id, problems)
             if not graph:
                 for _ in quads:
                     pass
@@ -306,7 +311,8 @@ class StoreWrites:
                 return problems, from_quads(quads, self.schema)
 
     def _quads(self, loader: _Loader, documents: dict[str, DocumentUpdate],
-               settings: dict | None, store_id: str, problems: list[Problem]
+               states: dict[str, DocumentState], settings: dict | None, store_id: str,
+               problems: list[Problem]
                ) -> Iterator[tuple[str, str, str, str]]:
         """Every quad of the new database, handed to ``loader`` as N-Quads a batch at a time
         and yielded as the plain values :func:`~kgbuild.graph.rdf.from_quads` reads (as the
@@ -331,7 +337,6 @@ class StoreWrites:
                     claims.setdefault(s, []).append((g, p, o))
                 elif p in edge_names or (p == A and o == ASSERTION_TYPE):
                     items.add((s, p, o))
-        states = {doc_id: upd.state() for doc_id, upd in documents.items()}
         meta = [*manifest_triples(states, set(range(SHARDS))), generation_triple(self.generation()),
                 json_triple(STORE_ID, store_id)]
         if settings is not None:
