@@ -120,36 +120,49 @@ class TypeIndex:
 
     def _word_blocks(self, key: str, th: Thresholds, vocab, rvocab) -> list:
         """The slot collections :meth:`block` takes from the words of ``key``."""
-        by_word = self.by_word
+        by_word, max_df = self.by_word, th.max_df
         out: list = []
-        ranked: list[tuple[int, str]] = []
+        rare = False
+        common: list[tuple[int, str]] = []  # (names, word) of the words in more than max_df
         split = key.split()
         for w in (split if len(split) == 1 else set(split)):
             postings = by_word.get(w)
-            if postings is not None:
-                ranked.append((len(postings), w))
-            elif len(w) >= 4:
-                i = bisect_left(vocab, w)
-                near = vocab[max(0, i - 2):i + 2]
-                rw = w[::-1]
-                i = bisect_left(rvocab, rw)
-                near += [x[::-1] for x in rvocab[max(0, i - 2):i + 2]]
-                for n in near:
-                    if _osa(w, n, score_cutoff=2) <= 2:
-                        ranked.append((len(by_word[n]), n))
-                        slot = self.by_key.get(" ".join(n if x == w else x for x in split))
-                        if slot is not None:
-                            out.append((slot,))
-        max_df = th.max_df
-        if len(ranked) > 1:
-            ranked.sort()
-        for df, w in ranked:
-            if df > max_df:
-                break
-            out.append(by_word[w])
-        if len(ranked) >= 2 and ranked[0][0] > max_df:  # (a rare first word is in already)
-            out.append(self._common_set(ranked[0][1]) & self._common_set(ranked[1][1]))
+            if postings is None:
+                if len(w) >= 4:
+                    rare |= self._neighbours(w, split, vocab, rvocab, max_df, out, common)
+            elif len(postings) <= max_df:
+                out.append(postings)
+                rare = True
+            else:
+                common.append((len(postings), w))
+        if not rare and len(common) >= 2:  # names sharing the two rarest common words
+            (_, a), (_, b) = sorted(common)[:2]
+            out.append(self._common_set(a) & self._common_set(b))
         return out
+
+    def _neighbours(self, w: str, split: list[str], vocab, rvocab, max_df: int, out: list,
+                    common: list) -> bool:
+        """For an unknown word ``w`` of a key: the postings of its vocabulary neighbours
+        within two edits (rare ones into ``out``, else into ``common``) and the key with one
+        of them for ``w`` as a whole; whether a rare neighbour was found."""
+        by_word = self.by_word
+        i = bisect_left(vocab, w)
+        near = vocab[max(0, i - 2):i + 2]
+        i = bisect_left(rvocab, w[::-1])
+        near += [x[::-1] for x in rvocab[max(0, i - 2):i + 2]]
+        rare = False
+        for n in near:
+            if _osa(w, n, score_cutoff=2) <= 2:
+                postings = by_word[n]
+                if len(postings) <= max_df:
+                    out.append(postings)
+                    rare = True
+                else:
+                    common.append((len(postings), n))
+                slot = self.by_key.get(" ".join(n if x == w else x for x in split))
+                if slot is not None:
+                    out.append((slot,))
+        return rare
 
     def _common_set(self, word: str) -> set[int]:
         """The postings of ``word`` as a set (cached; a new slot with the word drops it)."""
@@ -207,12 +220,13 @@ class TypeIndex:
             return out
         qs, slots = np.divmod(pairs, size)
         score = _cpdist(np.array(compact, dtype=object)[qs], cobj[slots], scorer=_ratio,
-                        dtype=np.float64)
+                        dtype=np.float64, score_cutoff=cutoff)
         spaced = np.array([" " in k for k in keys])[qs]
         if spaced.any():  # token_sort_ratio of the keys with several words
             words = np.array([" ".join(sorted(k.split())) for k in keys], dtype=object)
             score[spaced] = np.maximum(score[spaced], _cpdist(
-                words[qs[spaced]], sobj[slots[spaced]], scorer=_ratio, dtype=np.float64))
+                words[qs[spaced]], sobj[slots[spaced]], scorer=_ratio, dtype=np.float64,
+                score_cutoff=cutoff))
         keep = score >= cutoff
         for q, slot, s in zip(qs[keep].tolist(), slots[keep].tolist(), score[keep].tolist()):
             out[q][slot] = s
