@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ..errors import KgbuildError, Problem
 from ..graph.access import Principal, visible_graph
 from ..io.atomic import atomic_write
+from ..io.collector import gc_paused
 from .modelfiles import VIEWS, opened, prune
 from .readmodel import FORMAT, GraphModel, graph_tables, model_arrays, view_key, with_names
 
@@ -92,14 +93,16 @@ def file_model(path: str | Path, schema, principal: Principal | None = None,
         return _columns(kg, {"file": key, "labelled": visible_graph(kg, Principal()) is not kg})
 
     root = _entry(folder)
-    model = opened(root / "model" if root else None, schema, fresh, whole)
-    if not model.serves(principal):
-        view = view_key(principal)
-        model = opened(root / "model" / VIEWS / view if root else None, schema, fresh,
-                       lambda: _columns(visible_graph(graph(), principal),
-                                        {"file": key, "labelled": True, "view": view}))
-        if root is not None:
-            prune(root / "model" / VIEWS)
+    with gc_paused():  # (a model made makes millions of acyclic objects: 256k triples 7.3 s
+        # of CPU with the collector, 5.2 s without)
+        model = opened(root / "model" if root else None, schema, fresh, whole)
+        if not model.serves(principal):
+            view = view_key(principal)
+            model = opened(root / "model" / VIEWS / view if root else None, schema, fresh,
+                           lambda: _columns(visible_graph(graph(), principal),
+                                            {"file": key, "labelled": True, "view": view}))
+            if root is not None:
+                prune(root / "model" / VIEWS)
     problems = read[0][1] if read else None
     if root is not None:
         try:
