@@ -24,6 +24,7 @@ import pyoxigraph as ox
 from ..errors import InputError, InvalidValue
 from ..graph.model import source_iri
 from ..graph.rdf import from_quads
+from ..io.collector import gc_paused
 from ..io.rdffile import OXIGRAPH, file_format, open_regular, read_quads
 from .graphstore import GraphStore
 from .manifest import (
@@ -84,7 +85,7 @@ def load_files(store_path: str | Path, schema, files: Sequence[str | Path], *,
     result = LoadResult(str(store_path))
     todo, states = _changed(store_path, schema, plan, write=False)
     if todo:  # (the same content everywhere: the store is not even opened for writing)
-        with GraphStore(store_path, schema, write=True) as store:
+        with GraphStore(store_path, schema, write=True) as store, gc_paused():
             todo, states = _changed(store, schema, plan)
             counts = _replace(store, states, todo) if todo else {}
             refresh_model(store, None, indexing)  # (nothing to do when the model is current)
