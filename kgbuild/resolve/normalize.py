@@ -128,7 +128,11 @@ class Normalizer:
     def words(self, text: str) -> list[str]:
         """Words of ``text`` with abbreviations expanded and plurals singularised."""
         out: list[str] = []
-        for w in split_words(text):
+        if text.isascii() and text.islower() and text.replace("-", "").isalpha():
+            split = text.replace("-", " ").split()  # (kebab-case: split_words' words, faster)
+        else:
+            split = split_words(text)
+        for w in split:
             done = self._cache.get(w)
             if done is None:
                 one = self._singular(w)
