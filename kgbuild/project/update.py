@@ -150,16 +150,20 @@ def _deps_unchanged(deps: dict[str, str], seen: dict[str, str]) -> bool:
 TEXT_KIND = "text"  # documents `kgbuild extract` reads through an LLM; "manifest": `kgbuild build`'s
 
 
-_COMMANDS = {TEXT_KIND: "extract", "verify": "verify --store", "manifest": "build"}  # by kind
+_COMMANDS = {TEXT_KIND: "extract", "verify": "verify --store", "manifest": "build",
+             "load": "load"}  # by kind
 
 
 def document_kind(extractor_tag: str) -> str:
     """Which command owns a stored document, from the extractor that built it: ``text``
     (``llm:<model>@...``, `kgbuild extract`), ``verify`` (``verify:<edges file>@...``,
-    `kgbuild verify --store`: neither a build nor an extraction touches it) or ``manifest``
+    `kgbuild verify --store`: neither a build nor an extraction touches it), ``load`` (a
+    graph file `kgbuild load` put there: untouched by the others too) or ``manifest``
     (`kgbuild build`)."""
     if extractor_tag.startswith(TEXT_EXTRACTOR_PREFIX):
         return TEXT_KIND
+    if extractor_tag == "load":
+        return "load"
     return "verify" if extractor_tag.startswith("verify:") else "manifest"
 
 

@@ -174,3 +174,29 @@ def test_the_model_a_load_makes_is_the_one_the_database_gives(tmp_path):
     shutil.rmtree(store / "model")
     assert [walk(seed, path, "--store", str(store)) for seed, path in seeds] == made
     assert run("stats", "--store", str(store), "--format", "json").stdout == stats
+
+
+@pytest.mark.slow
+def test_a_build_keeps_the_loaded_documents_and_a_load_the_built_ones(tmp_path):
+    """A store holding a build and a loaded export of the same catalog: neither command
+    touches the other's documents, whatever the build's settings say."""
+    from conftest import FIXTURE_CATALOG
+
+    store, export = tmp_path / "st", tmp_path / "export.ttl"
+    build = ["build", str(FIXTURE_CATALOG), "--store", str(store), "--no-validate"]
+    assert CliRunner().invoke(main, build).exit_code == 0
+    assert CliRunner().invoke(main, ["export", "--store", str(store), "-o", str(export)]
+                              ).exit_code == 0
+    seed = ["--seed", "component:default/pricing-sdk", "--follow", "ownedBy:both", "--hops",
+            "2", "--format", "json"]
+    built = CliRunner().invoke(main, ["traverse", "--store", str(store), *seed]).stdout
+    assert CliRunner().invoke(main, ["load", str(export), "--store", str(store)]).exit_code == 0
+    with Project.open(tmp_path, store=store).store() as st:
+        docs = st.documents()
+    assert str(export.resolve()) in docs and len(docs) > 5
+    r = CliRunner().invoke(main, [*build, "--full"])
+    assert r.exit_code == 0, r.output
+    with Project.open(tmp_path, store=store).store() as st:
+        assert st.documents() == docs
+    # the export's assertions are the build's own: the walk is the same
+    assert CliRunner().invoke(main, ["traverse", "--store", str(store), *seed]).stdout == built
