@@ -132,3 +132,21 @@ def test_without_a_cue_ends_in_different_sentences_reject(film):
     assert "different sentences" in rej.detail
     text = "Funny Lady opened in 1975. Its music was composed by James Caan."
     assert run(film, text, [("Funny Lady", "composer", "James Caan")]).accepted
+
+
+def test_an_untyped_end_fits_the_rival_its_words_express():
+    """Untyped ends take their types from the predicate being checked, so that predicate
+    cannot be the judge of which rivals fit: "born in Peru" read as citizenship."""
+    schema = parse_schema({
+        "name": "p", "namespace": "https://example.org/p#",
+        "node_types": {"Person": {}, "Place": {}, "Country": {}},
+        "edge_types": {"birthPlace": {"domain": "Person", "range": "Place"},
+                       "citizenship": {"domain": "Person", "range": "Country"}}})
+    text = "Ana Lopez was born in Peru."
+    [rej] = run(schema, text, [("Ana Lopez", "citizenship", "Peru")]).rejected
+    assert rej.reason == "no-relation-cue" and "express birthPlace ('born')" in rej.detail
+    rel = {"subject": "Ana Lopez", "subject_type": "Person", "predicate": "citizenship",
+           "object": "Peru", "object_type": "Country", "evidence": text}
+    typed = verify_relations([rel], TextChunk(text, "d.md", "d.md#c1"), schema,
+                             options=VerifyOptions(lexicon=()))
+    assert typed.accepted and typed.accepted[0].confidence == pytest.approx(0.8)

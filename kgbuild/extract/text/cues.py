@@ -213,7 +213,7 @@ def _text_roots(text: str) -> tuple[Cue, ...]:
     out = []
     for m in _TOKEN.finditer(text):
         w = _fold(m.group())
-        if w in STOP_WORDS or len(w) < 2:
+        if w in STOP_WORDS or len(w) < 3:  # (and "th" of "35th")
             continue
         out.append(Cue(m.start(), m.end(), m.group(), root(w)))
     return tuple(out)
@@ -258,11 +258,13 @@ def lexicon_roots(roots: frozenset[str], lexicon: dict[str, tuple[str, ...]]) ->
     return frozenset(out)
 
 
-def cues_in(text: str, roots: frozenset[str]) -> list[Cue]:
+def cues_in(text: str, roots: frozenset[str], common: bool = False) -> list[Cue]:
     """The words of ``text`` whose root is one of ``roots`` (or the same root), or that join
-    two of them into one word ("deathplace", "almaMater")."""
-    return [c for c in _text_roots(text) if c.root in roots
-            or any(same_root(c.root, r) for r in roots) or _compound(c, roots)]
+    two of them into one word ("deathplace", "almaMater"); with ``common``, lower-case words
+    only (inside running text a capitalised word is part of a name: "Fulton County")."""
+    return [c for c in _text_roots(text) if (not common or not c.word[:1].isupper())
+            and (c.root in roots or any(same_root(c.root, r) for r in roots)
+                 or _compound(c, roots))]
 
 
 def has_cue(text: str, roots: frozenset[str]) -> Cue | None:

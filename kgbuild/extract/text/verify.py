@@ -795,26 +795,37 @@ def _joins(text: str, link: tuple[int, int] | None, roots: frozenset[str]) -> Cu
     if link is None:
         return None
     a, b = link
-    return next((c for c in cues_in(text[a:b], roots) if not proper_names(text, a + c.end, b)),
-                None)
+    return next((c for c in cues_in(text[a:b], roots, common=True)
+                 if not proper_names(text, a + c.end, b)), None)
 
 
 def _rival(predicate: str, scope: "_Scope", link: tuple[int, int], ends: tuple, schema: Schema,
            table: dict, governs: bool) -> tuple[str, Cue] | None:
-    """Another predicate whose domain and range fit the ends and whose cue is among the
-    words joining them (with ``governs``: one that governs the later end)."""
+    """Another predicate that may relate the ends and whose cue is among the words joining
+    them (with ``governs``: one that governs the later end). It may relate them when their
+    types fit its domain and range; for a relation without a cue of its own (not
+    ``governs``), an end with no type of its own (neither declared nor known: only the
+    predicate being checked gave it one) fits any."""
     for other, (o_roots, o_named) in table.items():
         et = schema.edge_types.get(other)
         if other == predicate or o_named or et is None:
             continue
-        if not (any(schema.is_a(ends[0].type, d) for d in et.domain)
-                and any(schema.is_a(ends[1].type, r) for r in et.range)):
+        if not all(_may_be(e, kinds, schema, untyped=not governs)
+                   for e, kinds in zip(ends, (et.domain, et.range))):
             continue
         cue = (_joins(scope.text, link, o_roots) if governs
-               else has_cue(scope.text[link[0]:link[1]], o_roots))
+               else next(iter(cues_in(scope.text[link[0]:link[1]], o_roots, True)), None))
         if cue is not None:
             return other, cue
     return None
+
+
+def _may_be(end: "_End", kinds: tuple[str, ...], schema: Schema, untyped: bool) -> bool:
+    """Whether an end may be one of ``kinds``: its type is, or (with ``untyped``) it has no
+    type of its own."""
+    if untyped and end.status != "resolved" and not end.declared:
+        return True
+    return any(schema.is_a(end.type, k) for k in kinds)
 
 
 def _cue_check(predicate: str, scope: "_Scope", schema: Schema, options: VerifyOptions,
