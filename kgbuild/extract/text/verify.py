@@ -840,9 +840,9 @@ def _cue_check(predicate: str, scope: "_Scope", schema: Schema, options: VerifyO
     in the sentence while the other's governs the later end ("Funny Lady, starring Barbra
     Streisand, was produced by Ray Stark" read as Ray Stark a cast member). A relation with
     no cue in the sentence rests on the two ends' nearness alone, so it is also rejected
-    when another proper name stands between them ("Finland" and "Helsinki" across "built in
-    Helsinki, Finland, where Sauli Niinisto is a leader" read as a capital); else it is kept
-    at a lower confidence, noted."""
+    when another proper name stands between them or they are in different sentences ("Funny
+    Lady opened with Barbra Streisand beside James Caan" read as James Caan its composer);
+    else it is kept at a lower confidence, noted."""
     if options.relation_cues == "off":
         return "", ""
     lexicon = options.lexicon if options.lexicon is not None else shipped_lexicon()
