@@ -45,7 +45,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpora" / "text2kgbench" / "data" / "dbpedia_webnlg"
 MODELS = {"vicuna": ("Vicuna-13B", "Vicuna13B"), "alpaca": ("Alpaca-LoRA-13B", "AlpacaLora13B")}
-TARGET_PRECISION, TARGET_KEPT = 0.45, 0.93
+# issue 24's targets: precision of accepted edges, and kept of the correct edges whose ends the
+# sentence itself states
+TARGET_PRECISION, TARGET_KEPT = 0.50, 0.93
 
 # the package measured: this checkout's, or another revision's exported tree (--previous)
 sys.path.insert(0, os.environ.get("KGBUILD_REPLAY_PACKAGE") or str(ROOT))
@@ -588,16 +590,18 @@ def render(out: dict) -> str:
     lines = [f"Text2KGBench DBpedia-WebNLG replay via {via}: {out['ontologies']} "
              f"ontologies, {out['sentences']} sentences, {out['seconds']} s",
              "",
-             "| model | filter | triples | precision | correct kept | target |",
-             "|---|---|---:|---:|---:|---|"]
+             "| model | filter | triples | precision | correct kept | stated kept | target |",
+             "|---|---|---:|---:|---:|---:|---|"]
     for m, r in out["models"].items():
         name = MODELS[m][0]
-        lines.append(f"| {name} | none (raw) | {r['raw']} | {r['raw_precision']:.3f} | 1.000 | |")
+        lines.append(f"| {name} | none (raw) | {r['raw']} | {r['raw_precision']:.3f} | 1.000 | "
+                     "1.000 | |")
         lines.append(f"| {name} | naive (predicate in ontology, names verbatim) | {r['naive']} | "
-                     f"{r['naive_precision']:.3f} | {r['naive_kept']:.3f} | |")
-        met = r["accepted_precision"] >= TARGET_PRECISION and r["kept"] >= TARGET_KEPT
+                     f"{r['naive_precision']:.3f} | {r['naive_kept']:.3f} | "
+                     f"{r['naive_kept_stated']:.3f} | |")
+        met = r["accepted_precision"] >= TARGET_PRECISION and r["kept_stated"] >= TARGET_KEPT
         lines.append(f"| {name} | kgbuild verify | {r['accepted']} | {r['accepted_precision']:.3f} | "
-                     f"{r['kept']:.3f} | {'met' if met else 'NOT met'} |")
+                     f"{r['kept']:.3f} | {r['kept_stated']:.3f} | {'met' if met else 'NOT met'} |")
     lines.append("")
     for m, r in out["models"].items():
         reasons = ", ".join(f"{k} {v}" for k, v in r["rejected_by_reason"].items())
