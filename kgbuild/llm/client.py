@@ -24,6 +24,9 @@
 * **Refusals**: an endpoint that refuses the key (401, 403) or the model (404), or cannot be
   reached at all before any answer, stops the run: nothing more is sent and :meth:`run`
   raises :class:`KgbuildError` (one line in the CLI), rather than failing every chunk.
+* **Warm-up** (:meth:`LLMClient.warm_up`): requests sent in a background thread while this
+  one reads the answers as they come; a request in flight there is waited for, never sent
+  twice.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -132,6 +136,10 @@ class LLMClient:
         self._fatal: str | None = None  # the endpoint refuses us (key, model, address): stop
         self._fatal_code = "llm"
         self._secrets = url_secrets(settings.base_url or "")  # kept out of what servers say
+        self._flight: dict[str, threading.Event] = {}  # requests being sent, set once answered
+        self._warming: threading.Thread | None = None
+        self._warm_sent = threading.Event()  # the warm-up's first batch is in flight
+        self._warm_error: BaseException | None = None
 
     # -- the public, synchronous API --------------------------------------------------------------
     def run(self, requests: Sequence[Request], check: Check | None = None,
@@ -140,18 +148,71 @@ class LLMClient:
         in request order. Never raises for a failed request: its Completion has ``error``."""
         results: list[Completion | None] = [self._cached(r) for r in requests]
         todo = [i for i, c in enumerate(results) if c is None]
+        warming = self._warming
+        if todo and warming is not None and warming is not threading.current_thread():
+            results, todo = self._from_warm_up(requests, results, todo)
         done = len(requests) - len(todo)
         if progress and requests:
             progress(done, len(requests))
         if todo:
-            fresh = asyncio.run(self._run_all([requests[i] for i in todo], check, progress,
-                                              done, len(requests)))
+            flight = {i: self._flight.setdefault(_flight_key(requests[i]), threading.Event())
+                      for i in todo}
+            if warming is threading.current_thread():
+                self._warm_sent.set()
+            try:
+                fresh = asyncio.run(self._run_all([requests[i] for i in todo], check, progress,
+                                                  done, len(requests), [flight[i] for i in todo]))
+            finally:
+                for i, event in flight.items():
+                    event.set()
+                    self._flight.pop(_flight_key(requests[i]), None)
             for i, c in zip(todo, fresh):
                 results[i] = c
         if self._fatal:
             raise KgbuildError(f"LLM endpoint {self.settings.endpoint} (model "
                                f"{self.settings.model!r}): {self._fatal}", code=self._fatal_code)
         return [c for c in results if c is not None]
+
+    def warm_up(self, send: Callable[[], None]) -> None:
+        """Call ``send`` (which runs requests through this client) in a background thread
+        and return once its first requests are out (or it ended). Until :meth:`finish_warm_up`,
+        a :meth:`run` here takes the answer of a request in flight there when it comes, and
+        waits for the whole warm-up before sending one it did not ask."""
+        def warm() -> None:
+            try:
+                send()
+            except BaseException as exc:  # raised by finish_warm_up
+                self._warm_error = exc
+            finally:
+                self._warm_sent.set()
+
+        self._warm_sent.clear()
+        self._warming = threading.Thread(target=warm, name="kgbuild-llm-warm-up", daemon=True)
+        self._warming.start()
+        self._warm_sent.wait()
+
+    def finish_warm_up(self) -> None:
+        """Wait for the warm-up to end; raise its error, if any."""
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+        error, self._warm_error = self._warm_error, None
+        if error is not None:
+            raise error
+
+    def _from_warm_up(self, requests: Sequence[Request], results: list, todo: list[int]
+                      ) -> tuple[list, list[int]]:
+        """The warm-up's answers to ``todo``: each request in flight there waited for, then
+        (any still missing) the whole warm-up."""
+        for i in todo:
+            event = self._flight.get(_flight_key(requests[i]))
+            if event is not None:
+                event.wait()
+        results = [c if c is not None else self._cached(r) for r, c in zip(requests, results)]
+        if None in results:
+            self.finish_warm_up()
+            results = [c if c is not None else self._cached(r) for r, c in zip(requests, results)]
+        return results, [i for i, c in enumerate(results) if c is None]
 
     def cached(self, request: Request) -> bool:
         """Whether an answer to ``request`` is in the cache (no request needed)."""
@@ -189,7 +250,8 @@ class LLMClient:
 
     # -- sending ----------------------------------------------------------------------------------
     async def _run_all(self, requests: list[Request], check: Check | None,
-                       progress: Progress | None, done: int, total: int) -> list[Completion]:
+                       progress: Progress | None, done: int, total: int,
+                       answered: list[threading.Event]) -> list[Completion]:
         async def count(_request) -> None:
             self.usage.requests += 1
 
@@ -202,7 +264,7 @@ class LLMClient:
         finished = [done]
         inflight: dict[str, asyncio.Future] = {}
 
-        async def one(request: Request) -> Completion:
+        async def one(request: Request, answered: threading.Event) -> Completion:
             key = self._keys(request)[0][1]
             if key in inflight:  # the same prompt twice in one batch: ask once
                 return await asyncio.shield(inflight[key])
@@ -214,13 +276,14 @@ class LLMClient:
                 else:
                     result = await self._complete(client, request, check, probe)
             future.set_result(result)
+            answered.set()
             finished[0] += 1
             if progress:
                 progress(finished[0], total)
             return result
 
         try:
-            return list(await asyncio.gather(*(one(r) for r in requests)))
+            return list(await asyncio.gather(*(one(r, a) for r, a in zip(requests, answered))))
         finally:
             await client.close()
 
@@ -329,6 +392,11 @@ class LLMClient:
                 else ""
             self._fatal = message + hint
         return Completion(None, self.mode, error=message)
+
+
+def _flight_key(request: Request) -> str:
+    """A request whatever the mode it is sent in (the mode may change on the way)."""
+    return request_key("", "", list(request.messages), request.schema_digest)
 
 
 def chat_body(settings: LLMSettings, request: Request, mode: str,

@@ -3,9 +3,10 @@
 The text documents under the given paths are compared with the store exactly as
 :func:`~kgbuild.project.update.update_store` compares manifests (content hash, file stat, the
 extractor's tag: model, prompts, chunking, schema). The requests of every new or changed
-document are sent first, concurrently (bounded), which fills the response cache; then the
-pipeline extracts document by document, reading the answers from that cache, verifies
-every relation against its chunk and replaces the documents' named graphs in one
+document are sent first, concurrently (bounded), in a background thread that fills the
+response cache (:meth:`~kgbuild.llm.client.LLMClient.warm_up`); meanwhile the pipeline
+extracts document by document, each as its answers come, verifies every relation against
+its chunk and, once every answer is in, replaces the documents' named graphs in one
 transaction. Manifest documents are never touched (and ``kgbuild build`` never touches
 these). A second run with nothing changed reads no file it need not and sends no request.
 
@@ -117,6 +118,7 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
         graph_store = GraphStore(None, schema)  # store in memory
     else:
         graph_store = GraphStore(store, schema)
+    client = None
     try:
         cache = Path(store) / LLM_CACHE if store is not None else None
         client = BatchClient(llm, cache) if batch else LLMClient(llm, cache)
@@ -145,8 +147,8 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
                 return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm),
                                      client.mode_report(), None, None,
                                      [s.doc_id for s in pending], batched)
-        else:
-            extractor.prepare(pending, ctx)  # every request, concurrently: fills the cache
+        else:  # every request, concurrently: fills the cache while documents are extracted
+            client.warm_up(lambda: extractor.prepare(pending, ctx))
         extractor.resolver = graph_store.read_model().resolver(reg)
         if opening is not None:
             graph_store.close()
@@ -156,11 +158,18 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
         result = update_store(graph_store, paths, full=full, timestamp=timestamp,
                               max_file_bytes=max_file_bytes, access=access, registry=registry,
                               root=root, exclude=exclude, gitignore=gitignore,
-                              extractors=[extractor])
+                              extractors=[extractor], phase=lambda name: (
+                                  client.finish_warm_up() if name == "storing" else None))
+        client.finish_warm_up()  # (joined before anything is stored: its error stops the write)
         check(result, validate)
         if store is not None:
             _queue_ambiguous(Path(store), extractor.stats.rejections, result.changes)
     except BaseException:
+        if client is not None:
+            try:  # (no request is left running; the first error is the one raised)
+                client.finish_warm_up()
+            except BaseException:
+                pass
         graph_store.close()
         if opening is not None:
             opening.close()
