@@ -18,6 +18,8 @@ import numpy as np
 from ..store.adjacency import AdjacencyIndex, Csr
 from .spec import Step
 
+GATHER_COST = 4  # an entry merged for a frontier costs about this many of a whole-list merge's
+
 
 @dataclass
 class Entries:
@@ -53,13 +55,16 @@ class Walk:
 
 
 class Walker:
-    """Walks over one index; the merged lists of several edge types it builds are kept."""
+    """Walks over one index. Several edge types' lists are merged per walk for the
+    frontier's entries only, and once that has cost as much as merging the whole lists
+    (a served graph's walker), merged whole, kept, and read from then on."""
 
     def __init__(self, index: AdjacencyIndex):
         self.index = index
         self._mark: np.ndarray | None = None
         self._lock = threading.Lock()
-        self._merged: dict = {}
+        self._merged: dict = {}  # lists (sorted keys) -> their merged Csr
+        self._spent: dict = {}  # lists -> entries merged for frontiers so far
 
     def scratch(self) -> tuple[np.ndarray, threading.Lock]:
         """A per-node int32 work array (all -1 between uses) and the lock guarding it."""
@@ -82,13 +87,17 @@ class Walker:
 
     def degree(self, nodes: np.ndarray, lists: list[tuple[int, int]]) -> np.ndarray:
         """Number of entries each node has in ``lists``."""
-        indptr = self.merged(lists).indptr
-        return indptr[nodes + 1] - indptr[nodes]
+        out = np.zeros(len(nodes), dtype=np.int64)
+        for key in set(lists):
+            c = self.index.lists.get(key)
+            if c is not None:
+                out += c.indptr[nodes + 1] - c.indptr[nodes]
+        return out
 
-    def merged(self, lists: list[tuple[int, int]]) -> Csr:
-        """One list holding the entries of ``lists``, each node's still best first (cached)."""
+    def merged(self, key: tuple[tuple[int, int], ...]) -> Csr:
+        """One list holding the entries of the lists ``key`` (sorted), each node's still best
+        first (cached)."""
         ix = self.index
-        key = tuple(sorted(set(lists)))
         if len(key) == 1 and key[0] in ix.lists:
             return ix.lists[key[0]]
         if key not in self._merged:
@@ -109,6 +118,38 @@ class Walker:
                                                                              np.int32, np.int8)))
         return self._merged[key]
 
+    def gathered(self, frontier: np.ndarray, lists: list[tuple[int, int]],
+                 first: int | None) -> tuple[Csr, np.ndarray]:
+        """The entries of ``lists`` of each frontier node (numbered by its position), each
+        node's best first (by rank; ties in list order), at most ``first`` from each list
+        when given; and per node how many entries it has in all. Only the frontier's entries
+        are read: a walk costs what it walks, not what the graph holds."""
+        ix, n = self.index, len(frontier)
+        parts = [ix.lists[k] for k in sorted(set(lists)) if k in ix.lists]
+        total = np.zeros(n, dtype=np.int64)
+        picked = []
+        for c in parts:
+            start = c.indptr[frontier].astype(np.int64)
+            length = c.indptr[frontier + 1] - start
+            total += length
+            if first is not None:
+                length = np.minimum(length, first)
+            ends = np.cumsum(length)
+            idx = np.arange(ends[-1] if n else 0) + np.repeat(start - ends + length, length)
+            picked.append((c, idx, np.repeat(np.arange(n, dtype=np.int64), length)))
+        owner = np.concatenate([o for _, _, o in picked] or [np.zeros(0, dtype=np.int64)])
+        rank = np.concatenate([c.rank[i] for c, i, _ in picked] or [np.zeros(0, np.int32)])
+        order = np.argsort(owner * (2 * len(ix.src) + 1) + rank, kind="stable")
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(owner, minlength=n), out=indptr[1:])
+
+        def cat(name: str, dtype) -> np.ndarray:
+            return np.concatenate([getattr(c, name)[i] for c, i, _ in picked]
+                                  or [np.zeros(0, dtype=dtype)])[order]
+
+        return Csr(indptr, cat("nbr", np.int32), cat("eid", np.int32), rank[order],
+                   cat("dir", np.int8)), total
+
     def expand(self, frontier: np.ndarray, lists: list[tuple[int, int]], cap: int | None,
                keep: Callable[[np.ndarray], np.ndarray] | None = None,
                exclude: np.ndarray | None = None) -> tuple[Entries, np.ndarray]:
@@ -119,14 +160,27 @@ class Walker:
         (-1: none). Returns the walked entries, grouped by owner and best first, and per
         frontier node how many eligible entries the cap cut.
         """
-        c = self.merged(lists)
         if exclude is not None and not (exclude >= 0).any():
             exclude = None
-        start = c.indptr[frontier]
-        length = c.indptr[frontier + 1] - start
-        eligible = length.astype(np.int64)
+        first = None
         if keep is None and cap is not None:  # an edge has <= 2 entries at a node (self-loop)
-            length = np.minimum(length, cap + 2 * (exclude is not None))
+            first = cap + 2 * (exclude is not None)
+        key = tuple(sorted(set(lists)))
+        if key in self._merged or (len(key) == 1 and key[0] in self.index.lists):
+            c = self.merged(key)
+            start = c.indptr[frontier]
+            length = c.indptr[frontier + 1] - start
+            eligible = length.astype(np.int64)
+        else:  # the frontier's entries merged, until that has cost what merging all would
+            c, eligible = self.gathered(frontier, lists, first)
+            start = c.indptr[:-1]
+            length = c.indptr[1:] - start
+            self._spent[key] = self._spent.get(key, 0) + GATHER_COST * len(c.nbr)
+            if self._spent[key] >= sum(len(self.index.lists[k].nbr) for k in key
+                                       if k in self.index.lists):
+                self.merged(key)  # (a walker reused enough: the whole lists merged once)
+        if first is not None:
+            length = np.minimum(length, first)
         ends = np.cumsum(length)
         idx = np.arange(ends[-1] if len(ends) else 0) + np.repeat(start - ends + length, length)
         which = np.repeat(np.arange(len(frontier)), length)
