@@ -83,10 +83,10 @@ def load_files(store_path: str | Path, schema, files: Sequence[str | Path], *,
         if doc not in plan:
             plan[doc] = (path, *_fingerprint(path))
     result = LoadResult(str(store_path))
-    todo, states = _changed(store_path, schema, plan, write=False)
+    todo, states = _changed(store_path, schema, plan)
     if todo:  # (the same content everywhere: the store is not even opened for writing)
         with GraphStore(store_path, schema, write=True) as store, gc_paused():
-            todo, states = _changed(store, schema, plan)
+            todo, states = _changed(store, schema, plan)  # (again: under the write lock)
             counts = _replace(store, states, todo) if todo else {}
             refresh_model(store, None, indexing)  # (nothing to do when the model is current)
     for doc, (path, _, _) in plan.items():
@@ -101,11 +101,11 @@ def load_files(store_path: str | Path, schema, files: Sequence[str | Path], *,
     return result
 
 
-def _changed(store, schema, plan: dict, write: bool = True) -> tuple[dict, dict]:
-    """The documents of ``plan`` whose content the store (a :class:`GraphStore` open for
-    writing, or the folder of one, opened read-only when it holds a database) does not hold,
-    and the store's document states."""
-    if not write:
+def _changed(store, schema, plan: dict) -> tuple[dict, dict]:
+    """The documents of ``plan`` whose content the store (an open :class:`GraphStore`, or a
+    store's folder, then opened read-only when it holds a database) does not hold, and the
+    store's document states."""
+    if not isinstance(store, GraphStore):
         if not (Path(store) / "CURRENT").is_file():
             return plan, {}
         with GraphStore(store, schema, write=False) as opened:
