@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..errors import KgbuildError
+from ..io.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from ..schema.model import Schema
@@ -59,7 +60,8 @@ def parse_step(text: str, schema: Schema) -> Step:
         et, inverted = schema.predicate(name)
     except KgbuildError:
         names = sorted({n for e in schema.edge_types.values() for n in (e.name, e.inverse) if n})
-        raise KgbuildError(f"unknown edge type {name!r} (known: {', '.join(names)})") from None
+        hint = did_you_mean(name, names) or f" (known: {', '.join(names)})"
+        raise KgbuildError(f"unknown edge type {name!r}{hint}") from None
     dirs = tuple(sorted(1 - d for d in _DIRS[direction])) if inverted else _DIRS[direction]
     return Step(et.name, dirs, f"{name}:{direction}")
 

@@ -121,6 +121,14 @@ def test_bad_requests_get_a_one_line_json_error(client, body, status, code):
     assert err["code"] == code and "\n" not in err["error"] and "Traceback" not in r.text
 
 
+def test_a_mistyped_edge_gets_a_suggestion(client):
+    """Regression: /traverse answered a mistyped edge with the list of every edge name."""
+    r = client.post("/traverse", json={"seeds": ["a"], "follow": ["dependsOm"]})
+    assert r.status_code == 400 and "did you mean dependsOn?" in r.json()["error"]
+    r = client.post("/traverse", json={"seeds": ["a"], "follow": ["zzzz"]})
+    assert r.status_code == 400 and "known: " in r.json()["error"]
+
+
 def test_unknown_routes_and_methods(client):
     assert client.get("/nope").json() == {"error": "GET /nope: Not Found", "code": "not-found"}
     assert client.get("/traverse").status_code == 405
