@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
@@ -41,6 +42,7 @@ from ..extract.registry import EXTRACTORS
 from ..extract.text.extractor import TEXT_EXTRACTOR_PREFIX
 from ..graph.access import AccessRules
 from ..graph.model import KnowledgeGraph, SourceDocument, utc_timestamp
+from ..io.collector import gc_paused
 from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
 from ..schema.model import Schema
@@ -186,9 +188,12 @@ def _stale(states: dict[str, DocumentState], old: dict | None, new: dict,
     changed access rules the documents whose labels they change."""
     if old is None or old.get("schema") != new["schema"] or old.get("kgbuild") != new["kgbuild"]:
         return True, set(states)
-    stale = set()
     low, high = sorted((old.get("max_file_bytes", 0), new["max_file_bytes"]))
     tags = set(new["extractors"].values())
+    if low == high and access is None:  # (the common case: one pass, no call per document)
+        return False, {d for d, st in states.items()
+                       if (st.extractor and st.extractor not in tags) or st.labels}
+    stale = set()
     for doc_id, st in states.items():
         size = int(st.stat.split(":")[0]) if st.stat else 0
         if low != high and low < size <= high:
@@ -227,7 +232,7 @@ class Plan:
     problems: list[Problem]
     is_excluded: Callable[[str], bool]
 
-    @property
+    @cached_property
     def before(self) -> dict[str, str]:
         return {doc: state.sha256 for doc, state in self.states.items()}
 
@@ -257,7 +262,8 @@ def plan_update(store: GraphStore, paths: Sequence[str | Path], *, full: bool = 
     selection = list(EXTRACTORS if extractors is None else extractors)
     kind = document_kind(extractor_tag(selection[0])) if selection else "manifest"
     all_states = store.document_states()
-    states = {d: st for d, st in all_states.items() if document_kind(st.extractor) == kind}
+    kinds = {tag: document_kind(tag) for tag in {st.extractor for st in all_states.values()}}
+    states = {d: st for d, st in all_states.items() if kinds[st.extractor] == kind}
     others = set(all_states) - set(states)
     settings: dict | None = None
     if kind == "manifest":
@@ -278,8 +284,8 @@ def plan_update(store: GraphStore, paths: Sequence[str | Path], *, full: bool = 
             "warning", "other-kind", f"kept: `kgbuild {owner}` extracted this document, this "
             "command does not read it", doc_id))
     # (a catalog entity's document, an API URL, is never under a scanned path)
-    outside = set() if prune else {d for d in states if (not in_scope(d, scope) or "://" in d)
-                                   and d not in found}
+    outside = set() if prune else {d for d in states if d not in found
+                                   and (not in_scope(d, scope) or "://" in d)}
     for doc_id in sorted(stale & outside):  # re-extract a stale document from where it was
         st = states[doc_id]
         if st.path and Path(st.path).is_file():
@@ -448,9 +454,10 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     seen: dict[str, str] = {}
     canonical = _canonical(AliasRegistry.load(registry, missing_ok=True), store.schema) \
         if registry else None
-    plan = plan_update(store, paths, full=full, max_file_bytes=max_file_bytes, access=access,
-                       root=root, exclude=exclude, gitignore=gitignore, prune=prune,
-                       extractors=extractors)
+    with gc_paused():  # (it makes a few objects per stored document, and no cycles)
+        plan = plan_update(store, paths, full=full, max_file_bytes=max_file_bytes,
+                           access=access, root=root, exclude=exclude, gitignore=gitignore,
+                           prune=prune, extractors=extractors)
     extracted = extract_documents(store, plan, timestamp=timestamp, progress=progress,
                                   max_file_bytes=max_file_bytes, access=access,
                                   registry=registry, canonical=canonical, seen=seen)
