@@ -265,6 +265,11 @@ COMMANDS: dict[tuple[str, ...], tuple[list, list]] = {
         ("--k", numbers), ("--method", fmt("default", "bm25", "dense", "hybrid", "graph")),
         ("--store", stores), ("--embeddings-url", urls), ("--principal", labels),
         ("--all-access", None), ("--format", fmt("text", "json", "jsonl", "context"))]),
+    # load: into a scratch store by default (the world's store stays as built)
+    ("load",): ([graphs], [("--store", pick("scratch/lstore", "afile", "fifo", "adir")),
+                           ("--schema", schemas), ("--format", fmt("text", "json"))]),
+    # init: in a scratch folder of its own (a kgbuild.toml in the world would steer the rest)
+    ("init",): ([], [("--force", None), ("--source", mostly(pick("cat", "."), inputs))]),
     ("schema",): ([], []),
     ("resolve",): ([], []),
     ("eval",): ([], []),
@@ -299,6 +304,8 @@ def command_lines(draw, commands=COMMANDS):
         argv += ["--retries", "0", "--timeout", "2"]
     if path == ("ingest",):  # a scratch store by default (the world's passages stay)
         argv[1:1] = ["--store", "scratch/pstore"]
+    if path == ("load",):  # a scratch store by default
+        argv[1:1] = ["--store", "scratch/lstore"]
     if path == ("extract",):  # bounded: no retries, a short timeout, a scratch store by default
         argv[1:1] = ["--store", "scratch/xstore"]
         argv += ["--max-retries", "0", "--timeout", "2"]
@@ -321,6 +328,14 @@ def test_the_world_is_what_the_fuzzing_expects(world):
 def test_every_command_with_generated_options(world, argv):
     with cwd(world):
         (world / "scratch").mkdir(exist_ok=True)
+    here = world
+    if argv[:1] == ["init"]:  # its own folder, holding what --source names
+        here = world / "scratch" / "init"
+        here.mkdir(exist_ok=True)
+        for name in ("cat", "afile", "fifo"):
+            if not (here / name).exists():
+                (here / name).symlink_to(world / name)
+    with cwd(here):
         check(argv, run(argv))
 
 
