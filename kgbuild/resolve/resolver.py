@@ -105,6 +105,7 @@ class Resolver(MentionSearch, DuplicateSearch):
         self._suffix_last = frozenset(seq[-1] for seqs in self.normalizer.suffixes.values()
                                       for seq in seqs)
         self._near_suffix: dict[str, bool] = {}  # word -> one edit from a 5+ letter suffix word
+        self._last_indexed: tuple = ()  # the entity, type and words of the name indexed last
         for mention, rid in self.registry.rejected():
             self._rejected.setdefault(mention, set()).add(rid)
         for type_name, ids in self.registry.aliases.items():
@@ -169,6 +170,10 @@ class Resolver(MentionSearch, DuplicateSearch):
             self._names[n] += (name,)
             type_name = self._types_of[n]
             words = self.normalizer.words(name)
+            last = (n, type_name, words)
+            if last == self._last_indexed:  # (an ID's name part and its label alike: in)
+                return
+            self._last_indexed = last
             stripped = self.normalizer.strip_suffix(words, type_name)
             if stripped:
                 idx = self._index[type_name]
