@@ -82,6 +82,10 @@ def test_cargo_toml_and_lock_of_ripgrep():
     # the workspace's crates are not third-party packages: no Library, no resolved version
     assert not own & {n.id for n in lock.nodes if n.type == "Library"}
     assert edges["pkg:cargo/grep"] == ("direct",)
+    # each dependency edge sits on its own item's line, not on `dependencies = [`
+    lines = (folder / "Cargo.lock").read_text().split("\n")
+    deps = [e for e in lock.edges if e.predicate == "dependsOn"]
+    assert deps and all(f'"{e.object_label}' in lines[e.line - 1] for e in deps)
 
 
 def write(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -231,7 +231,8 @@ class CargoLockExtractor:
                 qualifiers = (f"resolved:{parts[1]}",) if len(parts) > 1 else ()
                 if name in own:
                     qualifiers = ("direct", *qualifiers)
-                r.link(subject, parts[0], keys.get("dependencies", line), f'"{dep}"',
+                at_dep = keys.get(f"dependencies/{parts[0]}", keys.get("dependencies", line))
+                r.link(subject, parts[0], at_dep, f'"{dep}"',
                        qualifiers=qualifiers,
                        subject_type="Component" if name in own else "Library")
         return r.out
