@@ -10,6 +10,7 @@ deterministic (sorted by ID, degree, name).
 from __future__ import annotations
 
 import heapq
+import json
 import textwrap
 from collections import Counter
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from ..errors import KgbuildError
 from ..graph.access import Principal
-from ..store.readmodel import digest
+from ..store.readmodel import digest, record_of
 from .seeds import SeedIndex
 from .spec import MAX_COUNT, MAX_HOPS, MAX_NAME_CHARS, TraversalSpec
 from .traverse import Traverser
@@ -198,8 +199,12 @@ class Browser:
         per_doc: Counter = Counter()
         extractors: Counter = Counter()
         assertions = 0
+        bare = record_of([], {})[0]  # (an edge without assertions: nothing to read)
         for eid in range(len(ix.src)):
-            for _, a in model.record(eid)["a"]:
+            raw = model.records.raw(eid)
+            if raw == bare:
+                continue
+            for _, a in json.loads(raw)["a"]:
                 per_doc[a["source"]] += 1
                 extractors[a["extractor"]] += 1
                 assertions += 1
