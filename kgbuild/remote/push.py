@@ -56,6 +56,7 @@ from .sparql import RemoteError, SparqlClient
 BOOKKEEPING = INTERNAL - CLAIMS  # predicates a push never sends
 BATCH_BYTES = 4 << 20  # bytes of quads per upload request
 MOVES = 500  # graphs swapped in by one update
+BLOCK = 1000  # triples per GRAPH block of an INSERT DATA
 STATE_VERSION = 1
 UPLOAD = "urn:kgbuild:upload:"  # temporary graphs: UPLOAD + key + ":" + uuid
 _UNKEYED = re.compile(r"urn:kgbuild:upload:[0-9a-f]{32}")  # named before uploads had keys
@@ -212,10 +213,10 @@ class Uploader:
         if self.client.store_url:
             self.client.post_quads(b"".join(line[:-1] + f"<{tmp}> .\n".encode()
                                             for tmp, lines in self.data for line in lines))
-        else:
+        else:  # a graph's triples in blocks: Virtuoso's parser runs out of stack past ~5,000
             self.client.update("INSERT DATA {\n" + "".join(
-                f"GRAPH <{tmp}> {{\n" + b"\n".join(lines).decode("utf-8") + "\n}\n"
-                for tmp, lines in self.data) + "}")
+                f"GRAPH <{tmp}> {{\n" + b"\n".join(lines[i:i + BLOCK]).decode("utf-8") + "\n}\n"
+                for tmp, lines in self.data for i in range(0, len(lines), BLOCK)) + "}")
         self.data, self.size = [], 0
         self.done += self.direct
         self.direct = []

@@ -208,3 +208,23 @@ def test_traverse_endpoint_usage_errors(tmp_path):
     graph.write_text("")
     r = run("traverse", "--endpoint", url, "--graph", graph, "--seed", "x", "--path", "ownedBy")
     assert r.exit_code == 2 and "takes neither --graph" in r.output
+
+
+@pytest.mark.slow
+def test_a_graph_of_many_thousand_triples_goes_to_virtuoso(virtuoso, tmp_path):  # noqa: F811
+    """Regression: one document's graph of more than about 5,000 triples in one INSERT DATA
+    block ran Virtuoso's SPARQL parser out of stack ('SP030 ... memory exhausted')."""
+    catalog = tmp_path / "catalog"
+    catalog.mkdir()
+    (catalog / "all.yaml").write_text("".join(
+        f"---\napiVersion: backstage.io/v1alpha1\nkind: Component\nmetadata:\n"
+        f"  name: svc-{i}\n  description: Service number {i}\nspec:\n  type: service\n"
+        f"  lifecycle: production\n  owner: team-a\n  dependsOn: [component:svc-{i + 1}]\n"
+        for i in range(800)))
+    store = build_store(tmp_path, catalog)
+    with GraphStore(store, SCHEMA, write=False) as st:
+        biggest = max(sum(1 for _ in st._db.quads_for_pattern(None, None, None, g))
+                      for g in st._db.named_graphs())
+    assert biggest > 6000
+    push(store, virtuoso, AUTH["virtuoso"])
+    assert_same(store_dataset(store), pulled_dataset(virtuoso, AUTH["virtuoso"], tmp_path))
