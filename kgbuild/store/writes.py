@@ -193,9 +193,10 @@ class StoreWrites:
         if insert_nodes:
             inserts.append(f"GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(insert_nodes) + "\n}")
         parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
+        previous = self.revision()
         self._db.update(" ;\n".join(parts))
         if self._damage is None:
-            self.cache_states(self.revision(), states)
+            self.cache_states(self.revision(), states, changes, previous)
         if new_id and self.path is not None and self._current_name and self._damage is None:
             try:
                 self._record_identity(self._current_name, new_id)
