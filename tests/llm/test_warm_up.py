@@ -16,6 +16,7 @@ from fakellm import Reply, Script
 from prose_oracle import oracle
 
 from kgbuild.errors import KgbuildError
+from kgbuild.extract.text.extractor import TextSettings
 from kgbuild.llm.client import LLMClient, Request
 from kgbuild.llm.settings import LLMSettings
 from kgbuild.project.textextract import extract_text
@@ -87,14 +88,17 @@ def test_an_extraction_whose_requests_fail_stores_nothing(fake_llm, tmp_path):
     assert server.count == 1
 
 
-def test_extract_sends_each_request_once(fake_llm, tmp_path):
+@pytest.mark.parametrize("gleanings", [0, 1])
+def test_extract_sends_each_request_once(fake_llm, tmp_path, gleanings):
+    """(A gleaning request, asked before the warm-up sends it, waits for the warm-up.)"""
     server = fake_llm(oracle)
     shutil.copytree(PROSE, tmp_path / "docs")
     result = extract_text([tmp_path / "docs"], llm=LLMSettings("fake-model", server.base_url),
-                          store=tmp_path / "store", timestamp=0, validate=False, root=tmp_path)
+                          text=TextSettings(gleanings=gleanings), store=tmp_path / "store",
+                          timestamp=0, validate=False, root=tmp_path)
     try:
         bodies = [json.dumps(b["messages"]) for b in server.bodies]
-        assert len(bodies) == len(set(bodies)) == result.stats.chunks > 1
+        assert len(bodies) == len(set(bodies)) == result.stats.chunks * (1 + gleanings) > 1
         assert result.stats.accepted > 0
     finally:
         result.store.close()
