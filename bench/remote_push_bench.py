@@ -164,6 +164,12 @@ def main() -> None:
                       f"of the full push's bytes); target < 2 s: {'met' if med < 2 else 'NOT met'}")
                 print(f"nothing changed: {none.bytes_sent} bytes, {none.requests} requests, "
                       f"{none_s:.3f} s")
+        except Exception:
+            log = Path(tmp) / "server" / "virtuoso.log"
+            if log.is_file():  # why the server went away
+                print("".join(log.read_text(errors="replace").splitlines(True)[-30:]),
+                      file=sys.stderr)
+            raise
         finally:
             server.terminate()
             server.wait(60)
