@@ -20,13 +20,15 @@ fake_llm = llm_fixtures.fake_llm
 _no_ambient_llm_settings = llm_fixtures.no_ambient_llm_settings
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-QUOTE = "Checkout Service consumes Payments API to charge the card once the order is priced."
+QUOTE = "Checkout Service sends every refund through Payments."  # appended to the design
 
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     shutil.copytree(FIXTURES / "catalog", tmp_path / "catalog")
     shutil.copytree(FIXTURES / "prose", tmp_path / "docs")
+    design = tmp_path / "docs" / "checkout-design.md"
+    design.write_text(design.read_text() + "\n" + QUOTE + "\n")
     (tmp_path / "kgbuild.toml").write_text('[llm]\nmodel = "fake-model"\n')
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -65,10 +67,10 @@ def test_ambiguous_names_join_the_review_queue_per_document(fake_llm, project):
 
     # the document re-extracted: its items are what this run found; removed: they go
     doc = project / "docs" / "checkout-design.md"
-    doc.write_text(doc.read_text().replace("Payments API to charge", "Payments API to bill"))
+    doc.write_text(doc.read_text().replace("every refund", "each refund"))
     assert run("extract", "docs", "--base-url", server.base_url, "--timestamp", "0").exit_code == 0
     assert queued(project) == []  # the quote is no longer in the text: nothing ambiguous
-    doc.write_text(doc.read_text().replace("to bill", "to charge"))
+    doc.write_text(doc.read_text().replace("each refund", "every refund"))
     assert run("extract", "docs", "--base-url", server.base_url, "--timestamp", "0").exit_code == 0
     assert len(queued(project)) == 1
     doc.unlink()
