@@ -5,7 +5,7 @@ label resolved from its claims, the counts kept current from each change's delta
 from __future__ import annotations
 
 import json
-import os
+import queue
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -366,20 +366,18 @@ class StoreWrites:
             loader.put("\n".join(lines).encode("utf-8"))
 
 
-LOAD_BATCH = 50_000  # N-Quads lines per write to the loader (about 10 MB)
+LOAD_BATCH = 50_000  # N-Quads lines per bulk load (about 10 MB)
 
 
 class _Loader:
-    """One bulk load into a database, in a thread reading the N-Quads that :meth:`put` writes
-    to a pipe (pyoxigraph releases the GIL while it loads; a full pipe holds the writer back).
-    One load, not one per batch: loads into a database that already holds data left it about
-    twice as large on disk. What the load raised is raised again by :meth:`put` or on leaving
-    the block."""
+    """Bulk loads into a database in a thread, at most two batches waiting; what the load
+    raised is raised again by :meth:`put` or on leaving the block. (One load reading a pipe
+    instead left a database 15-50 % smaller on disk, but its loader held about 1 GB more at
+    10k components, growing with the load: memory is what bounds an estate here.)"""
 
     def __init__(self, target: Guarded):
         self.target, self.error = target, None
-        read, write = os.pipe()
-        self.reader, self.writer = os.fdopen(read, "rb"), os.fdopen(write, "wb")
+        self.waiting: queue.Queue = queue.Queue(maxsize=2)
         self.thread = threading.Thread(target=self._run, name="kgbuild-bulk-load", daemon=True)
 
     def __enter__(self) -> _Loader:
@@ -387,25 +385,20 @@ class _Loader:
         return self
 
     def put(self, data: bytes) -> None:
-        try:
-            self.writer.write(data + b"\n")
-        except (BrokenPipeError, ValueError):  # the load stopped: its reason is raised
-            self.thread.join()
-            raise self.error or KgbuildError("the bulk load stopped before its input ended") from None
+        if self.error is not None:
+            raise self.error
+        self.waiting.put(data)
 
     def _run(self) -> None:
-        try:
-            self.target.bulk_load(self.reader, format=ox.RdfFormat.N_QUADS)
-        except BaseException as exc:  # (raised again in the building thread)
-            self.error = exc
-        finally:
-            self.reader.close()
+        while (data := self.waiting.get()) is not None:
+            if self.error is None:
+                try:
+                    self.target.bulk_load(data, format=ox.RdfFormat.N_QUADS)
+                except BaseException as exc:  # (raised again in the building thread)
+                    self.error = exc
 
     def __exit__(self, kind, exc, tb) -> None:
-        try:
-            self.writer.close()  # the end of the input: the load completes
-        except BrokenPipeError:
-            pass
+        self.waiting.put(None)
         self.thread.join()
         if kind is None and self.error is not None:
             raise self.error
