@@ -57,6 +57,7 @@ BOOKKEEPING = INTERNAL - CLAIMS  # predicates a push never sends
 BATCH_BYTES = 4 << 20  # bytes of quads per upload request
 MOVES = 500  # graphs swapped in by one update
 BLOCK = 1000  # triples per GRAPH block of an INSERT DATA
+INSERT_BYTES = 256 << 10  # bytes of triples per INSERT DATA request (about 1,800 triples)
 STATE_VERSION = 1
 UPLOAD = "urn:kgbuild:upload:"  # temporary graphs: UPLOAD + key + ":" + uuid
 _UNKEYED = re.compile(r"urn:kgbuild:upload:[0-9a-f]{32}")  # named before uploads had keys
@@ -165,7 +166,9 @@ def _locked(path: Path):
 
 class Uploader:
     """Replaces graphs on a server, several per request (at most ``batch_bytes`` of N-Quads:
-    graph store ``POST``, else ``INSERT DATA``).
+    graph store ``POST``, else ``INSERT DATA`` of at most :data:`INSERT_BYTES`, in blocks of
+    :data:`BLOCK` triples a graph: Virtuoso compiles an update into SQL and refuses one
+    that makes more than 10,000 lines of it, or crashes).
 
     A graph the server may hold (``fresh=False``) goes to a temporary graph (``prefix`` and a
     UUID), and one update of up to ``moves`` ``MOVE GRAPH <tmp> TO <g>`` (or ``DROP``) swaps
@@ -175,6 +178,8 @@ class Uploader:
 
     def __init__(self, client: SparqlClient, batch_bytes: int = BATCH_BYTES, moves: int = MOVES,
                  prefix: str = UPLOAD):
+        if not client.store_url:  # INSERT DATA: Virtuoso refuses (SP031) or crashes past a few
+            batch_bytes = min(batch_bytes, INSERT_BYTES)  # thousand triples a request
         self.client, self.batch_bytes, self.moves, self.prefix = client, batch_bytes, moves, prefix
         self.data: list[tuple[str, list[bytes]]] = []  # (graph written, lines) not sent yet
         self.size = 0
