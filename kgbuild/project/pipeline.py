@@ -14,14 +14,9 @@ from typing import TYPE_CHECKING, Sequence
 from ..errors import KgbuildError
 from ..graph.access import AccessRules, load_access
 from ..graph.model import DECLARED_LABEL, MENTION_LABEL, node_iri, source_iri
-from ..resolve.aliases import AliasRegistry
-from ..resolve.review import resolution_report, save_review_queue
 from ..schema.loader import load_schema
 from ..schema.model import Schema
-from ..store.export import write_export
 from ..store.graphstore import GraphStore
-from ..validate.incremental import validate_changed
-from ..validate.validator import validate_store
 from .update import BuildResult, Phase, Progress, update_store
 from .validation import record_change
 
@@ -61,6 +56,9 @@ def report_resolution(result: BuildResult, registry: Path | None, queue: Path | 
                                   f"automatic limit of {RESOLVE_AUTO_LIMIT:,}; run `kgbuild resolve "
                                   f"review` or pass --resolve")
         return
+    from ..resolve.aliases import AliasRegistry
+    from ..resolve.review import resolution_report, save_review_queue  # (when a report is made)
+
     reg = AliasRegistry.load(registry, missing_ok=True) if registry else None
     stats, items, duplicates = resolution_report(result.graph, reg, _renamed(result.store))
     if queue is not None:
@@ -96,6 +94,9 @@ def check(result: BuildResult, validate: bool | None = None) -> None:
         record_change(result.store, changed, result.touched or {})
     if validate is False:
         return
+    from ..validate.incremental import validate_changed  # (when a build validates)
+    from ..validate.validator import validate_store
+
     total = len(changed) + len(changes.get("unchanged", ())) + len(changes.get("kept", ()))
     if validate or result.touched is None or len(changed) > FULL_SHARE * total:
         result.validation = validate_store(result.store)
@@ -176,6 +177,8 @@ def build(paths: Sequence[str | Path], output: str | Path, schema: Schema | str 
     if output is None or not str(output).strip():
         raise KgbuildError("build() writes Turtle to an output path: give one (build_graph "
                            "builds without writing a file)", code="usage")
+    from ..store.export import write_export  # (a build without -o writes no file)
+
     result = build_graph(paths, schema, **kwargs)
     if kwargs.get("phase"):
         kwargs["phase"]("writing")
