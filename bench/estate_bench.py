@@ -21,8 +21,9 @@ components a folder), then each step as a fresh process (its wall time and its p
 
 Results are appended to ``<work>/results.jsonl`` as each step ends (with the load average),
 and printed as a table at the end. A step whose child goes over ``--max-rss`` GiB or
-``--step-timeout`` seconds is killed, recorded as such, and ends the run. ``--tree`` runs the kgbuild of another checkout (its
-folder put first on ``PYTHONPATH``), so a long run is not changed by edits meanwhile.
+``--step-timeout`` seconds is killed, recorded as such, and ends the run. ``--tree`` runs
+the kgbuild of another checkout (its folder put first on ``PYTHONPATH``), so a long run is
+not changed by edits meanwhile.
 """
 
 from __future__ import annotations
@@ -82,7 +83,8 @@ class Runner:
             if pid:
                 break
             rss = _rss_mib(proc.pid)
-            if killed is None and (rss > self.max_rss or time.perf_counter() - start > self.timeout):
+            late = time.perf_counter() - start > self.timeout
+            if killed is None and (rss > self.max_rss or late):
                 killed = f"killed at {rss:,.0f} MiB after {time.perf_counter() - start:.0f} s"
                 proc.kill()
             time.sleep(min(0.5, 0.005 + (time.perf_counter() - start) / 200))  # (fine at first)
@@ -166,7 +168,8 @@ def estate(runner: Runner, n: int, per_folder: int, requests: int) -> None:
     build = kgbuild("build", str(catalog), "--store", str(store), "--timestamp", "0",
                     "--no-resolve", "--no-validate")
     runner.record(n, "full build", runner.run(
-        [sys.executable, "-c", BUILD_CHILD, str(catalog), str(store), str(work / f"build-{n}.log")]))
+        [sys.executable, "-c", BUILD_CHILD, str(catalog), str(store),
+         str(work / f"build-{n}.log")]))
     runner.record(n, "no-change build", runner.run(build))
     edited = component_path(catalog, 2, per_folder)
     text = edited.read_text()
