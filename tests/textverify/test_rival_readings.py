@@ -150,3 +150,15 @@ def test_an_untyped_end_fits_the_rival_its_words_express():
     typed = verify_relations([rel], TextChunk(text, "d.md", "d.md#c1"), schema,
                              options=VerifyOptions(lexicon=()))
     assert typed.accepted and typed.accepted[0].confidence == pytest.approx(0.8)
+
+
+def test_a_relation_read_both_ways_has_no_stated_direction():
+    schema = parse_schema({
+        "name": "f", "namespace": "https://example.org/f#", "node_types": {"Dish": {}},
+        "edge_types": {"variantOf": {"domain": "Dish", "range": "Dish"}}})
+    text = "The bacon sandwich, also called a bacon butty, is a variant dish."
+    out = run(schema, text, [("Bacon sandwich", "variantOf", "Bacon butty"),
+                             ("Bacon butty", "variantOf", "Bacon sandwich")])
+    assert out.accepted == [] and {r.reason for r in out.rejected} == {"both-directions"}
+    one = run(schema, text, [("Bacon butty", "variantOf", "Bacon sandwich")])
+    assert len(one.accepted) == 1

@@ -115,7 +115,7 @@ def test_every_reason_code_is_documented():
     assert set(REASONS) == {"malformed", "unknown-predicate", "evidence-not-found",
                             "subject-not-grounded", "object-not-grounded", "invalid-literal",
                             "ambiguous-entity", "type-mismatch", "anaphoric-endpoint",
-                            "no-relation-cue"}
+                            "no-relation-cue", "both-directions"}
 
 
 def test_unknown_predicate(schema, catalog):

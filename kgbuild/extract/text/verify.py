@@ -74,6 +74,8 @@ REASONS = {
     "no-relation-cue": "the quote's sentence has no word expressing the predicate (its name, "
                        "inverse, description or cues, in any word form), or the words joining "
                        "its ends express another relation (see VerifyOptions.relation_cues)",
+    "both-directions": "the chunk reads the relation both ways between the same two ends: its "
+                       "direction is not stated",
     "ambiguous-entity": "a name matches several known entities: queued for review, not merged",
     "type-mismatch": "an endpoint's type contradicts the predicate's domain or range "
                      "(detail 'reversed ...' when the swapped relation fits)",
@@ -380,15 +382,26 @@ def _unchosen(edges: list[VerifiedEdge], result: VerifyResult) -> list[VerifiedE
     sentence is rejected, and so is one whose cue lies outside the words joining the two
     ends when a rival's cue lies among them ("X, born in A, died in B": *died* joins X and
     B). A lone reading without a cue stays, at the lower confidence :func:`_cue_check`
-    notes."""
+    notes. A relation read both ways between the same two ends (X p Y and Y p X) has no
+    stated direction: both are rejected (``both-directions``; a schema's edge types are
+    directed, none is its own inverse)."""
     readings: dict[frozenset[str], dict[str, str]] = {}
+    subjects: dict[tuple[frozenset[str], str], set[str]] = {}
     for e in edges:
         seen = readings.setdefault(_pair_key(e), {})
         seen[e.predicate] = max(seen.get(e.predicate, ""), e.cue, key=_CUE_RANK.index)
+        subjects.setdefault((_pair_key(e), e.predicate), set()).add(_name_key(e.subject_label))
     kept = []
     for e in edges:
         rivals = {p: c for p, c in readings[_pair_key(e)].items() if p != e.predicate}
         pair = f"{e.subject_label!r} and {e.object_label or e.object_literal!r}"
+        both = len(subjects[(_pair_key(e), e.predicate)]) > 1 and len(_pair_key(e)) == 2
+        if both:
+            result.rejected.append(Rejected(
+                e.relation, "both-directions",
+                f"the chunk reads {e.predicate} both ways between {pair}: its direction is "
+                "not stated"))
+            continue
         if rivals and _penalty(list(e.notes)):
             why = (f"{pair} are also read as {', '.join(sorted(rivals))} in this chunk, and no "
                    f"word of the sentence expresses {e.predicate}: the sentence's words must "
