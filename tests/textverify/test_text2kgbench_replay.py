@@ -33,7 +33,7 @@ def test_precision_and_kept_on_every_ontology_for_both_models(bench):
     out = bench.run("direct")
     assert out["sentences"] == 2014 and out["ontologies"] == 19
     for model, row in out["models"].items():
-        # a floor under what this revision measures (0.504 / 0.493; the target, 0.50,
+        # a floor under what this revision measures (0.506 / 0.493; the target, 0.50,
         # is printed by the bench), and the kept of the stated correct edges
         assert row["accepted_precision"] >= 0.49, (model, row)
         assert row["kept_stated"] >= bench.TARGET_KEPT, (model, row)
