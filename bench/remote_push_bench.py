@@ -28,7 +28,9 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from catalog_gen import write_catalog  # noqa: E402
+from virtuoso_config import write_virtuoso_ini  # noqa: E402  (the tests' virtuoso.ini)
 
 from kgbuild.project.pipeline import build_graph  # noqa: E402
 from kgbuild.remote.push import push_store  # noqa: E402
@@ -48,31 +50,6 @@ def timed(fn):
     return time.perf_counter() - start, out
 
 
-VIRTUOSO_INI = """[Database]
-DatabaseFile = {d}/virtuoso.db
-ErrorLogFile = {d}/virtuoso.log
-LockFile = {d}/virtuoso.lck
-TransactionFile = {d}/virtuoso.trx
-xa_persistent_file = {d}/virtuoso.pxa
-TempStorage = TempDatabase
-[TempDatabase]
-DatabaseFile = {d}/virtuoso-temp.db
-TransactionFile = {d}/virtuoso-temp.trx
-[Parameters]
-ServerPort = 127.0.0.1:{sql}
-DisableUnixSocket = 1
-NumberOfBuffers = {buffers}
-MaxDirtyBuffers = {dirty}
-DirsAllowed = .
-[HTTPServer]
-ServerPort = 127.0.0.1:{http}
-ServerRoot = {d}
-ServerThreads = 4
-MaxClientConnections = 4
-[SPARQL]
-ResultSetMaxRows = 1000000
-MaxQueryExecutionTime = 600
-"""
 
 
 def start_server(kind: str, folder: Path, buffers: int) -> tuple[subprocess.Popen, str, Auth | None]:
@@ -89,8 +66,7 @@ def start_server(kind: str, folder: Path, buffers: int) -> tuple[subprocess.Pope
         exe = shutil.which("virtuoso-t") or sys.exit("needs Virtuoso: apt-get install "
                                                       "virtuoso-opensource")
         folder.mkdir(parents=True)
-        (folder / "virtuoso.ini").write_text(VIRTUOSO_INI.format(
-            d=folder, sql=free_port(), http=port, buffers=buffers, dirty=buffers * 3 // 4))
+        write_virtuoso_ini(folder, free_port(), port, buffers, seconds=600)
         proc = subprocess.Popen([exe, "+foreground", "+configfile", str(folder / "virtuoso.ini")],
                                 cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         probe, url, auth = f"http://127.0.0.1:{port}/sparql?query=ASK%7B%7D", \

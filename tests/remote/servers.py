@@ -17,6 +17,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG, free_port, require
 
+from virtuoso_config import write_virtuoso_ini
+
 from kgbuild.cli.main import main
 
 
@@ -106,32 +108,6 @@ def oxigraph(tmp_path):
         _stop(proc)
 
 
-VIRTUOSO_INI = """[Database]
-DatabaseFile = {d}/virtuoso.db
-ErrorLogFile = {d}/virtuoso.log
-LockFile = {d}/virtuoso.lck
-TransactionFile = {d}/virtuoso.trx
-xa_persistent_file = {d}/virtuoso.pxa
-TempStorage = TempDatabase
-[TempDatabase]
-DatabaseFile = {d}/virtuoso-temp.db
-TransactionFile = {d}/virtuoso-temp.trx
-[Parameters]
-ServerPort = 127.0.0.1:{sql}
-DisableUnixSocket = 1
-MaxClientConnections = 4
-NumberOfBuffers = 10000
-MaxDirtyBuffers = 6000
-DirsAllowed = .
-[HTTPServer]
-ServerPort = 127.0.0.1:{http}
-ServerRoot = {d}
-ServerThreads = 4
-MaxClientConnections = 4
-[SPARQL]
-ResultSetMaxRows = 1000000
-MaxQueryExecutionTime = 120
-"""
 
 
 @pytest.fixture(scope="module")
@@ -142,7 +118,7 @@ def virtuoso_server(tmp_path_factory):
     require(exe is not None, "needs Virtuoso (apt-get install virtuoso-opensource; $KGBUILD_VIRTUOSO)")
     d = tmp_path_factory.mktemp("virtuoso")
     http = free_port()
-    (d / "virtuoso.ini").write_text(VIRTUOSO_INI.format(d=d, sql=free_port(), http=http))
+    write_virtuoso_ini(d, free_port(), http)
     log = d / "stdout.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen([exe, "+foreground", "+configfile", str(d / "virtuoso.ini")],
