@@ -34,7 +34,8 @@ from functools import lru_cache
 from typing import Iterable
 
 __all__ = ["root", "same_root", "content_words", "cue_roots", "CueIndex", "Cue", "STOP_WORDS",
-           "predicate_roots", "has_cue", "cues_in", "learn_lexicon", "shipped_lexicon", "LEXICON_FILE"]
+           "predicate_roots", "has_cue", "cues_in", "learn_lexicon", "shipped_lexicon",
+           "LEXICON_FILE"]
 
 # Words that carry no relation: articles, prepositions, conjunctions, pronouns, auxiliaries,
 # and the generic nouns a schema's names are built with ("name", "type", "number").
@@ -267,9 +268,9 @@ def cues_in(text: str, roots: frozenset[str], common: bool = False) -> list[Cue]
                  or _compound(c, roots))]
 
 
-def has_cue(text: str, roots: frozenset[str]) -> Cue | None:
+def has_cue(text: str, roots: frozenset[str], common: bool = False) -> Cue | None:
     """The first cue word of ``text`` (see :func:`cues_in`), or None."""
-    found = cues_in(text, roots)
+    found = cues_in(text, roots, common)
     return found[0] if found else None
 
 

@@ -20,8 +20,9 @@
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
-__all__ = ["referring", "sentence_span", "referring_in", "antecedent", "PRONOUNS",
+__all__ = ["referring", "sentence_span", "sentence_break", "referring_in", "antecedent", "PRONOUNS",
            "DETERMINERS", "proper_names"]
 
 PRONOUNS = frozenset("""it its itself he him his himself she her hers herself they them their
@@ -57,15 +58,25 @@ _ABBREVIATION = re.compile(r"(?:\b[A-Z]|\b(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Corp|Co|L
 _BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+(?=[\"'“‘(\[]*[A-Z0-9])|\n[ \t]*\n|\n(?=[ \t]*(?:[-*+#>]|\d+[.)]\s))")
 
 
-def _boundaries(text: str) -> list[int]:
-    """Offsets where a sentence (or a paragraph, list item, heading) starts."""
-    out = [0]
-    for m in _BOUNDARY.finditer(text):
+def _starts_from(text: str, pos: int) -> Iterator[int]:
+    """Offsets after ``pos`` where a sentence (or a paragraph, list item, heading) starts,
+    in order."""
+    for m in _BOUNDARY.finditer(text, pos):
         head = text[max(0, m.start() - 12):m.start() + 1]
         if text[m.start()] == "." and _ABBREVIATION.search(head):
             continue  # "Dr. Prabhu", "U.S. Army": no sentence end
-        out.append(m.end())
-    return out
+        yield m.end()
+
+
+def _boundaries(text: str) -> list[int]:
+    """Offsets where a sentence (or a paragraph, list item, heading) starts."""
+    return [0, *_starts_from(text, 0)]
+
+
+def sentence_break(text: str, start: int, end: int) -> bool:
+    """Whether a sentence starts after ``start`` and at or before ``end`` (the two offsets
+    lie in different sentences); reads only the text between them."""
+    return next(_starts_from(text, start), end + 1) <= end
 
 
 def sentence_span(text: str, start: int, end: int) -> tuple[int, int]:

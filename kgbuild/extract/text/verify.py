@@ -46,8 +46,10 @@ from ...schema.model import Attribute, EdgeType, Schema
 from ..records import EdgeRecord
 from .contract import Relation, relation_from_dict
 from .chunking import section_at
-from .cues import Cue, cues_in, has_cue, lexicon_roots, predicate_roots, same_root, shipped_lexicon, type_roots
-from .endpoints import antecedent, proper_names, referring, referring_in, sentence_span, sentence_starts
+from .cues import (Cue, cues_in, has_cue, lexicon_roots, predicate_roots, same_root,
+                   shipped_lexicon, type_roots)
+from .endpoints import (antecedent, proper_names, referring, referring_in, sentence_break,
+                        sentence_span, sentence_starts)
 from .grounding import (
     Match,
     Quantity,
@@ -385,18 +387,18 @@ def _unchosen(edges: list[VerifiedEdge], result: VerifyResult) -> list[VerifiedE
     notes. A relation read both ways between the same two ends (X p Y and Y p X) has no
     stated direction: both are rejected (``both-directions``; a schema's edge types are
     directed, none is its own inverse)."""
+    keys = [_pair_key(e) for e in edges]
     readings: dict[frozenset[str], dict[str, str]] = {}
     subjects: dict[tuple[frozenset[str], str], set[str]] = {}
-    for e in edges:
-        seen = readings.setdefault(_pair_key(e), {})
+    for e, key in zip(edges, keys):
+        seen = readings.setdefault(key, {})
         seen[e.predicate] = max(seen.get(e.predicate, ""), e.cue, key=_CUE_RANK.index)
-        subjects.setdefault((_pair_key(e), e.predicate), set()).add(_name_key(e.subject_label))
+        subjects.setdefault((key, e.predicate), set()).add(_name_key(e.subject_label))
     kept = []
-    for e in edges:
-        rivals = {p: c for p, c in readings[_pair_key(e)].items() if p != e.predicate}
+    for e, key in zip(edges, keys):
+        rivals = {p: c for p, c in readings[key].items() if p != e.predicate}
         pair = f"{e.subject_label!r} and {e.object_label or e.object_literal!r}"
-        both = len(subjects[(_pair_key(e), e.predicate)]) > 1 and len(_pair_key(e)) == 2
-        if both:
+        if len(key) == 2 and len(subjects[(key, e.predicate)]) > 1:
             result.rejected.append(Rejected(
                 e.relation, "both-directions",
                 f"the chunk reads {e.predicate} both ways between {pair}: its direction is "
@@ -790,7 +792,7 @@ def _link(ends: tuple, text: str) -> tuple[int, int] | None:
         return None
     a, b = sorted([(ends[0].match.start, ends[0].match.end),
                    (ends[1].match.start, ends[1].match.end)])
-    if sentence_span(text, a[0], a[1])[0] != sentence_span(text, b[0], b[1])[0]:
+    if sentence_break(text, a[0], b[0]):
         return None
     return a[1], max(a[1], b[0])
 
@@ -827,7 +829,7 @@ def _rival(predicate: str, scope: "_Scope", link: tuple[int, int], ends: tuple, 
                    for e, kinds in zip(ends, (et.domain, et.range))):
             continue
         cue = (_joins(scope.text, link, o_roots) if governs
-               else next(iter(cues_in(scope.text[link[0]:link[1]], o_roots, True)), None))
+               else has_cue(scope.text[link[0]:link[1]], o_roots, common=True))
         if cue is not None:
             return other, cue
     return None
