@@ -405,14 +405,15 @@ class _Loader:
 
 
 def _term_value(term: str) -> str:
-    """An N-Triples term's plain value, as pyoxigraph gives it (``.value``)."""
+    """An N-Triples term's plain value, as :func:`~kgbuild.store.reads.quad_row` reads it
+    back from the database (an IRI's or literal's ``.value``, a blank node as ``_:label``)."""
     if term[0] == "<":
         return term[1:-1]
     if term[0] == '"':
         if "\\" not in term:
             return term[1:term.rindex('"')]
         return parse_literal(term)[0]
-    return term[2:]  # a blank node's label
+    return term  # a blank node: _:label
 
 
 def _edge_terms(schema: Schema) -> dict[str, str]:
