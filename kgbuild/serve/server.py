@@ -7,7 +7,9 @@ the header (the app answers 408 at that time; the connection is closed a second 
 body is still coming), a header larger than :data:`MAX_HEADER_BYTES` is answered 431 and
 closed (httptools sets no bound: within the deadline a client could send any amount), and a
 connection beyond ``limits.max_connections`` open at once is answered 503 and closed as it is
-accepted.
+accepted. A refused connection is closed in stages: answered, half-closed, and what the client
+still sends is dropped for :data:`LINGER` seconds, so the client reads the answer instead of a
+reset.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from .config import Limits
 
 BODY_GRACE = 1.0  # seconds after the app's own 408 before a still-incoming body's connection closes
 MAX_HEADER_BYTES = 64 << 10  # a request line and headers, as received (nginx allows 4 x 8 KiB)
+LINGER = 2.0  # seconds a refused connection's further bytes are read and dropped before it closes
 
 
 def _answer(status: int, reason: str, message: str, code: str) -> bytes:
@@ -36,6 +39,7 @@ def guarded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
     class Guarded(HttpToolsProtocol):
         _timer: asyncio.TimerHandle | None = None
         _header_bytes: int | None = 0  # received of the current header; None: header complete
+        _refused = False  # answered and half-closed: what the client still sends is dropped
 
         def _arm(self, seconds: float, expired) -> None:
             self._disarm()
@@ -50,10 +54,17 @@ def guarded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
             return self.cycle is None or self.cycle.response_complete
 
         def _refuse(self, answer: bytes) -> None:
-            if not self.transport.is_closing():
-                if self._idle():
-                    self.transport.write(answer)
+            """Answer and close in stages: closing a socket with unread bytes in it resets the
+            connection, and the client may lose the answer it has not read yet (RFC 9112 9.6)."""
+            if self.transport.is_closing() or self._refused:
+                return
+            if not self._idle() or not self.transport.can_write_eof():
                 self.transport.close()
+                return
+            self._refused = True
+            self.transport.write(answer)
+            self.transport.write_eof()
+            self._arm(LINGER, self.transport.close)
 
         def _header_expired(self) -> None:
             self._timer = None
@@ -79,6 +90,8 @@ def guarded_protocol(limits: Limits) -> type[HttpToolsProtocol]:
                 self._arm(limits.header_timeout, self._header_expired)
 
         def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return
             if self._header_bytes is not None:
                 self._header_bytes += len(data)
             super().data_received(data)

@@ -121,6 +121,24 @@ def test_a_header_sent_a_byte_at_a_time_is_cut_off(server):
 
 
 @pytest.mark.server
+def test_a_client_still_sending_when_cut_off_reads_the_whole_answer(server):
+    """Regression (CI, stop 30): the server closed a refused connection with the client's later
+    bytes unread, the kernel reset it, and the client lost the 408 it had not read yet."""
+    port, _ = server
+    with connect(port) as sock:
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+        end = time.monotonic() + 1.6  # past the 1 s header deadline, still sending
+        while time.monotonic() < end:
+            sock.sendall(b"a")
+            time.sleep(0.02)
+        time.sleep(0.2)  # the answer, and (before the fix) the reset, have arrived
+        answer = read_all(sock)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ") and b'"code": "header-timeout"' in body
+    assert f"content-length: {len(body)}".encode() in head  # the whole answer
+
+
+@pytest.mark.server
 def test_a_header_beyond_the_size_bound_is_refused(server):
     from kgbuild.serve.server import MAX_HEADER_BYTES
 
