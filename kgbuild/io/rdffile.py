@@ -79,10 +79,15 @@ def load_graph(path: str | Path, fmt: str | None = None, graph: Graph | None = N
         with open_regular(path) as fh:
             _parse_rdflib(g, fh, path, fmt)
         return g
-    prefixes = read_quads(path, lambda quads: add_quads(g, quads), fmt)
-    for prefix, namespace in sorted(prefixes.items())[:_MAX_PREFIXES]:
-        g.bind(prefix, namespace, override=False)  # as rdflib's own parsers do
+    bind_prefixes(g, read_quads(path, lambda quads: add_quads(g, quads), fmt))
     return g
+
+
+def bind_prefixes(g: Graph, prefixes: dict[str, str]) -> None:
+    """Bind a file's prefixes (the first :data:`_MAX_PREFIXES` by name) in ``g``, keeping
+    those already bound, as rdflib's own parsers do."""
+    for prefix, namespace in sorted(prefixes.items())[:_MAX_PREFIXES]:
+        g.bind(prefix, namespace, override=False)
 
 
 def from_oxigraph(term):

@@ -19,11 +19,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS, XSD
 
 from ..errors import InputError
-from ..io.rdffile import FORMATS, load_graph
+from ..io.rdffile import FORMATS, OXIGRAPH, bind_prefixes, from_oxigraph, load_graph, read_quads
 from ..vocab import SCHEMA_BASE
 from .loader import NAME, NAMESPACE, OWN_IRIS, RESERVED_PREDICATES, parse_schema
 from .model import Schema
@@ -87,21 +88,27 @@ def read_rdf(source: str | Path | Graph) -> tuple[Graph, str]:
     if isinstance(source, Graph):
         return source, "graph"
     path = Path(source)
+    return _parsed(path, lambda fmt: load_graph(path, fmt, Graph(bind_namespaces="none"))), path.name
+
+
+def _parsed(path: Path, parse):
+    """What ``parse(fmt)`` reads of the file at ``path``: the suffix's format first, then the
+    others; a file no format reads, or that has no triples, is an :class:`InputError`."""
     if not path.is_file():
         raise InputError("file not found", str(path))
     guessed = FORMATS.get(path.suffix.lower())
     errors = []
     for fmt in ([guessed] if guessed else []) + [f for f in _FORMATS if f != guessed]:
         try:
-            g = load_graph(path, fmt, Graph(bind_namespaces="none"))
+            read = parse(fmt)
         except InputError as exc:
             if exc.code != InputError.code:  # not a syntax error: refused whatever the format
                 raise
             errors.append(f"{fmt}: {exc.message[:160]}")
             continue
-        if not len(g):
+        if not len(read):
             raise InputError(f"no RDF triples read (as {fmt})", str(path))
-        return g, path.name
+        return read
     raise InputError(f"not readable as RDF ({errors[0]})", str(path))
 
 
@@ -633,44 +640,46 @@ def infer_schema(source: str | Path | Graph, name: str | None = None,
     only is an attribute, its datatype the literals' (``multiple`` when a node has several).
     kgbuild's own bookkeeping (assertions, source documents, labels, IDs) is not schema.
     """
-    g, origin = read_rdf(source)
-    b = _Builder(g, name, prefix, origin)
-    ident = DCTERMS.identifier
+    rows, g, origin = _inference_input(source)
+    statement_types = {str(KG.Assertion), str(RDF.Statement)}
+    rdf_type, ident = str(RDF.type), str(DCTERMS.identifier)
+    statements = {s for s, _, p, o, _, _ in rows() if p == rdf_type and o in statement_types}
+    identified = {s for s, blank, p, *_ in rows() if blank and p == ident}
 
-    def bookkeeping(s) -> bool:
-        return str(s).startswith((ASSERTION_BASE, SOURCE_BASE)) or (s, RDF.type, KG.Assertion) in g \
-            or (s, RDF.type, RDF.Statement) in g
+    def is_node(key: str, kind: str) -> bool:
+        return (kind == "i" or (kind == "b" and key in identified)) and key not in statements \
+            and not key.startswith((ASSERTION_BASE, SOURCE_BASE))
 
-    def is_node(t) -> bool:
-        return (isinstance(t, URIRef) or (isinstance(t, BNode) and (t, ident, None) in g)) \
-            and not bookkeeping(t)
+    def skipped(p: str) -> bool:
+        return p in _SKIP_PREDICATES or p.startswith((str(KG), str(RDF), str(OWL)))
 
-    def skipped(p) -> bool:
-        s = str(p)
-        return s in _SKIP_PREDICATES or s.startswith((str(KG), str(RDF), str(OWL)))
-
-    node_classes: dict = {}
-    nodes: set = set()
-    edge_uses: dict[URIRef, list] = {}
-    literal_uses: dict[URIRef, list] = {}
-    for s, p, o in g:
-        if not is_node(s):
+    node_classes: dict[str, set[str]] = {}  # node key (an IRI, or "_:" and a blank node's label)
+    nodes: set[str] = set()
+    edge_uses: dict[str, list] = {}
+    literal_uses: dict[str, list] = {}  # predicate -> (subject, datatype IRI or None)
+    for s, blank, p, o, kind, dt in rows():
+        if not is_node(s, "b" if blank else "i"):
             continue
         nodes.add(s)
-        if p == RDF.type:
-            if isinstance(o, URIRef) and not _is_builtin(o) and not str(o).startswith(OWN_IRIS):
+        if p == rdf_type:
+            if kind == "i" and not _is_builtin(o) and not o.startswith(OWN_IRIS):
                 node_classes.setdefault(s, set()).add(o)
             continue
         if skipped(p):
             continue
-        if isinstance(o, Literal):
-            literal_uses.setdefault(p, []).append((s, o))
-        elif is_node(o):
+        if kind == "l":
+            literal_uses.setdefault(p, []).append((s, dt))
+        elif is_node(o, kind):
             edge_uses.setdefault(p, []).append((s, o))
             nodes.add(o)
+    edge_uses = {URIRef(p): uses for p, uses in edge_uses.items()}
+    literal_uses = {URIRef(p): uses for p, uses in literal_uses.items()}
+    node_classes = {n: {URIRef(c) for c in cs} for n, cs in node_classes.items()}
     classes = set().union(*node_classes.values()) if node_classes else set()
     attrs = set(literal_uses) - set(edge_uses)
-
+    if g is None:  # (a file: only what describes the schema's terms is read into a graph)
+        g = _described(rows.quads, classes | set(edge_uses) | attrs, rows.prefixes)
+    b = _Builder(g, name, prefix, origin)
     b.choose_namespace(classes | set(edge_uses) | attrs)
     b.claim_all("node_types", "node type", classes)
     b.claim_all("edge_types", "edge type", edge_uses)
@@ -681,7 +690,7 @@ def infer_schema(source: str | Path | Graph, name: str | None = None,
                        "description": _describe(g, c, b.name_of[c]) or None,
                        "iri": b.iri_field(c)} for c in classes}
     parent_of = {b.name_of[c]: b.name_of[p] for c, p in parents.items()}
-    untyped = sorted(str(n) for n in nodes if n not in node_classes)
+    untyped = sorted(n.removeprefix("_:") for n in nodes if n not in node_classes)
     catch_all = None
     if untyped:
         catch_all, _ = b.names.claim("Node", "node type")
@@ -715,7 +724,7 @@ def infer_schema(source: str | Path | Graph, name: str | None = None,
     for p in attrs:
         n = b.name_of[p]
         uses = literal_uses[p]
-        kinds = {_literal_datatype(o) for _, o in uses}
+        kinds = {_datatype_name(dt) for _, dt in uses}
         dt = kinds.pop() if len(kinds) == 1 else ("decimal" if kinds == {"integer", "decimal"}
                                                   else "string")
         per_node = Counter(s for s, _ in uses)
@@ -744,10 +753,87 @@ def _most_specific(names: set[str], parent_of: dict[str, str]) -> str:
     return best
 
 
-def _literal_datatype(o: Literal) -> str:
-    if o.datatype is None or not str(o.datatype).startswith(str(XSD)):
+def _datatype_name(datatype: str | None) -> str:
+    """The schema datatype of a literal's datatype IRI (None: a plain or language literal)."""
+    if datatype is None or not datatype.startswith(str(XSD)):
         return "string"
-    return _XSD.get(local_name(str(o.datatype)), "string")
+    return _XSD.get(local_name(datatype), "string")
+
+
+class _Rows:
+    """A graph's triples as plain rows, read again on each call: ``(subject key, subject is
+    a blank node, predicate IRI, object key, object kind, literal datatype)``, a key being an
+    IRI or ``_:`` and a blank node's label, a kind ``i`` (IRI), ``b`` (blank) or ``l``
+    (literal, the key its lexical form; the datatype None for a plain or language literal)."""
+
+    def __init__(self, graph: Graph | None = None, quads: list | None = None,
+                 prefixes: dict | None = None):
+        self.graph, self.quads, self.prefixes = graph, quads, prefixes or {}
+
+    def __len__(self) -> int:
+        return len(self.graph if self.graph is not None else self.quads)
+
+    def __call__(self):
+        if self.graph is not None:
+            for s, p, o in self.graph:
+                if not isinstance(s, (URIRef, BNode)):  # (an N3 formula)
+                    continue
+                kind = "l" if isinstance(o, Literal) else "b" if isinstance(o, BNode) \
+                    else "i" if isinstance(o, URIRef) else "x"
+                yield (f"_:{s}" if isinstance(s, BNode) else str(s), isinstance(s, BNode), str(p),
+                       f"_:{o}" if kind == "b" else str(o), kind,
+                       str(o.datatype) if kind == "l" and o.datatype is not None else None)
+            return
+        iri, blank = ox.NamedNode, ox.BlankNode
+        plain = {str(XSD.string), str(RDF.langString)}
+        for q in self.quads:
+            s, o = q.subject, q.object
+            if type(o) is iri:
+                kind, key, dt = "i", o.value, None
+            elif type(o) is blank:
+                kind, key, dt = "b", f"_:{o.value}", None
+            else:
+                kind, key, dt = "l", o.value, o.datatype.value
+                dt = None if dt in plain else dt
+            yield ((s.value, False) if type(s) is iri else (f"_:{s.value}", True)) + (
+                q.predicate.value, key, kind, dt)
+
+
+def _inference_input(source) -> tuple[_Rows, Graph | None, str]:
+    """The rows of ``source`` (a graph, or a file parsed by pyoxigraph without an rdflib graph
+    of its data), the graph when one was given or read (N3), and a name for it."""
+    if isinstance(source, Graph):
+        return _Rows(source), source, "graph"
+    path = Path(source)
+
+    def parse(fmt: str):
+        if fmt not in OXIGRAPH:
+            return load_graph(path, fmt, Graph(bind_namespaces="none"))
+        quads: list = []
+        prefixes = read_quads(path, lambda parser: quads.extend(_no_triple_terms(parser)), fmt)
+        return _Rows(quads=quads, prefixes=prefixes)
+
+    read = _parsed(path, parse)
+    return (_Rows(read), read, path.name) if isinstance(read, Graph) else (read, None, path.name)
+
+
+def _no_triple_terms(quads):
+    for q in quads:
+        for term in (q.subject, q.object):
+            if type(term) is ox.Triple:
+                from_oxigraph(term)  # (raises: rdflib holds no triple terms)
+        yield q
+
+
+def _described(quads: list, terms: set, prefixes: dict) -> Graph:
+    """An rdflib graph of the triples about ``terms`` (their labels, comments, parents) and
+    the file's prefixes: what naming and describing the schema's terms reads."""
+    g = Graph(bind_namespaces="none")
+    wanted = {str(t) for t in terms}
+    g.addN((from_oxigraph(q.subject), from_oxigraph(q.predicate), from_oxigraph(q.object), g)
+           for q in quads if type(q.subject) is ox.NamedNode and q.subject.value in wanted)
+    bind_prefixes(g, prefixes)
+    return g
 
 
 def _see_also(b, edge_types: dict, roots: list[str], why: str) -> None:
