@@ -21,6 +21,7 @@ _HUMP = re.compile(r"(?<=[A-Z])(?=[A-Z](?!s(?![a-z]))[a-z])|(?<=[a-z])(?=[A-Z])"
                    r"|(?<=\d)(?=[A-Z][a-z])|(?<=[a-z]{2})(?=\d+(?:[A-Z]|$|[^A-Za-z0-9]))"
                    r"|(?<=[A-Z]{2})(?=\d+(?:$|[^A-Za-z0-9]))")
 _DIGIT = re.compile(r"\d")
+_MAY_HUMP = re.compile(r"[a-z][A-Z]|[A-Z][A-Z][a-z]|\d")  # where any _HUMP split can be
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -36,8 +37,8 @@ def strip_accents(text: str) -> str:
 def split_words(text: str) -> list[str]:
     """Case-folded words of ``text``, split at separators and camelCase humps."""
     text = strip_accents(text).replace("&", " and ")
-    if not text.islower() or _DIGIT.search(text):  # else there is no hump to split at
-        text = _HUMP.sub(" ", text)
+    if (not text.islower() or _DIGIT.search(text)) and _MAY_HUMP.search(text):
+        text = _HUMP.sub(" ", text)  # (else there is no hump to split at)
     return _WORD.findall(text.casefold())
 
 

@@ -81,8 +81,10 @@ def canonical_ref(text: str) -> str | None:
     """
     if ":" not in text and "/" not in text:
         return None
-    text = unicodedata.normalize("NFKC", text.strip())
-    m = _PURL.match(text)
+    text = text.strip()
+    if not text.isascii():  # (NFKC leaves ASCII as it is)
+        text = unicodedata.normalize("NFKC", text)
+    m = _PURL.match(text) if text.startswith("pkg:") else None
     if m:
         kind, name = m.group(1).lower(), m.group(2).rstrip("/").lower()
         if kind == "pypi":

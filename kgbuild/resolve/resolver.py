@@ -408,16 +408,25 @@ class Resolver(MentionSearch, DuplicateSearch):
         """IDs whose key equals the mention's, narrowed to exact name matches on one branch."""
         matched: dict[str, str] = {}
         ids, types_of, variants = self._ids, self._types_of, self.normalizer.compact_variants
+        compact = last = None
         for t, key in keys.items():
-            if key:
-                idx = self._index[t]
-                for slot in idx.exact(key, variants(key, t)):
-                    skey = idx.keys[slot]
-                    for n in idx.owners[slot]:
-                        if types_of[n] == t:
-                            i = ids[n]
-                            if i not in banned and skey < matched.get(i, "\uffff"):
-                                matched[i] = skey
+            if not key:
+                continue
+            idx = self._index[t]
+            if " " in key:  # (its one compact form holds the key's own slot too)
+                if key is not last:
+                    compact, last = key.replace(" ", ""), key
+                found = idx.by_compact.get(compact, ())
+            else:
+                forms = variants(key, t)
+                found = idx.by_compact.get(key, ()) if len(forms) == 1 else idx.exact(key, forms)
+            for slot in found:
+                skey = idx.keys[slot]
+                for n in idx.owners[slot]:
+                    if types_of[n] == t:
+                        i = ids[n]
+                        if i not in banned and skey < matched.get(i, "\uffff"):
+                            matched[i] = skey
         if len(matched) > 1 and self._compatible(matched):
             exact = {i: k for i, k in matched.items()
                      if any(fold(x) == folded for x in self._names[self._number[i]])}
@@ -479,7 +488,8 @@ class Resolver(MentionSearch, DuplicateSearch):
         ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))
         top, (top_score, top_key) = ranked[0]
         second = ranked[1][1][0] if len(ranked) > 1 else 0.0
-        self._fill(res, "fuzzy", {i: k for i, (_, k) in best.items()}, {i: s for i, (s, _) in best.items()})
+        res.stage, res.score = "fuzzy", top_score
+        self._fill_ranked(res, ranked[:MAX_CANDIDATES])
         top_type = self.type_of(top) or ""
         mention_key = keys[top_type]
         close = {i for i, (s, _) in ranked if top_score - s < th.margin}
@@ -528,9 +538,14 @@ class Resolver(MentionSearch, DuplicateSearch):
         else:
             ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_CANDIDATES]
         res.score = ranked[0][1]
+        self._fill_ranked(res, [(i, (s, matched[i])) for i, s in ranked])
+
+    def _fill_ranked(self, res: Resolution, ranked: list[tuple[str, tuple[float, str]]]) -> None:
+        """A resolution's candidates and details from ``(id, (score, matched key))``, best first."""
         type_of, label_of = self.type_of, self.label_of
-        res.candidates = candidates = [(i, type_of(i) or "", s) for i, s in ranked]
-        res.details = [(i, t, label_of(i), s, matched[i]) for i, t, s in candidates]
+        res.candidates = candidates = [(i, type_of(i) or "", s) for i, (s, _) in ranked]
+        res.details = [(i, t, label_of(i), s, k)
+                       for (i, t, s), (_, (_, k)) in zip(candidates, ranked)]
 
     @staticmethod
     def _set(res: Resolution, status: str, id: str | None, reason: str) -> Resolution:
