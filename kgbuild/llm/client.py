@@ -166,6 +166,7 @@ class LLMClient:
                 for i, event in flight.items():
                     event.set()
                     self._flight.pop(_flight_key(requests[i]), None)
+                self.cache.flush()
             for i, c in zip(todo, fresh):
                 results[i] = c
         if self._fatal:
@@ -324,7 +325,7 @@ class LLMClient:
                  "model": self.settings.model, "mode": mode}
         key = request_key(self.settings.model, mode, messages, request.schema_digest)
         self._fresh.add(key)
-        self.cache.put(key, entry)
+        self.cache.put(key, entry, behind=True)  # (on disk before run returns)
         return Completion(text, mode, False, repaired, problem, None, tokens)
 
     async def _probe(self, client, request: Request, messages: list[dict]
@@ -352,7 +353,7 @@ class LLMClient:
                 text, usage = await self._send(rest, request, messages, mode)
             self.confirmed = True
             self.cache.remember_mode(self.settings.endpoint, self.settings.model, mode,
-                                     self.usage.rejected_modes)
+                                     self.usage.rejected_modes, behind=True)
             return text, usage, mode
         raise KgbuildError("no structured-output mode left to try")  # pragma: no cover
 

@@ -147,8 +147,10 @@ def extract_text(paths: Sequence[str | Path], schema: Schema | str | Path | None
                 return ExtractResult(schema, extractor.stats, client.usage.to_dict(llm),
                                      client.mode_report(), None, None,
                                      [s.doc_id for s in pending], batched)
-        else:  # every request, concurrently: fills the cache while documents are extracted
-            client.warm_up(lambda: extractor.prepare(pending, ctx))
+        else:  # every request, concurrently: fills the cache while documents are extracted,
+            # asked in the order the pipeline reads them (extract_documents takes the last
+            # document first): each is verified while the later ones' answers are out
+            client.warm_up(lambda: extractor.prepare(pending[::-1], ctx))
         extractor.resolver = graph_store.read_model().resolver(reg)
         if opening is not None:
             graph_store.close()

@@ -5,6 +5,7 @@ the concurrency limit, usage and cost."""
 from __future__ import annotations
 
 import json
+import threading
 
 import llm_fixtures
 import pytest
@@ -190,6 +191,23 @@ def test_a_damaged_cache_entry_is_ignored(fake_llm, tmp_path):
         f.write_text("{not json")
     [out] = client(server, tmp_path).run([req("x")])
     assert out.text == GOOD and not out.cached and server.count == 2
+
+
+def test_answers_written_behind_are_on_disk_when_the_run_returns(fake_llm, tmp_path):
+    server = fake_llm(Script(default=Reply(GOOD)))
+    c = client(server, tmp_path, concurrency=4)
+    c.run([req(f"chunk {i}") for i in range(6)])
+    files = list((tmp_path / "cache").glob("*/*.json"))
+    assert len(files) == 6 and all(json.loads(f.read_text())["text"] == GOOD for f in files)
+    assert json.loads((tmp_path / "cache" / "modes.json").read_text())  # the mode remembered
+    assert not any(t.name.startswith("kgbuild-llm-cache") for t in threading.enumerate())
+
+
+def test_a_cache_that_cannot_be_written_fails_the_run(fake_llm, tmp_path):
+    server = fake_llm(Script(default=Reply(GOOD)))
+    (tmp_path / "cache").write_text("a file where the cache folder should be")
+    with pytest.raises(OSError):
+        client(server, tmp_path).run([req(f"chunk {i}") for i in range(3)])
 
 
 def test_usage_tokens_and_cost(fake_llm):
