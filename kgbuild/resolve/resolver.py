@@ -53,6 +53,7 @@ from .normalize import Normalizer, acronym, canonical_ref, fold
 from .results import MAX_CANDIDATES, Resolution, Thresholds
 
 BATCH = 4096  # mentions whose fuzzy stages resolve_many runs together (bounds the memory)
+_NONE: frozenset = frozenset()  # no IDs (no banned ones, no ID hits)
 
 
 class _Excluded(set):
@@ -161,7 +162,7 @@ class Resolver(MentionSearch, DuplicateSearch):
     def add_entities(self, entities: Iterable[tuple]) -> None:
         """:meth:`add_entity` for each ``(id, type, label)`` or ``(id, type, label, aliases)``,
         with the cyclic garbage collector paused (indexing creates no cycles)."""
-        with gc_paused():
+        with gc_paused(promote=True):
             for args in entities:
                 self.add_entity(*args)
 
@@ -262,7 +263,7 @@ class Resolver(MentionSearch, DuplicateSearch):
         type_name = self._type(type) if type else None
         folded = fold(mention)
         rejected = self._rejected.get(folded)
-        banned = set(rejected) if rejected else set()
+        banned = set(rejected) if rejected else _NONE
         if own_id is not None:
             banned |= {i for pair in self.registry.distinct if own_id in pair for i in pair} - {own_id}
             if ecosystem(own_id):
@@ -286,12 +287,12 @@ class Resolver(MentionSearch, DuplicateSearch):
                  for m in mentions]
         workers = max(1, min(workers, len(items) // 500 or 1))
         if workers == 1 or not hasattr(os, "fork"):
-            with gc_paused():
+            with gc_paused(promote=True):
                 return self._resolve_batch(items)
         for idx in self._index.values():  # built once here, not in every child
             if idx.keys:
                 idx.prepare()
-        with gc_paused():
+        with gc_paused(promote=True):
             return resolve_forked(self._resolve_batch, items, workers)
 
     def _resolve_batch(self, items: list[tuple]) -> list[Resolution]:
@@ -313,14 +314,14 @@ class Resolver(MentionSearch, DuplicateSearch):
         if hits:
             return self._decide(res, "id", {i: mention for i in hits})
         found = self._alias_folds.get(folded)
-        if found and isinstance(banned, _Excluded):
-            banned.curated = True
-        hits = found and {i for t, i in found
-                          if t in gate and i not in banned and self.type_of(i) in gate}
-        if isinstance(banned, _Excluded):
-            banned.curated = False
-        if hits:
-            return self._decide(res, "alias", {i: mention for i in hits})
+        if found:
+            if isinstance(banned, _Excluded):
+                banned.curated = True
+            hits = {i for t, i in found if t in gate and i not in banned and self.type_of(i) in gate}
+            if isinstance(banned, _Excluded):
+                banned.curated = False
+            if hits:
+                return self._decide(res, "alias", {i: mention for i in hits})
         words = self.normalizer.words(mention)
         live = self._live.get(gate)
         if live is None:  # types with no entities: no keys
@@ -390,9 +391,11 @@ class Resolver(MentionSearch, DuplicateSearch):
 
     def _id_hits(self, mention: str, gate: tuple[str, ...], banned: set[str]) -> set[str]:
         found = self._refs.get(mention.strip())
+        if found is None and ":" not in mention and "/" not in mention:
+            return _NONE  # a plain name (most mentions)
         ids = set() if found is None else set(found) if type(found) is tuple else {found}
         canon = canonical_ref(mention) if not ids else None
-        if not ids and not canon:  # a plain name (most mentions)
+        if not ids and not canon:
             return ids
         if canon:
             ids = set(get_multi(self._refs, canon))
