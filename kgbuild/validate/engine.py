@@ -112,65 +112,60 @@ def _chunked(items: Sequence, size: int = 500) -> Iterable[Sequence]:
         yield items[i:i + size]
 
 
+def _classes(name: str, cls, data: Data) -> str:
+    """A VALUES block binding ``?name`` to ``cls`` and each of its subclasses."""
+    return _values(name, (f"<{c}>" for c in data.subclasses(str(cls))))
+
+
 def iri_values(iris: Sequence) -> Iterable[str]:
     """``<iri> <iri> ...`` texts for a VALUES block, a chunk of ``iris`` at a time."""
     return (" ".join(f"<{i}>" for i in part) for part in _chunked(iris))
 
 
-class Target(str):
-    """A group pattern binding ``?this`` to each focus node once. A constraint that reads
-    values is evaluated first, unrestricted, and keeps the few violating rows whose focus is
-    a target (:meth:`keep`): joining every value with the targets cost 10x more. (A run for a
-    few focus nodes is a whole run on their neighbourhood: joining the focus nodes first made
-    pyoxigraph slower, not faster.)"""
+class Target:
+    """A shape's focus nodes, two ways. ``nodes``: a group pattern binding ``?this`` to each
+    focus node once, for constraints that start from the targets (counts, ``sh:or``, a node's
+    own value). ``test``: a filter expression true when a bound ``?this`` is a focus node, for
+    constraints that start from the triples they read (a path's values, the SPARQL checks):
+    those find the few violating rows unrestricted, then test each row's focus node inside the
+    query (:func:`_focused`). Joining every value with the targets cost 10x more; filtering
+    the rows in Python converted each one to rdflib first (a third of a whole store's run)."""
 
-    groups: str
-    data: Data
-
-    def keep(self, rows: Iterable[tuple]) -> list[tuple]:
-        """The rows (focus first) whose focus is a target of the shape."""
-        rows = list(rows)
-        if not rows:
-            return rows
-        cands = sorted({r[0] for r in rows}, key=str)
-        if any(isinstance(c, BNode) for c in cands):  # blank nodes cannot be written in VALUES
-            members = {r[0] for r in _select(self.data, f"SELECT ?this WHERE {{ {self} }}", "this")}
-        else:
-            members = set()
-            for part in _chunked(cands):
-                chunk = _values("this", map(rdflib_term, part))
-                members |= {r[0] for r in _select(
-                    self.data, f"SELECT DISTINCT ?this WHERE {{ {chunk} {self.groups} }}", "this")}
-        return [r for r in rows if r[0] in members]
+    def __init__(self, nodes: str, test: str):
+        self.nodes, self.test = nodes, test
 
 
 def _target(shape: Shape, data: Data) -> Target | None:
     """The shape's targets (see :class:`Target`), or None when it has none."""
-    groups = []
+    groups, tests = [], []
     for kind, obj in shape.targets:
         term = rdflib_term(obj)
         if kind == SH.targetClass:
-            groups.append(f"{{ ?this {_TYPE} ?_c . "
-                          f"{_values('_c', (f'<{c}>' for c in data.subclasses(str(obj))))} }}")
+            classes = _classes("_c", obj, data)
+            groups.append(f"{{ ?this {_TYPE} ?_c . {classes} }}")
+            tests.append(f"EXISTS {{ ?this {_TYPE} ?_c . {classes} }}")
         elif kind == SH.targetSubjectsOf:
             groups.append(f"{{ ?this {term} ?_o }}")
+            tests.append(f"EXISTS {{ ?this {term} ?_o }}")
         elif kind == SH.targetObjectsOf:
             groups.append(f"{{ ?_s {term} ?this }}")
+            tests.append(f"EXISTS {{ ?_s {term} ?this }}")
         else:
             groups.append(f"{{ {_values('this', [term])} }}")
+            tests.append(f"sameTerm(?this, {term})")
     if not groups:
         return None
-    union = " UNION ".join(groups)
-    target = Target(f"{{ SELECT DISTINCT ?this WHERE {{ {union} }} }}")
-    target.groups, target.data = union, data
-    return target
+    return Target(f"{{ SELECT DISTINCT ?this WHERE {{ {' UNION '.join(groups)} }} }}",
+                  " || ".join(tests))
 
 
-def _value_pattern(shape: Shape) -> str:
-    return f"?this <{shape.path}> ?v ." if shape.path is not None else "BIND(?this AS ?v)"
+def _focused(target: Target, names: str, query: str) -> str:
+    """``query``'s rows (``names``, ``?this`` among them) whose ``?this`` is a focus node of
+    ``target``: the test runs on the query's answers, not on every triple it reads."""
+    return f"SELECT {names} WHERE {{ {{ {query} }} FILTER({target.test}) }}"
 
 
-def _evaluate(shape: Shape, target: str, data: Data, out: set[Result]) -> None:
+def _evaluate(shape: Shape, target: Target, data: Data, out: set[Result]) -> None:
     for key, arg in shape.constraints:
         for focus, path, value, component, message in _violations(shape, key, arg, target, data):
             out.add(Result(focus, path, component, value, shape.severity, message, shape.node))
@@ -178,7 +173,7 @@ def _evaluate(shape: Shape, target: str, data: Data, out: set[Result]) -> None:
         _evaluate(prop, target, data, out)
 
 
-def _violations(shape: Shape, key, arg, target: str, data: Data):
+def _violations(shape: Shape, key, arg, target: Target, data: Data):
     """``(focus, path, value, component, message)`` for each violation of one constraint."""
     path, msg = shape.path, shape.message
     component = _COMPONENT.get(key)
@@ -191,11 +186,7 @@ def _violations(shape: Shape, key, arg, target: str, data: Data):
         yield from _qualified(shape, arg, target, data)
         return
     if key == SH["or"]:
-        bad = None
-        for member in arg:
-            got = _violators(member, target, data)
-            bad = got if bad is None else bad & got
-        for focus in bad or ():
+        for focus in _or(arg, target, data):
             yield focus, None, focus, component, msg
         return
     if key in (SH.minCount, SH.maxCount):
@@ -214,64 +205,70 @@ def _select(data: Data, query: str, *names: str) -> Iterable[tuple]:
 def _cardinality(shape: Shape, key, n: int, target: Target, data: Data) -> Iterable:
     p = f"<{shape.path}>"
     if key == SH.minCount and n == 1:
-        query = f"SELECT ?this WHERE {{ {target} MINUS {{ ?this {p} ?_v }} }}"
+        query = f"SELECT ?this WHERE {{ {target.nodes} MINUS {{ ?this {p} ?_v }} }}"
     elif key == SH.minCount:
-        query = (f"SELECT ?this WHERE {{ {target} OPTIONAL {{ ?this {p} ?v }} }} GROUP BY ?this "
-                 f"HAVING (COUNT(DISTINCT ?v) < {n})")
+        query = (f"SELECT ?this WHERE {{ {target.nodes} OPTIONAL {{ ?this {p} ?v }} }} "
+                 f"GROUP BY ?this HAVING (COUNT(DISTINCT ?v) < {n})")
     else:
-        query = (f"SELECT ?this WHERE {{ ?this {p} ?v }} GROUP BY ?this "
-                 f"HAVING (COUNT(DISTINCT ?v) > {n})")
-        return (row[0] for row in target.keep(_select(data, query, "this")))
+        query = _focused(target, "?this", f"SELECT ?this WHERE {{ ?this {p} ?v }} GROUP BY ?this "
+                                          f"HAVING (COUNT(DISTINCT ?v) > {n})")
     return (row[0] for row in _select(data, query, "this"))
 
 
 def _bad_values(shape: Shape, key, arg, target: Target, data: Data) -> Iterable[tuple]:
     """``(focus, value)`` of each value node failing a value constraint."""
-    if shape.path is not None:
-        return target.keep(_bad_rows(shape, key, arg, "", data))
-    return _bad_rows(shape, key, arg, target, data)
-
-
-def _bad_rows(shape: Shape, key, arg, target: str, data: Data) -> Iterable[tuple]:
-    vp = _value_pattern(shape)
     if key == SH.nodeKind:
-        return _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} FILTER({_KIND_BAD[arg]}) }}",
-                       "this", "v")
+        return _focus_values(shape, f"FILTER({_KIND_BAD[arg]})", target, data)
     if key == SH.minLength:
-        return _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} "
-                       f"FILTER(isBlank(?v) || STRLEN(STR(?v)) < {arg.toPython()}) }}", "this", "v")
+        return _focus_values(shape, f"FILTER(isBlank(?v) || STRLEN(STR(?v)) < {arg.toPython()})",
+                             target, data)
     if key == SH["in"]:
-        return _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} "
-                       f"MINUS {{ {_values('v', map(rdflib_term, arg))} }} }}", "this", "v")
+        return _focus_values(shape, f"MINUS {{ {_values('v', map(rdflib_term, arg))} }}",
+                             target, data)
     if key == SH["class"]:
-        classes = _values("_k", (f"<{c}>" for c in data.subclasses(str(arg))))
-        return _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} "
-                       f"MINUS {{ ?v {_TYPE} ?_k . {classes} }} }}", "this", "v")
+        return _focus_values(shape, f"MINUS {{ ?v {_TYPE} ?_k . {_classes('_k', arg, data)} }}",
+                             target, data)
     if key == SH.datatype:
         dt = f"<{arg}>"
-        found = list(_select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} "
-                             f"FILTER(!isLiteral(?v) || DATATYPE(?v) != {dt}) }}", "this", "v"))
+        found = list(_focus_values(shape, f"FILTER(!isLiteral(?v) || DATATYPE(?v) != {dt})",
+                                   target, data))
         if arg not in _NO_PYTHON_CHECK:
-            found += _python_checked(data, target, vp, f"FILTER(isLiteral(?v) && DATATYPE(?v) = {dt})",
-                                     lambda v: _well_typed(v, arg))
+            found += _python_checked(shape, f"FILTER(isLiteral(?v) && DATATYPE(?v) = {dt})",
+                                     lambda v: _well_typed(v, arg), target, data)
         return found
     # sh:minInclusive / sh:maxInclusive: rdflib's comparison, as pyshacl does it
-    return _python_checked(data, target, vp, "", lambda v: _in_range(v, key, arg))
+    return _python_checked(shape, "", lambda v: _in_range(v, key, arg), target, data)
 
 
-def _python_checked(data: Data, target: str, vp: str, condition: str, ok) -> list[tuple]:
+def _value_pattern(shape: Shape, target: Target) -> str:
+    """Binds ``?v`` to each value node: a path's objects (any subject: the focus nodes are
+    tested after, see :func:`_focused`), or each focus node itself."""
+    if shape.path is not None:
+        return f"?this <{shape.path}> ?v ."
+    return f"{target.nodes} BIND(?this AS ?v)"
+
+
+def _focus_values(shape: Shape, condition: str, target: Target, data: Data) -> Iterable[tuple]:
+    """``(focus, value)`` of the value nodes meeting ``condition`` (a filter or ``MINUS``)."""
+    query = f"SELECT DISTINCT ?this ?v WHERE {{ {_value_pattern(shape, target)} {condition} }}"
+    if shape.path is not None:
+        query = _focused(target, "?this ?v", query)
+    return _select(data, query, "this", "v")
+
+
+def _python_checked(shape: Shape, condition: str, ok, target: Target, data: Data) -> list[tuple]:
     """Values decided in Python: the distinct values first, then the focus nodes of bad ones."""
-    bad = [v for (v,) in _select(data, f"SELECT DISTINCT ?v WHERE {{ {target} {vp} {condition} }}", "v")
+    vp = _value_pattern(shape, target)
+    bad = [v for (v,) in _select(data, f"SELECT DISTINCT ?v WHERE {{ {vp} {condition} }}", "v")
            if not ok(v)]
     named = [rdflib_term(v) for v in bad if not isinstance(v, BNode)]
     blank = {v for v in bad if isinstance(v, BNode)}
     out = []
     if named:
-        out += _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} {_values('v', named)} }}",
-                       "this", "v")
+        out += _focus_values(shape, _values("v", named), target, data)
     if blank:  # blank nodes cannot be written in VALUES
-        out += (row for row in _select(data, f"SELECT DISTINCT ?this ?v WHERE {{ {target} {vp} "
-                                       f"FILTER(isBlank(?v)) }}", "this", "v") if row[1] in blank)
+        out += (row for row in _focus_values(shape, "FILTER(isBlank(?v))", target, data)
+                if row[1] in blank)
     return out
 
 
@@ -301,27 +298,55 @@ def _in_range(v, key, bound: Literal) -> bool:
     return cmp >= 0 if key == SH.minInclusive else cmp <= 0
 
 
-def _violators(shape: Shape, target: str, data: Data) -> set:
-    """The focus nodes that do not conform to ``shape`` (an ``sh:or`` member)."""
-    found: set[Result] = set()
-    _evaluate(shape, target, data, found)
-    return {r.focus for r in found}
+def _or(members: list[Shape], target: Target, data: Data) -> Iterable:
+    """The focus nodes conforming to none of ``members``: one query removing the nodes that
+    conform to each in turn, when every member is a single test :func:`_conforming` can
+    write; else each member's violators, intersected."""
+    if not members:
+        return ()
+    tests = [_conforming(m, data) for m in members]
+    if all(tests):
+        query = f"SELECT DISTINCT ?this WHERE {{ {target.nodes} {' '.join(tests)} }}"
+        return (row[0] for row in _select(data, query, "this"))
+    bad = None
+    for member in members:
+        found: set[Result] = set()
+        _evaluate(member, target, data, found)
+        bad = {r.focus for r in found} if bad is None else bad & {r.focus for r in found}
+    return bad
 
 
-def _qualified(shape: Shape, arg, target: str, data: Data):
+def _conforming(shape: Shape, data: Data) -> str | None:
+    """A pattern dropping the ``?this`` rows that conform to ``shape`` (an ``sh:or`` member
+    of one constraint: a value of a path, a class or a node kind), or None."""
+    if shape.properties or len(shape.constraints) != 1:
+        return None
+    key, arg = shape.constraints[0]
+    if shape.path is not None:
+        if key == SH.minCount and arg.toPython() == 1:
+            return f"MINUS {{ ?this <{shape.path}> ?_x }}"
+        return None
+    if key == SH["class"]:
+        return f"MINUS {{ ?this {_TYPE} ?_k . {_classes('_k', arg, data)} }}"
+    if key == SH.nodeKind:
+        return f"FILTER({_KIND_BAD[arg].replace('?v', '?this')})"
+    return None
+
+
+def _qualified(shape: Shape, arg, target: Target, data: Data):
     tests, low, high = arg
     good = []
     for key, value in tests:
         if key == SH["in"]:
             good.append(_values("v", map(rdflib_term, value)))
         else:
-            good.append(f"?v {_TYPE} ?_k . {_values('_k', (f'<{c}>' for c in data.subclasses(str(value))))}")
+            good.append(f"?v {_TYPE} ?_k . {_classes('_k', value, data)}")
     n = "COUNT(DISTINCT ?v)"
     having = " || ".join(c for c in (f"{n} < {low}" if low is not None else "",
                                        f"{n} > {high}" if high is not None else "") if c)
     if not having:
         return
-    query = (f"SELECT ?this ({n} AS ?n) WHERE {{ {target} OPTIONAL {{ "
+    query = (f"SELECT ?this ({n} AS ?n) WHERE {{ {target.nodes} OPTIONAL {{ "
              f"?this <{shape.path}> ?v . {' '.join(good)} }} }} GROUP BY ?this HAVING ({having})")
     for focus, n in _select(data, query, "this", "n"):
         count = n.toPython()
@@ -335,24 +360,27 @@ _S, _P, _O = f"<{RDF.subject}>", f"<{RDF.predicate}>", f"<{RDF.object}>"
 
 
 def _sparql(kind: str, target: Target, data: Data) -> Iterable[tuple]:
-    """``(focus, path, value)`` rows of the bundled SPARQL constraints, rewritten to be fast."""
+    """``(focus, path, value)`` rows of the bundled SPARQL constraints, rewritten to be fast.
+    Whether an assertion's triple exists is one lookup each (``FILTER NOT EXISTS``; a
+    ``MINUS`` held every triple of the store in a hash table)."""
     if kind == "statement-exists":
-        query = (f"SELECT DISTINCT ?this ?s ?p ?o WHERE {{ ?this {_S} ?s ; {_P} ?p ; {_O} ?o . "
-                 f"MINUS {{ ?s ?p ?o }} }}")
-        for focus, s, p, o in target.keep(_select(data, query, "this", "s", "p", "o")):
+        query = _focused(target, "?this ?s ?p ?o", f"SELECT DISTINCT ?this ?s ?p ?o WHERE {{ "
+                         f"?this {_S} ?s ; {_P} ?p ; {_O} ?o . FILTER NOT EXISTS {{ ?s ?p ?o }} }}")
+        for focus, s, p, o in _select(data, query, "this", "s", "p", "o"):
             if (s, p, o) not in data.vocabulary:
                 yield focus, None, focus
     elif kind == "coverage":
         if not data.object_properties:
             return
         props = _values("path", (f"<{p}>" for p in data.object_properties))
-        query = (f"SELECT DISTINCT ?this ?path ?value WHERE {{ ?this ?path ?value . {props} "
-                 f"MINUS {{ ?a {_S} ?this ; {_P} ?path ; {_O} ?value }} }}")
-        yield from target.keep(_select(data, query, "this", "path", "value"))
+        query = _focused(target, "?this ?path ?value", f"SELECT DISTINCT ?this ?path ?value "
+                         f"WHERE {{ ?this ?path ?value . {props} MINUS {{ ?a {_S} ?this ; "
+                         f"{_P} ?path ; {_O} ?value }} }}")
+        yield from _select(data, query, "this", "path", "value")
     elif kind == "completeness":
-        query = (f"SELECT ?this (COUNT(DISTINCT ?a) AS ?value) WHERE {{ "
-                 f"?this <{KG.assertionCount}> ?declared . OPTIONAL {{ ?a {_TYPE} <{KG.Assertion}> ; "
-                 f"<{PROV_DERIVED_FROM}> ?this }} }} GROUP BY ?this ?declared "
-                 f"HAVING (COUNT(DISTINCT ?a) != ?declared)")
-        for focus, value in target.keep(_select(data, query, "this", "value")):
+        query = _focused(target, "?this ?value", f"SELECT ?this (COUNT(DISTINCT ?a) AS ?value) "
+                         f"WHERE {{ ?this <{KG.assertionCount}> ?declared . OPTIONAL {{ "
+                         f"?a {_TYPE} <{KG.Assertion}> ; <{PROV_DERIVED_FROM}> ?this }} }} "
+                         f"GROUP BY ?this ?declared HAVING (COUNT(DISTINCT ?a) != ?declared)")
+        for focus, value in _select(data, query, "this", "value"):
             yield focus, None, value
