@@ -12,6 +12,11 @@ same run), then edits one component file at a time (its description), rebuilds a
 again; finally pushes with nothing changed. Prints bytes sent, graphs pushed, wall time and
 the server's peak RSS, and the incremental/full ratios.
 Targets (issue 13): a one-document push sends only that document's graph, in under 2 s.
+
+``--bulk`` (Virtuoso): after the baseline's full push over SPARQL Update, a second Virtuoso
+with a new database gets the full push through its bulk loader (``push --bulk-dir``, a
+folder in its database folder), and the one-document pushes go to that server; the triples
+each server then holds are counted, and must be equal.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from virtuoso_config import write_virtuoso_ini  # noqa: E402  (the tests' virtuo
 from kgbuild.project.pipeline import build_graph  # noqa: E402
 from kgbuild.remote.push import push_store  # noqa: E402
 from kgbuild.remote.sparql import Auth, SparqlClient  # noqa: E402
+from kgbuild.remote.virtuoso import BulkLoader  # noqa: E402
 from kgbuild.schema.loader import load_schema  # noqa: E402
 
 
@@ -52,9 +58,11 @@ def timed(fn):
 
 
 
-def start_server(kind: str, folder: Path, buffers: int) -> tuple[subprocess.Popen, str, Auth | None]:
-    """The server process, its query/update URL and the credentials updates need."""
-    port = free_port()
+def start_server(kind: str, folder: Path, buffers: int
+                 ) -> tuple[subprocess.Popen, str, Auth | None, str]:
+    """The server process, its query/update URL, the credentials updates need and (Virtuoso)
+    its SQL port's HOST:PORT."""
+    port, sql = free_port(), free_port()
     if kind == "oxigraph":
         exe = shutil.which("oxigraph") or sys.exit("needs the Oxigraph server: pip install oxigraph")
         proc = subprocess.Popen([exe, "serve", "--location", str(folder), "--bind",
@@ -66,7 +74,7 @@ def start_server(kind: str, folder: Path, buffers: int) -> tuple[subprocess.Pope
         exe = shutil.which("virtuoso-t") or sys.exit("needs Virtuoso: apt-get install "
                                                       "virtuoso-opensource")
         folder.mkdir(parents=True)
-        write_virtuoso_ini(folder, free_port(), port, buffers, seconds=600)
+        write_virtuoso_ini(folder, sql, port, buffers, seconds=600)
         proc = subprocess.Popen([exe, "+foreground", "+configfile", str(folder / "virtuoso.ini")],
                                 cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         probe, url, auth = f"http://127.0.0.1:{port}/sparql?query=ASK%7B%7D", \
@@ -77,7 +85,14 @@ def start_server(kind: str, folder: Path, buffers: int) -> tuple[subprocess.Pope
             break
         except OSError:
             time.sleep(0.1)
-    return proc, url, auth
+    return proc, url, auth, f"127.0.0.1:{sql}"
+
+
+def held_triples(client: SparqlClient) -> int:
+    """Triples in the server's kgbuild graphs."""
+    rows = client.select("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } "
+                         "FILTER(STRSTARTS(STR(?g), 'https://kgbuild.dev/')) }")
+    return int(rows[0]["n"]["value"])
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -98,7 +113,11 @@ def main() -> None:
     ap.add_argument("--server", choices=("oxigraph", "virtuoso"), default="oxigraph")
     ap.add_argument("--buffers", type=int, default=170_000,
                     help="Virtuoso's NumberOfBuffers (8 KiB pages)")
+    ap.add_argument("--bulk", action="store_true",
+                    help="Virtuoso: also the full push through its bulk loader (see above)")
     args = ap.parse_args()
+    if args.bulk and args.server != "virtuoso":
+        ap.error("--bulk needs --server virtuoso")
     schema = load_schema("software")
     with tempfile.TemporaryDirectory() as tmp:
         root, store = Path(tmp) / "catalog", Path(tmp) / "store"
@@ -112,7 +131,7 @@ def main() -> None:
 
         build_s, triples = timed(build)
         print(f"store: {args.components:,} components, {triples:,} quads, built in {build_s:.1f} s")
-        server, url, auth = start_server(args.server, Path(tmp) / "server", args.buffers)
+        server, url, auth, sql = start_server(args.server, Path(tmp) / "server", args.buffers)
         try:
             with SparqlClient(url, auth=auth, timeout=3600) as client:
                 full_s, full = timed(lambda: push_store(store, schema, client))
@@ -121,6 +140,27 @@ def main() -> None:
                       f"{full.requests:,} requests, {full_s:.2f} s "
                       f"({full.triples / full_s:,.0f} triples/s); server peak RSS "
                       f"{peak_rss_mb(server.pid):,.0f} MB")
+                if args.bulk:
+                    baseline_held = held_triples(client)
+            if args.bulk:  # the same push into a new Virtuoso, through its bulk loader
+                server.terminate()
+                server.wait(60)
+                folder = Path(tmp) / "server-bulk"
+                server, url, auth, sql = start_server(args.server, folder, args.buffers)
+                (folder / "load").mkdir()
+                bulk = BulkLoader(folder / "load", "dba", "dba", sql)
+                with SparqlClient(url, auth=auth, timeout=3600) as client:
+                    bulk_s, loaded = timed(lambda: push_store(store, schema, client, bulk=bulk))
+                    held = held_triples(client)
+                print(f"virtuoso: full push through the bulk loader: {loaded.bulk_graphs:,} "
+                      f"graphs, {loaded.triples:,} triples ({loaded.bulk_bytes / 1e6:.1f} MB of "
+                      f"N-Quads), {bulk_s:.2f} s ({loaded.triples / bulk_s:,.0f} triples/s; "
+                      f"{full_s / bulk_s:.1f}x the SPARQL push); server peak RSS "
+                      f"{peak_rss_mb(server.pid):,.0f} MB; triples held {held:,} against "
+                      f"{baseline_held:,} after the SPARQL push")
+                assert held == baseline_held
+                full = loaded
+            with SparqlClient(url, auth=auth, timeout=3600) as client:
                 times, sent = [], []
                 for k in range(args.edits):
                     f = files[k * 37 % len(files)]

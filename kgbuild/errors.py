@@ -12,6 +12,7 @@ Each error carries a one-line message, the file and line it is about, and a ``co
     │   └── RefError              bad-ref
     ├── ServiceRefused            sparql-service
     ├── RemoteError               remote          (kgbuild.remote.sparql)
+    │   └── BulkLoadError         bulk-load       (kgbuild.remote.virtuoso)
     ├── CatalogError              backstage-api   (kgbuild.remote.backstage)
     └── ResponseTooLarge          too-large       (kgbuild.io.http)
 
@@ -59,6 +60,7 @@ CODES: dict[str, str] = {  # every code kgbuild uses -> what it means (README: E
     "bad-value": "a value kgbuild cannot use",
     "blank-node": "a blank node: a node needs a stable ID",
     "body-timeout": "serve: the request body did not arrive in time",
+    "bulk-load": "Virtuoso's bulk loader could not be run or failed on a file",
     "busy": "serve: too many connections",
     "codeowners": "a CODEOWNERS line cannot be used",
     "conflicting-types": "a node is typed on different branches of the schema",

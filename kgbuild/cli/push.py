@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from ..io.urls import redact_url
@@ -74,17 +76,25 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
                                           "drop the server's other kgbuild graphs.")
 @click.option("--batch-bytes", **count(4 << 20, 1024, 1 << 30),
               help="Most bytes of quads in one upload request.")
+@click.option("--bulk-dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Virtuoso: load the graphs it lacks with its bulk loader from N-Quads "
+                   "files written here (a folder in its DirsAllowed, the same path for "
+                   "Virtuoso; run through its isql with --user/--password).")
+@click.option("--isql", "isql_address", default="127.0.0.1:1111", show_default=True,
+              metavar="HOST:PORT", help="Virtuoso's SQL port, for --bulk-dir.")
 @remote_options
 @FORMAT
 def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_name, graph_iri,
-         full, batch_bytes, update_url, gsp_url, user, password, digest, token, timeout, retries,
-         max_response_mib, fmt):
+         full, batch_bytes, bulk_dir, isql_address, update_url, gsp_url, user, password, digest,
+         token, timeout, retries, max_response_mib, fmt):
     """Send the store to a SPARQL 1.1 server (one named graph per document), FalkorDB or Neo4j.
 
     Only the graphs of documents changed since the last push to that endpoint are sent
     (remembered in the store folder), graphs of removed documents are dropped, and each graph
     is replaced atomically (uploaded to a temporary graph, then MOVEd; a graph the server
-    lacks appears whole, in one request): a second push sends nothing. FalkorDB and Neo4j
+    lacks appears whole, in one request): a second push sends nothing. With --bulk-dir,
+    the graphs Virtuoso lacks (a first push: all) go through its bulk loader, many times
+    faster and not atomic (a failed load is repaired by the next push). FalkorDB and Neo4j
     (Bolt) get the property graph (see `kgbuild export --format cypher`); nodes and edges no
     longer in the store are deleted there (on Neo4j in the same transaction).
 
@@ -93,6 +103,8 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
       kgbuild push --endpoint http://127.0.0.1:7878/query
       kgbuild push --endpoint http://127.0.0.1:8890/sparql-auth --digest --user dba \\
         --password dba
+      kgbuild push --endpoint http://127.0.0.1:8890/sparql-auth --digest --user dba \\
+        --password dba --bulk-dir /var/lib/virtuoso-opensource-7/db/load
       kgbuild push --falkordb redis://127.0.0.1:6379 --graph-name catalog
       NEO4J_PASSWORD=... kgbuild push --neo4j bolt://127.0.0.1:7687 --user neo4j
 
@@ -102,6 +114,10 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
     if sum(map(bool, (endpoint, falkordb, neo4j))) != 1:
         raise UsageError("give one of --endpoint URL, --falkordb redis://HOST:PORT or "
                          "--neo4j bolt://HOST:PORT")
+    if bulk_dir and not endpoint:
+        raise UsageError("--bulk-dir loads into Virtuoso: give its --endpoint")
+    if bulk_dir and not (user and password):
+        raise UsageError("--bulk-dir runs Virtuoso's isql: give --user and --password")
     front = open_project(schema=schema_name, store=store_path)
     if neo4j:
         report = front.push_neo4j(neo4j, database=database, user=user, password=password,
@@ -116,7 +132,13 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
         return
     with sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, timeout,
                        retries, max_response_mib) as client:
-        report = front.push(client, graph_iri=graph_iri, full=full, batch_bytes=batch_bytes)
+        bulk = None
+        if bulk_dir:
+            from ..remote.virtuoso import BulkLoader
+
+            bulk = BulkLoader(Path(bulk_dir), user, password, isql_address, timeout=86400.0)
+        report = front.push(client, graph_iri=graph_iri, full=full, batch_bytes=batch_bytes,
+                            bulk=bulk)
     emit(report.to_dict(), fmt, report.render())
 
 

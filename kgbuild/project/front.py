@@ -350,7 +350,8 @@ class Project:
 
     def push(self, client: SparqlClient, **options) -> PushReport:
         """``kgbuild push``: the store to a SPARQL 1.1 server, one named graph per document,
-        incrementally (``options``: ``graph_iri``, ``full``, ``batch_bytes``)."""
+        incrementally (``options``: ``graph_iri``, ``full``, ``batch_bytes``, ``bulk``: a
+        :class:`~kgbuild.remote.virtuoso.BulkLoader` for the graphs Virtuoso lacks)."""
         from ..remote.push import push_store
 
         return push_store(self.store_path, self.schema, client, **options)

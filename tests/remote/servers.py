@@ -12,6 +12,7 @@ import subprocess
 import time
 import urllib.request
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from click.testing import CliRunner
@@ -110,22 +111,28 @@ def oxigraph(tmp_path):
 
 
 
+class VirtuosoServer(NamedTuple):
+    url: str  # base URL (/sparql, /sparql-auth)
+    isql: str  # HOST:PORT of its SQL port
+    folder: Path  # its database folder and working directory (DirsAllowed: .)
+
+
 @pytest.fixture(scope="module")
 def virtuoso_server(tmp_path_factory):
-    """A Virtuoso with its own database folder and generated virtuoso.ini: its base URL.
-    Updates go to /sparql-auth with digest auth as dba/dba (a new database's account)."""
+    """A Virtuoso with its own database folder and generated virtuoso.ini. Updates go to
+    /sparql-auth with digest auth as dba/dba (a new database's account)."""
     exe = binary("KGBUILD_VIRTUOSO", "virtuoso-t")
     require(exe is not None, "needs Virtuoso (apt-get install virtuoso-opensource; $KGBUILD_VIRTUOSO)")
     d = tmp_path_factory.mktemp("virtuoso")
-    http = free_port()
-    write_virtuoso_ini(d, free_port(), http)
+    http, sql = free_port(), free_port()
+    write_virtuoso_ini(d, sql, http)
     log = d / "stdout.log"
     with open(log, "wb") as fh:
         proc = subprocess.Popen([exe, "+foreground", "+configfile", str(d / "virtuoso.ini")],
                                 cwd=d, stdout=fh, stderr=fh, stdin=subprocess.DEVNULL)
     try:
         _wait_http(f"http://127.0.0.1:{http}/sparql?query=ASK%7B%7D", proc, 90, log)
-        yield f"http://127.0.0.1:{http}"
+        yield VirtuosoServer(f"http://127.0.0.1:{http}", f"127.0.0.1:{sql}", d)
     finally:
         _stop(proc)
 
@@ -136,7 +143,7 @@ def virtuoso(virtuoso_server):
     from kgbuild.remote.push import kgbuild_graphs
     from kgbuild.remote.sparql import Auth, SparqlClient
 
-    url = f"{virtuoso_server}/sparql-auth"
+    url = f"{virtuoso_server.url}/sparql-auth"
     with SparqlClient(url, auth=Auth("dba", "dba", digest=True)) as client:
         for g in kgbuild_graphs(client):
             client.update(f"DROP SILENT GRAPH <{g}>")
