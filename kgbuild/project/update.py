@@ -319,17 +319,20 @@ def assemble_document(store: GraphStore, src: SourceFile, digest: str, ex: Extra
 def extract_documents(store: GraphStore, plan: Plan, *, timestamp: float | None = None,
                       progress: Progress | None = None, max_file_bytes: int = 20 * 1024 * 1024,
                       access: AccessRules | None = None, registry: Path | None = None,
-                      canonical=None, seen: dict[str, str] | None = None) -> Extracted:
+                      canonical=None, seen: dict[str, str] | None = None,
+                      sink: Callable[[str, DocumentUpdate], None] | None = None) -> Extracted:
     """The extract stage: every candidate whose stat, content hash or dependencies changed
     (or that is stale) read by its extractor and assembled (:func:`assemble_document`);
-    files an extraction follows (a catalog's targets) joined to the queue."""
+    files an extraction follows (a catalog's targets) joined to the queue. Each update goes
+    to ``sink(doc_id, update)`` when given (a full build's loader), else to ``updates``."""
     seen = {} if seen is None else seen
     found, states, stale, everything = plan.found, plan.states, plan.stale, plan.everything
     before = plan.before
     times = SourceTimes(c.path for c in found.values() if c.extractor is not None)
     ctx = Context(store.schema, sorted({c.root for c in found.values()}), max_file_bytes)
     out = Extracted()
-    updates, changes, files = out.updates, out.changes, out.files
+    changes, files = out.changes, out.files
+    put = sink or out.updates.__setitem__
     queue = list(found)
     total = len(queue)
     done = 0
@@ -354,7 +357,7 @@ def extract_documents(store: GraphStore, plan: Plan, *, timestamp: float | None 
             digest = state.sha256 if same_stat else sha256_file(src.path)
         except OSError as exc:
             problem = Problem("error", "bad-input", f"cannot read: {exc.strerror or exc}", doc_id)
-            updates[doc_id] = DocumentUpdate([], [problem], sha256="unreadable")
+            put(doc_id, DocumentUpdate([], [problem], sha256="unreadable"))
             continue
         if state is not None and state.sha256 == digest and _deps_unchanged(state.depends, seen):
             changes["unchanged"].append(doc_id)
@@ -367,9 +370,9 @@ def extract_documents(store: GraphStore, plan: Plan, *, timestamp: float | None 
             changes["changed" if doc_id in before else "added"].append(doc_id)
             ex, extraction = extracted
             out.names[doc_id] = ex.name
-            updates[doc_id] = assemble_document(
+            put(doc_id, assemble_document(
                 store, src, digest, ex, extraction, when=_timestamp(src.path, timestamp, times),
-                access=access, registry=registry, canonical=canonical)
+                access=access, registry=registry, canonical=canonical))
             followed = extraction.follow
         for target in followed:
             target_id = src.doc_id_of(target) if target.is_relative_to(src.root) else None
@@ -391,18 +394,13 @@ def commit_update(store: GraphStore, plan: Plan, extracted: Extracted, *, full: 
     everything was rebuilt; the store's write brings its read model up to date (the index
     stage). Returns the store's problems and, for incremental validation, the terms the
     change touched as they were before it (None: validate in full)."""
-    updates, changes, files = extracted.updates, extracted.changes, extracted.files
-    kept = sorted(plan.outside - set(files))  # outside the given paths and not reached by them
-    changes["kept"] = kept
-    changes["deleted"] = sorted(set(plan.before) - set(files) - set(kept))
+    updates, changes = extracted.updates, extracted.changes
+    kept = _settle(plan, extracted)
     # a store holding none of these documents is loaded whole into a new database, unless
     # few text documents are added (kgbuild extract: a transaction costs less than making a
     # second database, when the store was just made)
     replace = plan.everything or (not plan.before and not (plan.kind == TEXT_KIND and len(updates) <= 100)) \
         or (full and not kept)
-    if plan.everything and kept:  # built with other settings and no longer found: dropped
-        changes["deleted"] = sorted(set(changes["deleted"]) | set(kept))
-        changes["kept"] = []
     if phase and (updates or changes["deleted"]):
         phase("storing")
     indexing = (lambda: phase("indexing")) if phase else None  # the store's read model
@@ -413,6 +411,29 @@ def commit_update(store: GraphStore, plan: Plan, extracted: Extracted, *, full: 
     # (for incremental validation: before the change)
     touched = touched_terms(store, changed, (t for u in updates.values() for t in u.triples))
     return store.apply(changed, plan.all_states, plan.settings, indexing=indexing), touched
+
+
+def _settle(plan: Plan, extracted: Extracted) -> list[str]:
+    """The documents kept (outside the given paths and not reached by them) and deleted, in
+    ``extracted.changes``; returns those kept before settings that make everything stale
+    drop them."""
+    changes, files = extracted.changes, extracted.files
+    kept = sorted(plan.outside - set(files))
+    changes["kept"] = kept
+    changes["deleted"] = sorted(set(plan.before) - set(files) - set(kept))
+    if plan.everything and kept:  # built with other settings and no longer found: dropped
+        changes["deleted"] = sorted(set(changes["deleted"]) | set(kept))
+        changes["kept"] = []
+    return kept
+
+
+def streams(store: GraphStore, plan: Plan, full: bool) -> bool:
+    """Whether the update will replace the whole saved store whatever its sources hold (see
+    :func:`commit_update`): then each document is loaded as it is extracted, not kept until
+    the commit (an in-memory store is cleared by a full load: it reads as before meanwhile)."""
+    return store.path is not None and not plan.others and (
+        plan.everything or (not plan.before and plan.kind != TEXT_KIND)
+        or (full and not plan.outside))
 
 
 def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool = False,
@@ -458,24 +479,41 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
         plan = plan_update(store, paths, full=full, max_file_bytes=max_file_bytes,
                            access=access, root=root, exclude=exclude, gitignore=gitignore,
                            prune=prune, extractors=extractors)
-    extracted = extract_documents(store, plan, timestamp=timestamp, progress=progress,
-                                  max_file_bytes=max_file_bytes, access=access,
-                                  registry=registry, canonical=canonical, seen=seen)
-    if catalogs:  # running Backstages' entities, one document each
-        from .catalog import sync_catalogs
 
-        ctx = Context(store.schema, sorted({c.root for c in plan.found.values()}), max_file_bytes)
-        synced = sync_catalogs(catalogs, store, plan.states, redo=plan.everything or full,
-                               stale=plan.stale, ctx=ctx, access=access, registry=registry,
-                               canonical=canonical, timestamp=timestamp,
-                               deps_unchanged=lambda deps: _deps_unchanged(deps, seen))
-        extracted.updates.update(synced.updates)
-        extracted.names.update(synced.names)
-        for key, docs in synced.changes.items():
-            extracted.changes[key] += docs
-        extracted.files.update(dict.fromkeys(synced.present))
-        plan.outside -= synced.owned
-    problems, touched = commit_update(store, plan, extracted, full=full, phase=phase)
+    def extract(sink=None) -> Extracted:
+        extracted = extract_documents(store, plan, timestamp=timestamp, progress=progress,
+                                      max_file_bytes=max_file_bytes, access=access,
+                                      registry=registry, canonical=canonical, seen=seen,
+                                      sink=sink)
+        if catalogs:  # running Backstages' entities, one document each
+            from .catalog import sync_catalogs
+
+            ctx = Context(store.schema, sorted({c.root for c in plan.found.values()}),
+                          max_file_bytes)
+            synced = sync_catalogs(catalogs, store, plan.states, redo=plan.everything or full,
+                                   stale=plan.stale, ctx=ctx, access=access, registry=registry,
+                                   canonical=canonical, timestamp=timestamp,
+                                   deps_unchanged=lambda deps: _deps_unchanged(deps, seen))
+            for doc_id, upd in synced.updates.items():
+                (sink or extracted.updates.__setitem__)(doc_id, upd)
+            extracted.names.update(synced.names)
+            for key, docs in synced.changes.items():
+                extracted.changes[key] += docs
+            extracted.files.update(dict.fromkeys(synced.present))
+            plan.outside -= synced.owned
+        return extracted
+
+    if streams(store, plan, full):  # each document loaded as it is extracted
+        indexing = (lambda: phase("indexing")) if phase else None
+        with store.full_build(plan.settings, indexing=indexing) as build:
+            extracted = extract(build.add)
+            _settle(plan, extracted)
+            if phase:
+                phase("storing")
+        problems, touched = build.problems, None
+    else:
+        extracted = extract()
+        problems, touched = commit_update(store, plan, extracted, full=full, phase=phase)
     taken = {c.path for c in plan.found.values()}
     ignored = [Problem("warning", "unrecognised", "no extractor reads this file; it was skipped",
                        Path(p).name) for p in paths if Path(p).is_file()

@@ -30,9 +30,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
+
+import numpy as np
 
 from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
@@ -41,6 +44,7 @@ from .readmodel import GraphModel, graph_tables, model_arrays, view_key, with_na
 
 MODEL = "model"  # the read model's folder in the store
 SEEN = "seen.json"  # in MODEL: the database files a reader found the current model fresh for
+SCRATCH = ".scratch-"  # in MODEL: the files of a model being made (a writer's)
 
 
 class Change(NamedTuple):
@@ -68,23 +72,31 @@ def _whole(store, kg, view: str | None = None) -> tuple[dict, dict]:
     return with_names(model_arrays(tables, store.schema), tables.meta, store.schema)
 
 
-def _made(store, previous: GraphModel | None, change: Change | None) -> tuple[dict, dict]:
+def _made(store, previous: GraphModel | None, change: Change | None,
+          scratch: Path | None = None, quads=None) -> tuple[dict, dict]:
     """The columns and metadata of the store's revision: ``previous`` with ``change`` applied
-    (only when ``previous`` is of the revision before it), or from the whole graph."""
-    from .splice import apply_changes
+    (only when ``previous`` is of the revision before it), or of the whole graph: from a full
+    build's sorted ``quads`` (:mod:`kgbuild.store.sortedmodel`; its largest columns are
+    files in the ``scratch`` folder) where that is exact, else from the graph in memory."""
+    from .sortedmodel import sorted_model
+    from .splice import apply_changes, labelled_graphs, model_meta
 
     with gc_paused():
         made = None
         if previous is not None and change is not None and previous.meta["revision"] == change.revision:
             made = apply_changes(previous, store, store.schema, change.documents, change.before)
+        if made is None and quads is not None:
+            made = sorted_model(store, quads, scratch, {
+                **model_meta(store), "labelled": sorted(labelled_graphs(store))})
         return made or _whole(store, store.knowledge_graph())
 
 
-def refresh_model(store, change: Change | None = None, starting: Callable[[], None] | None = None
-                  ) -> bool:
+def refresh_model(store, change: Change | None = None, starting: Callable[[], None] | None = None,
+                  quads=None) -> bool:
     """After a commit to a saved store: make its model current (``starting()`` is called first,
     when there is anything to do), applying ``change`` to the saved model where that is
-    exact. Returns whether there was anything to do."""
+    exact, or from a full build's sorted ``quads``. Returns whether there was anything to
+    do."""
     if store.path is None:
         return False
     root = Path(store.path) / MODEL
@@ -94,12 +106,25 @@ def refresh_model(store, change: Change | None = None, starting: Callable[[], No
     if starting:
         starting()
     shutil.rmtree(root / VIEWS, ignore_errors=True)  # every view is stale now
-    arrays, meta = _made(store, previous, change)
+    for left in root.glob(f"{SCRATCH}*"):  # (a model making killed: its scratch files)
+        shutil.rmtree(left, ignore_errors=True)
+    scratch = root / f"{SCRATCH}{uuid.uuid4().hex[:16]}"  # (its files are linked, not copied)
     try:
-        save(arrays, meta, root, previous.folder if previous is not None else None)
+        scratch.mkdir(parents=True)
+        arrays, meta = _made(store, previous, change, scratch, quads)
+        save(arrays, meta, root, scratch if _in(arrays, scratch) else
+             previous.folder if previous is not None else None)
     except OSError:  # a read-only folder or a full disk: the next reader makes it again
         shutil.rmtree(root, ignore_errors=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return True
+
+
+def _in(arrays: dict, folder: Path) -> bool:
+    """Whether some of ``arrays`` are files of ``folder`` mapped."""
+    return any(isinstance(a.base, np.memmap) and Path(a.base.filename).parent == folder.resolve()
+               for a in arrays.values())
 
 
 def open_model(store, principal=None) -> GraphModel:

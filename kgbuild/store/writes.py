@@ -5,9 +5,8 @@ label resolved from its claims, the counts kept current from each change's delta
 from __future__ import annotations
 
 import json
-import queue
-import threading
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -18,21 +17,18 @@ from ..errors import KgbuildError, Problem
 from ..graph.model import (
     CLAIMS,
     A,
-    KnowledgeGraph,
     Triple,
     doc_from_iri,
     id_from_iri,
     iri_value,
     lit,
     node_triples,
-    parse_literal,
     resolve_node,
     source_iri,
 )
-from ..graph.rdf import from_quads
-from ..io.collector import gc_paused
 from ..schema.model import Schema
 from ..schema.namespaces import KG, NODES_GRAPH
+from .fullbuild import FullBuild
 from .guard import Guarded
 from .manifest import (
     COUNTS,
@@ -41,7 +37,6 @@ from .manifest import (
     MANIFEST_GRAPH,
     PROBLEM,
     SETTINGS,
-    SHARDS,
     STORE_ID,
     DocumentState,
     counts_triple,
@@ -189,7 +184,7 @@ class StoreWrites:
         for doc_id, upd in sorted(changes.items()):
             if upd is not None:
                 inserts.append(f"GRAPH <{source_iri(doc_id)}> {{\n" +
-                               "\n".join(f"{s} {p} {o} ." for s, p, o in _with_meta(doc_id, upd)) + "\n}")
+                               "\n".join(f"{s} {p} {o} ." for s, p, o in with_meta(doc_id, upd)) + "\n}")
         if insert_nodes:
             inserts.append(f"GRAPH <{NODES_GRAPH}> {{\n" + "\n".join(insert_nodes) + "\n}")
         parts.append("INSERT DATA {\n" + "\n".join(inserts) + "\n}")
@@ -261,159 +256,55 @@ class StoreWrites:
                     settings: dict | None = None, *,
                     indexing: Callable[[], None] | None = None,
                     index: bool = True) -> list[Problem]:
-        """A full rebuild: the store afterwards holds exactly ``documents``; its read model is
-        made from the whole graph (``indexing()`` is called when that starts), unless not
-        ``index`` (a store only queried with SPARQL: the model is made when first read).
+        """A full rebuild: the store afterwards holds exactly ``documents`` (see
+        :meth:`full_build`, which takes them one at a time)."""
+        with self.full_build(settings, indexing=indexing, index=index) as build:
+            for doc_id, upd in sorted(documents.items()):
+                build.add(doc_id, upd)
+        return build.problems
+
+    @contextmanager
+    def full_build(self, settings: dict | None = None, *,
+                   indexing: Callable[[], None] | None = None,
+                   index: bool = True) -> Iterator[FullBuild]:
+        """A full rebuild, committed on leaving the block: the store afterwards holds exactly
+        the documents given to the :class:`~kgbuild.store.fullbuild.FullBuild`'s ``add``
+        (each loaded as it is given, its triples not kept); its problems are in the build's
+        ``problems`` then. Its read model is made from the quads loaded, sorted on disk
+        (``indexing()`` is called when that starts), unless not ``index`` (a store only
+        queried with SPARQL: the model is made when first read).
 
         A persistent store is loaded into a fresh database folder and switched to only once
-        complete, so a crash leaves the previous store usable. A damaged database (see
-        ``rebuild``) is removed only after its replacement is complete.
+        complete, so a crash, or an exception leaving the block, leaves the previous store
+        usable. A damaged database (see ``rebuild``) is removed only after its replacement
+        is complete.
         """
-        store_id = uuid.uuid4().hex
-        if self.path is None:
-            self._db.clear()
-            target = self._db
-        else:
-            name, target = self._next_database()
-        states = {doc_id: upd.state() for doc_id, upd in documents.items()}
-        problems, graph = self._load(target, documents, states, settings, store_id,
-                                     graph=index and self.path is not None)
+        build = FullBuild(self, settings, index)
+        try:
+            yield build
+            problems = build.problems = build.commit()
+        except BaseException:
+            build.abandon()
+            raise
+        try:
+            self._switched(build, problems, indexing)
+        finally:
+            build.close()
+
+    def _switched(self, build: FullBuild, problems: list[Problem],
+                  indexing: Callable[[], None] | None) -> None:
+        """A persistent store's complete new database made the current one, and its read
+        model made from the build's sorted quads (when it has them)."""
         if self.path is not None:
-            old, damaged = self._switch(name, target, store_id)
-            self.cache_states(self.revision(), states)
-            if graph is not None:  # what the read model is made from, not read back
-                self._graph = (self.revision(), graph)
+            old, damaged = self._switch(build.name, build.target, build.store_id)
+            self.cache_states(self.revision(), build.states)
             if damaged is not None:
                 problems.insert(0, Problem(
                     "warning", "store-rebuilt", f"the store was damaged ({damaged}); it was "
                     f"rebuilt from the sources{f' (the damaged {old} removed)' if old else ''}; "
                     f"documents it held outside the given paths are not kept", str(self.path)))
-            if index:
-                refresh_model(self, None, indexing)
-        return problems
-
-    def _load(self, target: Guarded, documents: dict[str, DocumentUpdate],
-              states: dict[str, DocumentState], settings: dict | None, store_id: str,
-              graph: bool = False
-              ) -> tuple[list[Problem], KnowledgeGraph | None]:
-        """Bulk-load ``documents`` and the nodes and manifest graphs into ``target`` in batches
-        of :data:`LOAD_BATCH` quads, each loaded by a thread while the next is made (pyoxigraph
-        releases the GIL), so memory holds one batch, not the whole N-Quads text; with
-        ``graph``, the store's :class:`KnowledgeGraph` is made from the same quads meanwhile
-        (what reading the new database back would give: the read model is made from it)."""
-        problems: list[Problem] = []
-        with _Loader(target) as loader:
-            quads = self._quads(loader, documents, states, settings, store_id, problems)
-            if not graph:
-                for _ in quads:
-                    pass
-                return problems, None
-            with gc_paused():
-                return problems, from_quads(quads, self.schema)
-
-    def _quads(self, loader: _Loader, documents: dict[str, DocumentUpdate],
-               states: dict[str, DocumentState], settings: dict | None, store_id: str,
-               problems: list[Problem]
-               ) -> Iterator[tuple[str, str, str, str]]:
-        """Every quad of the new database, handed to ``loader`` as N-Quads a batch at a time
-        and yielded as the plain values :func:`~kgbuild.graph.rdf.from_quads` reads (as the
-        store gives them back: each document's duplicates once, numbers as written)."""
-        claims: dict[str, list[tuple[str, str, str]]] = {}
-        edge_names = _edge_terms(self.schema)
-        items: set[tuple[str, str, str]] = set()
-        lines: list[str] = []
-
-        def quad(s: str, p: str, o: str, g: str) -> tuple[str, str, str, str]:
-            lines.append(f"{s} {p} {o} <{g}> .")
-            if len(lines) >= LOAD_BATCH:
-                loader.put("\n".join(lines).encode("utf-8"))
-                lines.clear()
-            return _term_value(s), p[1:-1], _term_value(o), g
-
-        for doc_id, upd in sorted(documents.items()):
-            g = source_iri(doc_id)
-            for s, p, o in dict.fromkeys(_with_meta(doc_id, upd)):
-                yield quad(s, p, o, g)
-                if p in CLAIMS:
-                    claims.setdefault(s, []).append((g, p, o))
-                elif p in edge_names or (p == A and o == ASSERTION_TYPE):
-                    items.add((s, p, o))
-        meta = [*manifest_triples(states, set(range(SHARDS))), generation_triple(self.generation()),
-                json_triple(STORE_ID, store_id)]
-        if settings is not None:
-            meta.append(json_triple(SETTINGS, settings))
-        counts: dict = {"nodes": {}, "edges": {}, "assertions": 0}
-        for s, p, o in items:
-            if p in edge_names:
-                counts["edges"][edge_names[p]] = counts["edges"].get(edge_names[p], 0) + 1
-            else:
-                counts["assertions"] += 1
-        del items
-        for s, node_claims in sorted(claims.items()):
-            node_id = _node_id(s)
-            resolved = self._resolve(node_id, node_claims, problems)
-            if resolved is not None:
-                for a, b, c in node_triples(node_id, resolved[0], resolved[1], self.schema):
-                    yield quad(a, b, c, NODES_GRAPH)
-                counts["nodes"][resolved[0]] = counts["nodes"].get(resolved[0], 0) + 1
-        for key in ("nodes", "edges"):
-            counts[key] = dict(sorted(counts[key].items()))
-        meta.append(counts_triple(counts))
-        for t in meta:
-            s, p, o = t[:-2].split(" ", 2)
-            yield quad(s, p, o, MANIFEST_GRAPH)
-        if lines:
-            loader.put("\n".join(lines).encode("utf-8"))
-
-
-LOAD_BATCH = 50_000  # N-Quads lines per bulk load (about 10 MB)
-
-
-class _Loader:
-    """Bulk loads into a database in a thread, at most two batches waiting; what the load
-    raised is raised again by :meth:`put` or on leaving the block. (One load reading a pipe
-    instead left a database 15-50 % smaller on disk, but its loader held about 1 GB more at
-    10k components, growing with the load: memory is what bounds an estate here.)"""
-
-    def __init__(self, target: Guarded):
-        self.target, self.error = target, None
-        self.waiting: queue.Queue = queue.Queue(maxsize=2)
-        self.thread = threading.Thread(target=self._run, name="kgbuild-bulk-load", daemon=True)
-
-    def __enter__(self) -> _Loader:
-        self.thread.start()
-        return self
-
-    def put(self, data: bytes) -> None:
-        if self.error is not None:
-            raise self.error
-        self.waiting.put(data)
-
-    def _run(self) -> None:
-        while (data := self.waiting.get()) is not None:
-            if self.error is None:
-                try:
-                    self.target.bulk_load(data, format=ox.RdfFormat.N_QUADS)
-                except BaseException as exc:  # (raised again in the building thread)
-                    self.error = exc
-
-    def __exit__(self, kind, exc, tb) -> None:
-        self.waiting.put(None)
-        self.thread.join()
-        if kind is None and self.error is not None:
-            raise self.error
-
-
-def _term_value(term: str) -> str:
-    """An N-Triples term's plain value, as :func:`~kgbuild.store.reads.quad_row` reads it
-    back from the database (an IRI's or literal's ``.value``, a blank node as ``_:label``)."""
-    if term[0] == "<":
-        return term[1:-1]
-    if term[0] == '"':
-        if "\\" not in term:
-            return term[1:term.rindex('"')]
-        return parse_literal(term)[0]
-    return term  # a blank node: _:label
+            if build.quads is not None:
+                refresh_model(self, None, indexing, build.quads)
 
 
 def _edge_terms(schema: Schema) -> dict[str, str]:
@@ -425,7 +316,7 @@ def _node_id(term: str) -> str:
     return id_from_iri(iri_value(term))
 
 
-def _with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
+def with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
     src = f"<{source_iri(doc_id)}>"
     yield from upd.triples
     for p in upd.problems:
