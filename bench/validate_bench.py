@@ -2,6 +2,7 @@
 
     python bench/validate_bench.py [--sizes 10000,100000,1000000] [--pyshacl-cap 300]
                                    [--errors 0.01] [--no-incremental] [--incremental-size N]
+    python bench/validate_bench.py --stores DIR[,DIR...] [--previous TREE] [--rounds 1]
 
 For each size, generates the synthetic Backstage catalog (bench/catalog_gen.py) with enough
 components for about that many triples, builds it (provenance-carrying: every edge has its
@@ -14,6 +15,11 @@ peak RSS), pyshacl stopped after ``--pyshacl-cap`` seconds ("> cap"), and prints
 and whether the violation sets are identical. Incremental: builds the largest size (or
 ``--incremental-size``) into a store, changes one component file and times ``validate_changed`` for that one document
 against a full ``validate_store`` of the same store, in the same run.
+
+``--stores``: instead, ``kgbuild validate --store DIR --no-hygiene`` of each built store (a
+``catalog_gen`` estate: ``kgbuild build --no-validate``) as a fresh process: wall time, CPU
+time and peak RSS, with this tree and, alternated with it (previous first), with the kgbuild
+of ``--previous`` (another checkout, e.g. ``git worktree add /tmp/base HEAD~1``).
 """
 
 from __future__ import annotations
@@ -21,8 +27,10 @@ from __future__ import annotations
 import argparse
 import logging
 import multiprocessing as mp
+import os
 import random
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -110,7 +118,13 @@ def main() -> None:
     ap.add_argument("--no-incremental", action="store_true")
     ap.add_argument("--incremental-size", type=int, default=None,
                     help="triples in the incremental part's store (default: the largest size)")
+    ap.add_argument("--stores", help="built stores to validate whole, comma-separated")
+    ap.add_argument("--previous", type=Path, help="with --stores: a kgbuild checkout to compare")
+    ap.add_argument("--rounds", type=int, default=1, help="with --stores: runs of each tree")
     args = ap.parse_args()
+    if args.stores:
+        stores([Path(s) for s in args.stores.split(",")], args.previous, args.rounds)
+        return
     schema = load_schema()
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"{'triples':>10} {'errors':>7} {'fast s':>8} {'fast MB':>8} {'pyshacl s':>10} "
@@ -134,6 +148,43 @@ def main() -> None:
                   f"{same} ({len(fast[3]):,} results, engine {fast[2]})", flush=True)
         if not args.no_incremental:
             incremental(Path(tmp), args.incremental_size or max(sizes), schema)
+
+
+def stores(paths: list[Path], previous: Path | None, rounds: int) -> None:
+    """Whole-store validation of each store, this tree against ``previous``, alternated."""
+    trees = [("previous", previous.resolve())] if previous else []
+    trees.append(("this tree", Path(__file__).resolve().parent.parent))
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'store':<28} {'tree':<10} {'wall s':>8} {'CPU s':>8} {'peak MiB':>9} {'load':>5}")
+    for path in paths:
+        runs: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in trees}
+        for _ in range(rounds):
+            for name, tree in trees:
+                runs[name].append(_validate_child(path, tree))
+                wall, cpu, peak = runs[name][-1]
+                print(f"{path.name:<28} {name:<10} {wall:8.1f} {cpu:8.1f} {peak:9,.0f} "
+                      f"{os.getloadavg()[0]:5.1f}", flush=True)
+        if previous:
+            old, new = (min(runs[name]) for name, _ in trees)
+            print(f"{path.name:<28} previous / this tree (best of {rounds}): wall "
+                  f"{old[0] / new[0]:.2f}x, CPU {old[1] / new[1]:.2f}x, "
+                  f"peak {old[2] / new[2]:.2f}x")
+
+
+def _validate_child(store: Path, tree: Path) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MiB) of ``kgbuild validate --store`` run from
+    ``tree``; exit code 1 (violations) is an answer, anything above is an error."""
+    start = time.perf_counter()
+    args = ["validate", "--store", str(store.resolve()), "--no-hygiene"]
+    proc = subprocess.Popen([sys.executable, "-m", "kgbuild.cli", *args], cwd=tree,
+                            env={**os.environ, "PYTHONPATH": str(tree)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"validate of {store} from {tree} failed: "
+                         f"{err[-500:].decode(errors='replace')}")
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def _export(result, path: Path) -> None:
