@@ -359,11 +359,13 @@ class LLMClient:
 
     async def _send(self, client, request: Request, messages: list[dict], mode: str
                     ) -> tuple[str, dict]:
-        # response_format rides in extra_body: the same JSON on the wire, without the client's
-        # typed transform walking the whole schema (4 ms of CPU per request, measured)
-        body = chat_body(self.settings, request, mode, messages)
-        fmt = body.pop("response_format")
-        response = await client.chat.completions.create(**body, extra_body={"response_format": fmt})
+        # posted as it is: the same JSON on the wire as chat.completions.create sends, without
+        # its typed transform walking the body (the schema took 4 ms of CPU per request, the
+        # messages 0.3 ms, measured), with the client's retries and errors
+        from openai.types.chat import ChatCompletion
+
+        response = await client.post("/chat/completions", cast_to=ChatCompletion,
+                                     body=chat_body(self.settings, request, mode, messages))
         self.usage.completions += 1
         self.usage.modes[mode] = self.usage.modes.get(mode, 0) + 1
         choice = response.choices[0] if response.choices else None
