@@ -81,6 +81,7 @@ class PushReport:
     requests: int = 0
     bulk_graphs: int = 0  # of ``pushed``: loaded by Virtuoso's bulk loader
     bulk_bytes: int = 0  # N-Quads bytes the bulk loader read
+    bulk_seconds: float = 0.0  # the loader's own time (the files written before it)
     state: str = ""
 
     def to_dict(self) -> dict:
@@ -92,17 +93,20 @@ class PushReport:
                  f"in {self.requests} request(s) to {self.endpoint}"]
         if self.bulk_graphs:
             lines[0] += (f"; {self.bulk_graphs} graph(s) ({self.bulk_bytes} bytes of N-Quads) "
-                         f"by Virtuoso's bulk loader")
+                         f"by Virtuoso's bulk loader in {self.bulk_seconds:.1f} s")
         if self.state:
             lines.append(self.state)
         return "\n".join(lines)
 
 
+_BOOKKEEPING_TERMS = {f"<{p}>".encode() for p in BOOKKEEPING}
+
+
 def _graph_lines(store: GraphStore, graph: str) -> list[bytes]:
-    """The graph's N-Triples lines (bookkeeping left out), sorted."""
-    triples = [ox.Triple(q.subject, q.predicate, q.object) for q in store.graph_quads(graph)
-               if str(q.predicate) not in BOOKKEEPING]
-    return sorted(ox.serialize(triples, format=ox.RdfFormat.N_TRIPLES).splitlines())
+    """The graph's N-Triples lines (bookkeeping left out), sorted. (The predicate is a line's
+    second term: an IRI or blank node subject holds no space.)"""
+    return sorted(line for line in store.graph_ntriples(graph).splitlines()
+                  if line.split(b" ", 2)[1] not in _BOOKKEEPING_TERMS)
 
 
 def _merged_lines(store: GraphStore) -> list[bytes]:
@@ -313,7 +317,7 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
                     yield graph, lines
             loaded = [g for g in todo if g not in held] if bulk is not None else []
             if loaded:
-                report.bulk_bytes = bulk.load(content(loaded))
+                report.bulk_bytes, report.bulk_seconds = bulk.load(content(loaded))
                 report.bulk_graphs = len(loaded)
                 uploader.done += loaded
             for graph in gone:
