@@ -65,16 +65,17 @@ class FullBuild:
         if doc_id in self.states:
             raise ValueError(f"document {doc_id!r} added twice to a full build")
         self.states[doc_id] = upd.state()
-        g = source_iri(doc_id)
-        for s, p, o in dict.fromkeys(with_meta(doc_id, upd)):
-            self._quad(s, p, o, g)
-            if p in CLAIMS:
-                self.claims.setdefault(s, []).append((g, p, o))
+        self._graph(list(dict.fromkeys(with_meta(doc_id, upd))), source_iri(doc_id))
 
-    def _quad(self, s: str, p: str, o: str, g: str) -> None:
-        self.lines.append(f"{s} {p} {o} <{g}> .")
+    def _graph(self, triples: list, g: str) -> None:
+        """Load ``triples`` (N-Triples terms) into graph ``g``, keeping their claims."""
+        self.lines.extend(f"{s} {p} {o} <{g}> ." for s, p, o in triples)
         if self.quads is not None:
-            self.quads.add(s, p, o, g)
+            self.quads.add(triples, g)
+        claims = self.claims
+        for s, p, o in triples:
+            if p in CLAIMS:
+                claims.setdefault(s, []).append((g, p, o))
         if len(self.lines) >= LOAD_BATCH:
             self._flush()
 
@@ -104,8 +105,8 @@ class FullBuild:
             # (each document's claims in its own order, the documents by ID: as a whole load)
             resolved = store._resolve(node_id, sorted(claims.pop(s), key=itemgetter(0)), problems)
             if resolved is not None:
-                for a, b, c in node_triples(node_id, resolved[0], resolved[1], store.schema):
-                    self._quad(a, b, c, NODES_GRAPH)
+                self._graph(list(node_triples(node_id, resolved[0], resolved[1], store.schema)),
+                            NODES_GRAPH)
                 node_counts[resolved[0]] = node_counts.get(resolved[0], 0) + 1
         self._flush()
         self.loader.__exit__(None, None, None)

@@ -96,20 +96,22 @@ class QuadRuns:
         self.folder, self.items, self.runs = folder, [], []
         self.preds: dict[str, str] = {}  # (one string per predicate)
 
-    def add(self, s: str, p: str, o: str, g: str) -> None:
-        """One quad: ``s``, ``p``, ``o`` N-Triples terms, ``g`` a graph IRI."""
-        if p in _UNREAD:
-            return
-        if s.startswith(_SOURCE_TERM):
-            if p != _A:
-                return
-            key = "0" + s[1:-1]
-        else:
-            key = "1" + _term_value(s)
-        pred = self.preds.get(p) or self.preds.setdefault(p, p[1:-1])
-        self.items.append((key, pred, _term_value(o), g))
-        if len(self.items) >= RUN:
-            self.runs.append(_spill(_grouped(self.items), self.folder))
+    def add(self, triples: list, g: str) -> None:
+        """The ``triples`` (N-Triples terms) of graph ``g``."""
+        items, preds = self.items, self.preds
+        for s, p, o in triples:
+            if p in _UNREAD:
+                continue
+            if s.startswith(_SOURCE_TERM):
+                if p != _A:
+                    continue
+                key = "0" + s[1:-1]
+            else:
+                key = "1" + (s[1:-1] if s[0] == "<" else s)  # (an IRI, or a blank node)
+            pred = preds.get(p) or preds.setdefault(p, p[1:-1])
+            items.append((key, pred, o[1:-1] if o[0] == "<" else _term_value(o), g))
+        if len(items) >= RUN:
+            self.runs.append(_spill(_grouped(items), self.folder))
             self.items = []
 
     def subjects(self):
