@@ -66,3 +66,13 @@ def test_a_commands_help_loads_no_store_or_pipeline():
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_manifest_build_loads_no_llm_or_http_client():
+    """Regression: project/update imported the text extractor for one constant, and with it
+    the LLM client, openai's and the HTTP client's modules (about 0.3 s of every build)."""
+    code = ("import sys\nfrom kgbuild.project.pipeline import build_graph\n"
+            "print(sorted(m for m in ('openai', 'httpx2', 'kgbuild.llm.client', "
+            "'kgbuild.extract.text.extractor') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"

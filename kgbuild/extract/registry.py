@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .records import Extractor
 
+TEXT_EXTRACTOR_PREFIX = "llm:"  # an LLM text extractor's name: this and the model's
 EXTRACTORS: list[Extractor] = []
 _BY_NAME: dict[str, Extractor] = {}
 

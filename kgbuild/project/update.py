@@ -38,8 +38,7 @@ from ..extract.discover import (
 )
 from ..extract.manifests.codeowners import add_fallback_owners
 from ..extract.records import Context, Extraction, Extractor, SourceFile
-from ..extract.registry import EXTRACTORS
-from ..extract.text.extractor import TEXT_EXTRACTOR_PREFIX
+from ..extract.registry import EXTRACTORS, TEXT_EXTRACTOR_PREFIX
 from ..graph.access import AccessRules
 from ..graph.model import KnowledgeGraph, SourceDocument, utc_timestamp
 from ..io.collector import gc_paused

@@ -35,7 +35,7 @@ from ...resolve.results import Resolution
 from ...schema.model import Schema
 from .. import manifests  # noqa: F401  (registers the manifest extractors, which go first)
 from ..records import Context, EdgeRecord, Extraction, NodeRecord, PassageRecord, SourceFile
-from ..registry import EXTRACTORS
+from ..registry import EXTRACTORS, TEXT_EXTRACTOR_PREFIX
 from .chunking import DEFAULT_OVERLAP, DEFAULT_SIZE, Chunk, chunk_text
 from .contract import parse_relations
 from .prompts import (
@@ -46,7 +46,6 @@ from .prompts import (
     system_message,
 )
 
-TEXT_EXTRACTOR_PREFIX = "llm:"
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst"})
 MODES = ("chunk", "document")
 MAX_RELATIONS_PER_ANSWER = 1000  # one chunk's answer: more is a runaway model, not prose
