@@ -384,6 +384,7 @@ def test_a_batch_s_resolutions_go_to_the_oldest_gc_generation():
     rescanned by young collections first; nothing is left frozen."""
     import gc
 
+    gc.unfreeze()  # (a CLI run in this process may have frozen its graph: promote skips then)
     r = Resolver(load_schema(), AliasRegistry())
     r.add_entities([("component:default/payments", "Service", "payments")])
     gc.disable()  # (no collection of the test's own moves them meanwhile)
