@@ -317,7 +317,8 @@ class Resolver(MentionSearch, DuplicateSearch):
         if found:
             if isinstance(banned, _Excluded):
                 banned.curated = True
-            hits = {i for t, i in found if t in gate and i not in banned and self.type_of(i) in gate}
+            hits = {i for t, i in found
+                    if t in gate and i not in banned and self.type_of(i) in gate}
             if isinstance(banned, _Excluded):
                 banned.curated = False
             if hits:
