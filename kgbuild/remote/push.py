@@ -54,6 +54,7 @@ from ..graph.model import CLAIMS, source_iri
 from ..io.atomic import atomic_write
 from ..schema.model import Schema
 from ..schema.namespaces import BASE, NODES_GRAPH
+from ..store.export import graph_dumps
 from ..store.graphstore import INTERNAL, GraphStore
 from .sparql import RemoteError, SparqlClient
 from .virtuoso import BulkLoader
@@ -103,9 +104,14 @@ _BOOKKEEPING_TERMS = {f"<{p}>".encode() for p in BOOKKEEPING}
 
 
 def _graph_lines(store: GraphStore, graph: str) -> list[bytes]:
-    """The graph's N-Triples lines (bookkeeping left out), sorted. (The predicate is a line's
-    second term: an IRI or blank node subject holds no space.)"""
-    return sorted(line for line in store.graph_ntriples(graph).splitlines()
+    """The graph's N-Triples lines (bookkeeping left out), sorted."""
+    return _sent(store.dump_graph(f"<{graph}>"))
+
+
+def _sent(dump: bytes) -> list[bytes]:
+    """The lines of a graph's N-Triples dump a push sends (bookkeeping left out: a line's
+    predicate is its second term, as an IRI or blank node subject holds no space), sorted."""
+    return sorted(line for line in dump.splitlines()
                   if line.split(b" ", 2)[1] not in _BOOKKEEPING_TERMS)
 
 
@@ -310,9 +316,13 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
             in_place = not gone and held.isdisjoint(todo)  # nothing to replace or drop
             report.unchanged = len(digests) - len(todo)
 
-            def content(graphs: list[str]):
-                for graph in graphs:
-                    lines = _merged_lines(store) if graph_iri else _graph_lines(store, graph)
+            def content(graphs: list[str]):  # (each document's graph dumped by the engine)
+                if graph_iri:
+                    pairs = ((graph, _merged_lines(store)) for graph in graphs)
+                else:
+                    pairs = ((name[1:-1], _sent(dump)) for name, dump in
+                             graph_dumps(store, [f"<{g}>" for g in graphs]))
+                for graph, lines in pairs:
                     report.triples += len(lines)
                     yield graph, lines
             loaded = [g for g in todo if g not in held] if bulk is not None else []

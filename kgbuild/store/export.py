@@ -90,16 +90,22 @@ def export_chunks(store: GraphStore, fmt: str = "turtle") -> Iterator[bytes]:
 def _graphs(store: GraphStore) -> Iterator[tuple[str, str]]:
     """(graph name as an N-Triples term, the N-Triples text of its triples, bookkeeping
     included, grouped by subject) for every named graph, in name order (the default graph,
-    which kgbuild leaves empty, was never exported).
+    which kgbuild leaves empty, was never exported)."""
+    for name, data in graph_dumps(store, store.graph_names()):
+        yield name, data.decode("utf-8")
+
+
+def graph_dumps(store: GraphStore, names: list[str]) -> Iterator[tuple[str, bytes]]:
+    """(name, :meth:`~kgbuild.store.reads.StoreReads.dump_graph` of it) for each graph
+    ``names`` gives (N-Triples terms), in that order.
 
     ``WORKERS`` threads dump the graphs (pyoxigraph holds no GIL while it reads the store
     and writes the text), each every ``WORKERS``-th one, at most ``AHEAD`` graphs ahead of
     this thread, which takes them in turn; while they run, the interpreter hands the GIL
     over sooner, so a dump that has finished waits less to hand its text over."""
-    names = store.graph_names()
     if WORKERS < 1 or len(names) < 2:
         for name in names:
-            yield name, store.dump_graph(name).decode("utf-8")
+            yield name, store.dump_graph(name)
         return
     queues = [queue.Queue(maxsize=AHEAD) for _ in range(WORKERS)]
     stop = threading.Event()
@@ -127,7 +133,7 @@ def _graphs(store: GraphStore) -> Iterator[tuple[str, str]]:
                 item = queues[i % WORKERS].get()
                 if isinstance(item, BaseException):
                     raise item
-                yield name, item.decode("utf-8")
+                yield name, item
         finally:
             stop.set()
             for w in workers:

@@ -70,11 +70,6 @@ class StoreReads:
         """Every quad of the named graph ``graph`` (an IRI), bookkeeping included."""
         yield from self._db.quads_for_pattern(None, None, None, ox.NamedNode(graph))
 
-    def graph_ntriples(self, graph: str) -> bytes:
-        """The named graph ``graph`` (an IRI) as N-Triples, bookkeeping included, written by
-        the engine (no Python object per quad)."""
-        return self._db.dump(format=ox.RdfFormat.N_TRIPLES, from_graph=ox.NamedNode(graph))
-
     def rows_about(self, iri: str) -> Iterator[tuple[str, str, str, str]]:
         """Every quad with subject ``iri`` in any graph, as plain values (subject, predicate,
         object, graph: the form :func:`~kgbuild.graph.rdf.from_quads` reads)."""
