@@ -12,6 +12,16 @@ from ..errors import InputError
 
 
 def _umask() -> int:
+    """The process's umask, read without changing it where the system tells it (Linux:
+    /proc/self/status); elsewhere set and restored, which a thread creating a file at that
+    moment would see."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0)
     os.umask(mask)
     return mask

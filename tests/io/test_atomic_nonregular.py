@@ -2,6 +2,7 @@
 put a regular file where /dev/null was (the CLI checks -o first; library callers get this)."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -32,3 +33,20 @@ def test_a_regular_file_and_a_new_one_are_written(tmp_path):
     atomic_write(tmp_path / "a", "2")
     atomic_write(tmp_path / "new" / "b", "3")
     assert (tmp_path / "a").read_text() == "2" and (tmp_path / "new" / "b").read_text() == "3"
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="reads the umask from /proc")
+def test_a_new_files_mode_is_read_without_setting_the_umask(tmp_path, monkeypatch):
+    """Regression: the umask was read by setting it to 0 and back, and a thread creating a
+    file in that moment (the LLM answer cache writes beside the store's threads) got a
+    world-writable file."""
+    old = os.umask(0o027)
+    try:
+        def refuse(_mask):
+            raise AssertionError("the umask was set")
+        monkeypatch.setattr(os, "umask", refuse)
+        atomic_write(tmp_path / "new.txt", "x")
+    finally:
+        monkeypatch.undo()
+        os.umask(old)
+    assert (tmp_path / "new.txt").stat().st_mode & 0o777 == 0o640
