@@ -111,7 +111,7 @@ class QuadRuns:
             pred = preds.get(p) or preds.setdefault(p, p[1:-1])
             items.append((key, pred, o[1:-1] if o[0] == "<" else _term_value(o), g))
         if len(items) >= RUN:
-            self.runs.append(_spill(_grouped(items), self.folder))
+            self.runs.append(_spill(_grouped(items), self.folder, 250))  # (about 3k quads)
             self.items = []
 
     def subjects(self):
@@ -154,10 +154,11 @@ def _term_value(term: str) -> str:
     return term  # a blank node: _:label
 
 
-def _spill(items: list, folder: Path):
-    """Sorted ``items`` marshalled in chunks to an unnamed file (left at its start)."""
+def _spill(items: list, folder: Path, size: int):
+    """Sorted ``items`` marshalled ``size`` at a time to an unnamed file (left at its start):
+    a merge holds one such chunk of each run."""
     fh = tempfile.TemporaryFile(dir=folder)
-    for chunk in _batches(items, 2000):
+    for chunk in _batches(items, size):
         data = marshal.dumps(chunk)
         fh.write(len(data).to_bytes(8, "little"))
         fh.write(data)
@@ -414,7 +415,7 @@ class _Sorter:
         self.items.append(item)
         if len(self.items) >= EDGE_RUN:
             self.items.sort(key=_KEY)
-            self.runs.append(_spill(self.items, self.folder))
+            self.runs.append(_spill(self.items, self.folder, 2000))
             self.items = []
 
     def merged(self):
