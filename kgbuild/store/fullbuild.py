@@ -15,7 +15,7 @@ from operator import itemgetter
 
 import pyoxigraph as ox
 
-from ..errors import Problem
+from ..errors import InvalidValue, Problem
 from ..graph.model import CLAIMS, A, id_from_iri, iri_value, node_triples, source_iri
 from ..schema.namespaces import KG, NODES_GRAPH
 from .guard import Guarded
@@ -63,7 +63,7 @@ class FullBuild:
         from .writes import with_meta
 
         if doc_id in self.states:
-            raise ValueError(f"document {doc_id!r} added twice to a full build")
+            raise InvalidValue(f"document {doc_id!r} added twice to a full build", doc_id)
         self.states[doc_id] = upd.state()
         self._graph(list(dict.fromkeys(with_meta(doc_id, upd))), source_iri(doc_id))
 

@@ -8,6 +8,7 @@ import pytest
 from conftest import FIXTURE_CATALOG, REPO
 
 import kgbuild.store.fullbuild as fullbuild
+from kgbuild.errors import InvalidValue
 from kgbuild.graph.model import A
 from kgbuild.project.pipeline import build_graph
 from kgbuild.schema.namespaces import KG
@@ -99,3 +100,16 @@ def test_a_copy_of_another_revision_is_not_read(catalog, tmp_path, schema):
         assert st._cached_states(st.revision()) is None
         states = st.document_states()  # from the JSON shards
     assert states == states_from_json(store, schema) and len(states) == 9
+
+
+def test_a_document_given_twice_to_a_full_build_is_refused_and_nothing_changes(tmp_path, schema):
+    store = GraphStore(tmp_path / "st", schema)
+    store.replace_all({"a.yaml": DocumentUpdate([], sha256="1")})
+    before = (tmp_path / "st" / "CURRENT").read_text()
+    with pytest.raises(InvalidValue, match="added twice"):
+        with store.full_build() as build:
+            build.add("b.yaml", DocumentUpdate([], sha256="2"))
+            build.add("b.yaml", DocumentUpdate([], sha256="3"))
+    assert (tmp_path / "st" / "CURRENT").read_text() == before
+    assert sorted(store.documents()) == ["a.yaml"]
+    store.close()
