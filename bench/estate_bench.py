@@ -2,7 +2,7 @@
 RSS each, the sizes side by side from one run.
 
     python bench/estate_bench.py [--sizes 10000,100000] [--work DIR] [--per-folder 1000]
-                                 [--requests 200] [--tree DIR]
+                                 [--requests 200] [--tree DIR] [--baseline DIR] [--full-only]
 
 Per size, a catalog from ``catalog_gen.py`` (~10 edges per component, ``--per-folder``
 components a folder), then each step as a fresh process (its wall time and its peak RSS from
@@ -23,7 +23,9 @@ Results are appended to ``<work>/results.jsonl`` as each step ends (with the loa
 and printed as a table at the end. A step whose child goes over ``--max-rss`` GiB or
 ``--step-timeout`` seconds is killed, recorded as such, and ends the run. ``--tree`` runs
 the kgbuild of another checkout (its folder put first on ``PYTHONPATH``), so a long run is
-not changed by edits meanwhile.
+not changed by edits meanwhile. ``--baseline`` runs each size's full build first with another
+checkout's kgbuild (``full build (baseline)``), then with this one, and prints the ratios;
+``--full-only`` stops each size after its full build.
 """
 
 from __future__ import annotations
@@ -65,11 +67,13 @@ class Runner:
 
     def __init__(self, work: Path, tree: Path | None, max_rss: float, timeout: float):
         self.work, self.tree, self.max_rss, self.timeout = work, tree, max_rss, timeout
-        self.env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
+        self.env = _env(tree)
         self.results: dict[int, dict[str, tuple[float, float]]] = {}
+        self.cpu = 0.0  # the last child's user and system seconds
 
     def run(self, args: list[str], ok: int = 1) -> tuple[float, float]:
-        """Wall seconds and peak RSS (MiB) of a child; stops on an exit code above ``ok``. A
+        """Wall seconds and peak RSS (MiB) of a child (its CPU seconds in ``self.cpu``);
+        stops on an exit code above ``ok``. A
         child over ``--max-rss`` or ``--step-timeout`` is killed (recorded, then the run stops):
         the machine is shared, running it out of memory is not an option."""
         start = time.perf_counter()
@@ -89,6 +93,7 @@ class Runner:
                 proc.kill()
             time.sleep(min(0.5, 0.005 + (time.perf_counter() - start) / 200))  # (fine at first)
         wall, peak = time.perf_counter() - start, usage.ru_maxrss / 1024
+        self.cpu = usage.ru_utime + usage.ru_stime
         code = os.waitstatus_to_exitcode(status)
         if killed or code > ok or code < 0:
             why = killed or f"exit {code}: {err.read_text(errors='replace')[-800:]}"
@@ -101,12 +106,18 @@ class Runner:
     def record(self, n: int, step: str, figures: tuple[float, float]) -> None:
         self.results.setdefault(n, {})[step] = figures
         line = {"components": n, "step": step, "seconds": round(figures[0], 3),
-                "peak_mib": round(figures[1], 1), "load": round(os.getloadavg()[0], 2),
+                "peak_mib": round(figures[1], 1), "cpu_seconds": round(self.cpu, 1),
+                "load": round(os.getloadavg()[0], 2),
                 "at": time.strftime("%H:%M:%S", time.gmtime())}
         with (self.work / "results.jsonl").open("a") as fh:
             fh.write(json.dumps(line) + "\n")
         print(f"  {n:>9,} {step:<22} {figures[0]:9.3f} s {figures[1]:8.0f} MiB  "
-              f"load {line['load']:.1f}", flush=True)
+              f"CPU {self.cpu:7.1f} s  load {line['load']:.1f}", flush=True)
+
+
+def _env(tree: Path | None) -> dict | None:
+    """The environment of a child running ``tree``'s kgbuild (None: this one's)."""
+    return {**os.environ, "PYTHONPATH": str(tree)} if tree else None
 
 
 def _rss_mib(pid: int) -> float:
@@ -154,22 +165,44 @@ def serve_p50(runner: Runner, store: Path, n: int, requests: int) -> tuple[float
     finally:
         proc.terminate()
         _, _, usage = os.wait4(proc.pid, 0)
+        runner.cpu = usage.ru_utime + usage.ru_stime
     return percentile(latencies, 0.5), usage.ru_maxrss / 1024
 
 
-def estate(runner: Runner, n: int, per_folder: int, requests: int) -> None:
+def full_build(runner: Runner, n: int, catalog: Path, store: Path, step: str = "full build",
+               tree: Path | None = None) -> tuple[float, float]:
+    """The full build of ``catalog`` into a new ``store`` (``tree``: another checkout's)."""
+    shutil.rmtree(store, ignore_errors=True)
+    env, runner.env = runner.env, _env(tree) if tree else runner.env
+    try:
+        figures = runner.run([sys.executable, "-c", BUILD_CHILD, str(catalog), str(store),
+                              str(runner.work / f"build-{n}{'-base' if tree else ''}.log")])
+    finally:
+        runner.env = env
+    runner.record(n, step, figures)
+    return figures
+
+
+def estate(runner: Runner, n: int, per_folder: int, requests: int,
+           baseline: Path | None = None, full_only: bool = False) -> None:
     work = runner.work
     catalog, store = work / f"cat{n}", work / f"store{n}"
     if not (catalog / "apis.yaml").is_file():
         t = time.perf_counter()
         write_catalog(catalog, n, per_folder=per_folder)
         print(f"  {n:>9,} catalog written in {time.perf_counter() - t:.1f} s", flush=True)
-    shutil.rmtree(store, ignore_errors=True)
     build = kgbuild("build", str(catalog), "--store", str(store), "--timestamp", "0",
                     "--no-resolve", "--no-validate")
-    runner.record(n, "full build", runner.run(
-        [sys.executable, "-c", BUILD_CHILD, str(catalog), str(store),
-         str(work / f"build-{n}.log")]))
+    if baseline is not None:
+        old = full_build(runner, n, catalog, work / f"store{n}-base", "full build (baseline)",
+                         baseline)
+        shutil.rmtree(work / f"store{n}-base", ignore_errors=True)
+    new = full_build(runner, n, catalog, store)
+    if baseline is not None:
+        print(f"  {n:>9,} full build against the baseline: time {new[0] / old[0]:.2f}x, "
+              f"peak RSS {new[1] / old[1]:.2f}x", flush=True)
+    if full_only:
+        return
     runner.record(n, "no-change build", runner.run(build))
     edited = component_path(catalog, 2, per_folder)
     text = edited.read_text()
@@ -201,6 +234,8 @@ def main() -> None:
     ap.add_argument("--per-folder", type=int, default=1000, help="components per folder")
     ap.add_argument("--requests", type=int, default=200, help="serve requests per size")
     ap.add_argument("--tree", type=Path, help="a kgbuild checkout to run instead of this one")
+    ap.add_argument("--baseline", type=Path, help="a checkout whose full build runs first")
+    ap.add_argument("--full-only", action="store_true", help="only the full build per size")
     ap.add_argument("--max-rss", type=float, default=12, help="GiB: a step over it is killed")
     ap.add_argument("--step-timeout", type=float, default=7200, help="seconds a step may take")
     args = ap.parse_args()
@@ -211,7 +246,8 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; work in {work}")
     for n in sizes:
-        estate(runner, n, args.per_folder, args.requests)
+        estate(runner, n, args.per_folder, args.requests,
+               args.baseline.resolve() if args.baseline else None, args.full_only)
     steps = list(next(iter(runner.results.values())))
     print("step" + "".join(f" | {n:,} components" for n in sizes))
     for step in steps:
