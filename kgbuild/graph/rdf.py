@@ -336,6 +336,13 @@ def _passage(rec: dict) -> Passage | None:
                    frozenset(rec.get("access", ())))
 
 
+# an assertion record's keys (predicate IRIs) by local name, made once: an rdflib namespace
+# makes a new term on every attribute read
+_FIELDS = {**{n: str(KG[n]) for n in ("line", "spanStart", "spanEnd", "extractor", "confidence",
+                                       "jsonPointer", "evidence", "chunk")},
+           **{n: str(PROV[n]) for n in ("wasDerivedFrom", "generatedAtTime")}}
+
+
 def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
                inverse: dict[str, str], warn, source: str,
                chunk_ids: dict[str, str | None] | None = None,
@@ -359,18 +366,19 @@ def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],
         warn(_warning("unknown-predicate", f"assertion <{iri}>: predicate <{pred}> is not an edge "
                       f"type of the schema; skipped", source))
         return None
-    line, start, end = rec.get(str(KG.line)), rec.get(str(KG.spanStart)), rec.get(str(KG.spanEnd))
+    f = _FIELDS
+    line, start, end = rec.get(f["line"]), rec.get(f["spanStart"]), rec.get(f["spanEnd"])
     try:
         return Assertion(ids.get(subj) or id_from_iri(subj), name,
                          obj if literal else ids.get(obj) or id_from_iri(obj),
-                         doc_from_iri(rec.get(str(PROV.wasDerivedFrom), "")),
-                         rec.get(str(KG.extractor), ""), rec.get(str(PROV.generatedAtTime), ""),
-                         float(rec.get(str(KG.confidence), 1.0)),
-                         int(line) if line is not None else None, rec.get(str(KG.jsonPointer)),
-                         rec.get(str(KG.evidence)),
+                         doc_from_iri(rec.get(f["wasDerivedFrom"], "")),
+                         rec.get(f["extractor"], ""), rec.get(f["generatedAtTime"], ""),
+                         float(rec.get(f["confidence"], 1.0)),
+                         int(line) if line is not None else None, rec.get(f["jsonPointer"]),
+                         rec.get(f["evidence"]),
                          (int(start), int(end)) if start is not None and end is not None else None,
                          frozenset(rec.get(_ACCESS, ())), frozenset(rec.get(_QUALIFIER, ())),
-                         _chunk_id(rec.get(str(KG.chunk)), chunk_ids or {}), literal)
+                         _chunk_id(rec.get(f["chunk"]), chunk_ids or {}), literal)
     except ValueError as exc:
         warn(_warning("malformed-assertion", f"assertion <{iri}>: {exc}; skipped", source))
         return None
