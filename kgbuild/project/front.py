@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from ..store.load import LoadResult
     from ..store.query import QueryResult
     from ..validate.validator import ValidationReport
-    from .update import BuildResult
     from .textextract import ExtractResult
+    from .update import BuildResult
     from .verifyfile import VerifyFileResult
 
 MiB = 1 << 20

@@ -34,7 +34,6 @@ from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
 from ..resolve.aliases import AliasRegistry
 from ..resolve.review import QUEUE_FILE, ambiguous_items, queue_sources
-from .verifyfile import declared_entities
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
@@ -47,6 +46,7 @@ from .update import (
     extractor_tag,
     update_store,
 )
+from .verifyfile import declared_entities
 
 LLM_CACHE = "llm-cache"  # under the store folder
 

@@ -19,7 +19,6 @@ from ..errors import InvalidValue, Problem
 from ..graph.model import CLAIMS, A, id_from_iri, iri_value, node_triples, source_iri
 from ..schema.namespaces import KG, NODES_GRAPH
 from .guard import Guarded
-from .sortedmodel import QuadRuns
 from .manifest import (
     MANIFEST_GRAPH,
     SETTINGS,
@@ -31,6 +30,7 @@ from .manifest import (
     json_triple,
     manifest_triples,
 )
+from .sortedmodel import QuadRuns
 
 LOAD_BATCH = 50_000  # N-Quads lines per bulk load (about 10 MB)
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from kgbuild.project.pipeline import build
 from kgbuild.errors import InputError
 from kgbuild.io.atomic import atomic_write
+from kgbuild.project.pipeline import build
 
 
 def test_a_fifo_is_not_replaced(tmp_path):

@@ -17,7 +17,6 @@ from typing import NamedTuple
 import pytest
 from click.testing import CliRunner
 from conftest import FIXTURE_CATALOG, free_port, require
-
 from virtuoso_config import write_virtuoso_ini
 
 from kgbuild.cli.main import main

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 from servers import build_store, run, virtuoso, virtuoso_server  # noqa: F401
-from test_sparql_push import AUTH, CLIENT_AUTH, assert_same, pulled_dataset, store_dataset
+from test_sparql_push import AUTH, assert_same, pulled_dataset, store_dataset
 
 from kgbuild.graph.model import source_iri
-from kgbuild.remote.sparql import SparqlClient
 
 pytestmark = pytest.mark.server
 

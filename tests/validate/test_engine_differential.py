@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SH, XSD
 
-from kgbuild.project.pipeline import build_graph
 from kgbuild.graph.rdf import to_rdflib
+from kgbuild.project.pipeline import build_graph
 from kgbuild.schema.namespaces import KG
 from kgbuild.schema.shapes import all_shapes
 from kgbuild.schema.vocabulary import vocabulary
