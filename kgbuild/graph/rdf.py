@@ -19,8 +19,8 @@ import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
-from ..errors import InvalidValue, Problem
-from ..io.rdffile import add_quads
+from ..errors import Problem
+from ..io.rdffile import add_quads, triple_term_error
 from ..schema.model import Schema
 from ..schema.namespaces import ASSERTION_BASE, KG, SOURCE_BASE, bind_prefixes
 from .model import (
@@ -84,8 +84,7 @@ def from_oxigraph_quads(quads: Iterable, schema: Schema, problems: list[Problem]
             return term.value
         if isinstance(term, ox.BlankNode):
             return f"_:{term.value}"
-        raise InvalidValue(f"unsupported RDF term {type(term).__name__} (triple terms are not "
-                           f"supported)", code="triple-term")
+        raise triple_term_error(term)
 
     return _from_terms(((plain(q.subject), q.predicate.value, plain(q.object),
                          isinstance(q.object, ox.Literal)) for q in quads),

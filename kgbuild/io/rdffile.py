@@ -79,11 +79,11 @@ def load_graph(path: str | Path, fmt: str | None = None, graph: Graph | None = N
         with open_regular(path) as fh:
             _parse_rdflib(g, fh, path, fmt)
         return g
-    bind_prefixes(g, read_quads(path, lambda quads: add_quads(g, quads), fmt))
+    bind_file_prefixes(g, read_quads(path, lambda quads: add_quads(g, quads), fmt))
     return g
 
 
-def bind_prefixes(g: Graph, prefixes: dict[str, str]) -> None:
+def bind_file_prefixes(g: Graph, prefixes: dict[str, str]) -> None:
     """Bind a file's prefixes (the first :data:`_MAX_PREFIXES` by name) in ``g``, keeping
     those already bound, as rdflib's own parsers do."""
     for prefix, namespace in sorted(prefixes.items())[:_MAX_PREFIXES]:
@@ -103,8 +103,14 @@ def from_oxigraph(term):
             return Literal(term.value, lang=term.language)
         dt = term.datatype.value
         return Literal(term.value) if dt == XSD_STRING else Literal(term.value, datatype=URIRef(dt))
-    raise InvalidValue(f"unsupported RDF term {type(term).__name__} (triple terms are not "
-                       f"supported)", code="triple-term")
+    raise triple_term_error(term)
+
+
+def triple_term_error(term) -> InvalidValue:
+    """The error for a term kgbuild does not read: an RDF 1.2 triple term (neither rdflib nor
+    the read model holds one)."""
+    return InvalidValue(f"unsupported RDF term {type(term).__name__} (triple terms are not "
+                        f"supported)", code="triple-term")
 
 
 def add_quads(g: Graph, quads: Iterable) -> int:

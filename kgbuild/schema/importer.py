@@ -24,7 +24,15 @@ from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS, XSD
 
 from ..errors import InputError
-from ..io.rdffile import FORMATS, OXIGRAPH, bind_prefixes, from_oxigraph, load_graph, read_quads
+from ..io.rdffile import (
+    FORMATS,
+    OXIGRAPH,
+    bind_file_prefixes,
+    from_oxigraph,
+    load_graph,
+    read_quads,
+    triple_term_error,
+)
 from ..vocab import SCHEMA_BASE
 from .loader import NAME, NAMESPACE, OWN_IRIS, RESERVED_PREDICATES, parse_schema
 from .model import Schema
@@ -821,7 +829,7 @@ def _no_triple_terms(quads):
     for q in quads:
         for term in (q.subject, q.object):
             if type(term) is ox.Triple:
-                from_oxigraph(term)  # (raises: rdflib holds no triple terms)
+                raise triple_term_error(term)
         yield q
 
 
@@ -832,7 +840,7 @@ def _described(quads: list, terms: set, prefixes: dict) -> Graph:
     wanted = {str(t) for t in terms}
     g.addN((from_oxigraph(q.subject), from_oxigraph(q.predicate), from_oxigraph(q.object), g)
            for q in quads if type(q.subject) is ox.NamedNode and q.subject.value in wanted)
-    bind_prefixes(g, prefixes)
+    bind_file_prefixes(g, prefixes)
     return g
 
 

@@ -21,11 +21,11 @@ from typing import Callable, Sequence
 
 import pyoxigraph as ox
 
-from ..errors import InputError, InvalidValue
+from ..errors import InputError
 from ..graph.model import source_iri
 from ..graph.rdf import from_quads
 from ..io.collector import gc_paused
-from ..io.rdffile import OXIGRAPH, file_format, open_regular, read_quads
+from ..io.rdffile import OXIGRAPH, file_format, open_regular, read_quads, triple_term_error
 from .graphstore import GraphStore
 from .manifest import (
     MANIFEST_GRAPH,
@@ -182,9 +182,8 @@ def _load_file(db: ox.Store, path: Path, graph: ox.NamedNode, rows: list) -> int
     tag = hashlib.sha256(graph.value.encode()).hexdigest()[:12]
 
     def own(term):
-        if isinstance(term, ox.Triple):  # (rdflib and the read model hold no triple terms)
-            raise InvalidValue("unsupported RDF term Triple (triple terms are not supported)",
-                               code="triple-term")
+        if isinstance(term, ox.Triple):
+            raise triple_term_error(term)
         return ox.BlankNode(tag + term.value) if isinstance(term, ox.BlankNode) else term
 
     def into(quads) -> None:
