@@ -117,8 +117,8 @@ class KgbuildGroup(click.Group):
         """The command list of ``--help``, from :data:`COMMANDS` (nothing imported)."""
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(n) for n in names)
-        rows = [(n, self.commands[n].get_short_help_str(limit) if n in self.commands
-                 else click.utils.make_default_short_help(COMMANDS[n][1], limit)) for n in names]
+        rows = [(n, (self.commands[n] if n in self.commands else click.Command(
+            n, help=COMMANDS[n][1])).get_short_help_str(limit)) for n in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
