@@ -136,7 +136,7 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
         if bulk_dir:
             from ..remote.virtuoso import BulkLoader
 
-            bulk = BulkLoader(Path(bulk_dir), user, password, isql_address, timeout=86400.0)
+            bulk = BulkLoader(Path(bulk_dir), user, password, isql_address)
         report = front.push(client, graph_iri=graph_iri, full=full, batch_bytes=batch_bytes,
                             bulk=bulk)
     emit(report.to_dict(), fmt, report.render())

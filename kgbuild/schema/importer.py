@@ -27,8 +27,8 @@ from ..errors import InputError
 from ..io.rdffile import (
     FORMATS,
     OXIGRAPH,
+    add_quads,
     bind_file_prefixes,
-    from_oxigraph,
     load_graph,
     read_quads,
     triple_term_error,
@@ -838,8 +838,8 @@ def _described(quads: list, terms: set, prefixes: dict) -> Graph:
     the file's prefixes: what naming and describing the schema's terms reads."""
     g = Graph(bind_namespaces="none")
     wanted = {str(t) for t in terms}
-    g.addN((from_oxigraph(q.subject), from_oxigraph(q.predicate), from_oxigraph(q.object), g)
-           for q in quads if type(q.subject) is ox.NamedNode and q.subject.value in wanted)
+    add_quads(g, (q for q in quads if type(q.subject) is ox.NamedNode
+                  and q.subject.value in wanted))
     bind_file_prefixes(g, prefixes)
     return g
 

@@ -101,7 +101,7 @@ class FullBuild:
         node_counts: dict[str, int] = {}
         claims, self.claims = self.claims, {}
         for s in sorted(claims):
-            node_id = _node_id(s)
+            node_id = id_from_iri(iri_value(s))
             # (each document's claims in its own order, the documents by ID: as a whole load)
             resolved = store._resolve(node_id, sorted(claims.pop(s), key=itemgetter(0)), problems)
             if resolved is not None:
@@ -147,10 +147,6 @@ def _distinct(quads, key) -> int:
         if k != last:
             n, last = n + 1, k
     return n
-
-
-def _node_id(term: str) -> str:
-    return id_from_iri(iri_value(term))
 
 
 class _Loader:

@@ -151,7 +151,7 @@ class StoreWrites:
                 for q in self._db.quads_for_pattern(subject, ox.NamedNode(pred[1:-1]), None, None):
                     if q.graph_name.value not in changed_graphs:
                         claims.append((q.graph_name.value, pred, nt(q.object)))
-            node_id = _node_id(s)
+            node_id = id_from_iri(iri_value(s))
             resolved = self._resolve(node_id, claims, problems)
             delete_nodes.extend(f"{s} {nt(q.predicate)} {nt(q.object)} ." for q in
                                 self._db.quads_for_pattern(subject, None, None, ox.NamedNode(NODES_GRAPH)))
@@ -310,10 +310,6 @@ class StoreWrites:
 def _edge_terms(schema: Schema) -> dict[str, str]:
     """``<edge IRI>`` (N-Triples form) -> edge name."""
     return {f"<{iri}>": name for iri, name in schema.edge_by_iri.items()}
-
-
-def _node_id(term: str) -> str:
-    return id_from_iri(iri_value(term))
 
 
 def with_meta(doc_id: str, upd: DocumentUpdate) -> Iterable[Triple]:
