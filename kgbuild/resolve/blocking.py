@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from itertools import chain
 from typing import Iterable
 
 import numpy as np
@@ -35,6 +36,19 @@ def get_multi(table: dict, key) -> tuple:
     return () if found is None else found if isinstance(found, tuple) else (found,)
 
 
+def _neighbourhoods(flat: np.ndarray, start: np.ndarray, where: np.ndarray,
+                    width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted neighbourhoods of a batch's keys: the ``k``-th key sits before sorted key
+    ``where[k]`` and has the slots of the ``width`` sorted keys either side (``flat`` from
+    ``start[i]`` on for sorted key ``i``); as (key number, slot) arrays."""
+    lo = start[np.maximum(where - width, 0)]
+    lengths = start[np.minimum(where + width, len(start) - 1)] - lo
+    ends = np.cumsum(lengths)
+    q = np.repeat(np.arange(len(where), dtype=np.int64), lengths)
+    return q, flat[np.arange(ends[-1] if len(ends) else 0) + np.repeat(lo - ends + lengths,
+                                                                       lengths)]
+
+
 class TypeIndex:
     """The name keys of one type's entities, with the blocking structures over them.
 
@@ -54,34 +68,44 @@ class TypeIndex:
         self._arrays: tuple | None = None  # the views as arrays (scores_many)
         self._common: dict[str, set[int]] = {}  # word -> its postings as a set (cache)
 
-    def add(self, key: str, ent: int, acronyms: Iterable[str] = ()) -> None:
-        """Index ``ent`` under ``key``; ``acronyms`` (2+ letters) lead to it too."""
-        slot = self.by_key.get(key)
-        if slot is None:
-            slot = self.by_key[key] = len(self.keys)
-            self.keys.append(key)
-            compact = key.replace(" ", "")
-            self.compacts.append(compact)
-            same = self.by_compact.get(compact)
-            self.by_compact[compact] = (slot,) if same is None else same + (slot,)
-            by_word, common = self.by_word, self._common
-            split = key.split()
-            self.sorted_keys.append(key if len(split) == 1 else " ".join(sorted(split)))
+    def add(self, entries: Iterable[tuple[str, int, Iterable[str]]]) -> None:
+        """Index each ``(key, entity, acronyms)``: the entity under the key, and under each
+        acronym of 2+ letters; the keys new here get their slots and blocks together."""
+        by_key, owners, by_acronym = self.by_key, self.owners, self.by_acronym
+        new: list[str] = []
+        for key, ent, acronyms in entries:
+            slot = by_key.get(key)
+            if slot is None:
+                slot = by_key[key] = len(by_key)
+                new.append(key)
+                owners[slot] = (ent,)
+            elif ent not in owners[slot]:
+                owners[slot] += (ent,)
+            for acr in acronyms:
+                if len(acr) >= 2:
+                    put_multi(by_acronym, acr, slot)
+        if not new:
+            return
+        start = len(self.keys)
+        self.keys += new
+        compacts = [key.replace(" ", "") for key in new]
+        self.compacts += compacts
+        splits = [key.split() for key in new]
+        self.sorted_keys += [key if len(split) == 1 else " ".join(sorted(split))
+                             for key, split in zip(new, splits)]
+        by_compact, by_word = self.by_compact, self.by_word
+        for slot, compact in enumerate(compacts, start):
+            same = by_compact.get(compact)
+            by_compact[compact] = (slot,) if same is None else same + (slot,)
+        for slot, split in enumerate(splits, start):
             for w in (split if len(split) == 1 else set(split)):
                 postings = by_word.get(w)
                 if postings is None:
                     by_word[w] = [slot]
                 else:
                     postings.append(slot)
-                    if common:
-                        common.pop(w, None)
-            self._views = self._arrays = None
-            self.owners[slot] = (ent,)
-        else:
-            put_multi(self.owners, slot, ent)
-        for acr in acronyms:
-            if len(acr) >= 2:
-                put_multi(self.by_acronym, acr, slot)
+        self._common.clear()
+        self._views = self._arrays = None
 
     def exact(self, key: str, compacts: Iterable[str] = ()) -> set[int]:
         """Slots whose key equals ``key`` or whose compact key is one of ``compacts``."""
@@ -165,7 +189,7 @@ class TypeIndex:
         return rare
 
     def _common_set(self, word: str) -> set[int]:
-        """The postings of ``word`` as a set (cached; a new slot with the word drops it)."""
+        """The postings of ``word`` as a set (cached until new slots come)."""
         found = self._common.get(word)
         if found is None:
             found = self._common[word] = set(self.by_word[word])
@@ -200,21 +224,23 @@ class TypeIndex:
         compacts, rcompacts, vocab, rvocab, _, _ = self._views or self.views()
         cflat, cstart, rflat, rstart, cobj, sobj = self._arrays or self.prepare()
         compact = [k.replace(" ", "") for k in keys]
-        n, width = len(compacts), th.window
         cand: list[int] = []
         counts: list[int] = []
-        for key, c in zip(keys, compact):
+        for key in keys:
             before = len(cand)
             for found in self._word_blocks(key, th, vocab, rvocab):
                 cand.extend(found)
-            i = bisect_left(compacts, c)  # the neighbourhoods: slots in a row of the flat lists
-            cand.extend(cflat[cstart[max(0, i - width)]:cstart[min(n, i + width)]])
-            i = bisect_left(rcompacts, c[::-1])
-            cand.extend(rflat[rstart[max(0, i - width)]:rstart[min(n, i + width)]])
             counts.append(len(cand) - before)
         size = len(self.keys)
-        pairs = np.unique(np.repeat(np.arange(len(keys), dtype=np.int64), counts) * size
-                          + np.array(cand, dtype=np.int64))
+        qs = [np.repeat(np.arange(len(keys), dtype=np.int64), counts)]
+        slots = [np.array(cand, dtype=np.int64)]
+        for flat, start, where in ((cflat, cstart, [bisect_left(compacts, c) for c in compact]),
+                                   (rflat, rstart, [bisect_left(rcompacts, c[::-1])
+                                                    for c in compact])):
+            q, found = _neighbourhoods(flat, start, np.array(where, dtype=np.int64), th.window)
+            qs.append(q)
+            slots.append(found)
+        pairs = np.unique(np.concatenate(qs) * size + np.concatenate(slots))
         out: list[dict[int, float]] = [{} for _ in keys]
         if not len(pairs):
             return out
@@ -234,16 +260,15 @@ class TypeIndex:
 
     def prepare(self) -> tuple:
         """:meth:`views` made for :meth:`scores_many` (cached): the slots of the sorted compact
-        keys and reversed ones as flat lists with each key's start, and every slot's compact
+        keys and reversed ones as flat arrays with each key's start, and every slot's compact
         and sorted key as arrays."""
         cslots, rcslots = (self._views or self.views())[4:]
         flat = []
         for groups in (cslots, rcslots):
-            slots, start = [], [0]
-            for found in groups:
-                slots += found
-                start.append(len(slots))
-            flat += [slots, start]
+            lengths = np.fromiter(map(len, groups), dtype=np.int64, count=len(groups))
+            flat += [np.fromiter(chain.from_iterable(groups), dtype=np.int64,
+                                 count=int(lengths.sum())),
+                     np.concatenate(([0], np.cumsum(lengths)))]
         self._arrays = (*flat, np.array(self.compacts, dtype=object),
                         np.array(self.sorted_keys, dtype=object))
         return self._arrays

@@ -106,7 +106,6 @@ class Resolver(MentionSearch, DuplicateSearch):
         self._suffix_last = frozenset(seq[-1] for seqs in self.normalizer.suffixes.values()
                                       for seq in seqs)
         self._near_suffix: dict[str, bool] = {}  # word -> one edit from a 5+ letter suffix word
-        self._last_indexed: tuple = ()  # the entity, type and words of the name indexed last
         for mention, rid in self.registry.rejected():
             self._rejected.setdefault(mention, set()).add(rid)
         for type_name, ids in self.registry.aliases.items():
@@ -132,67 +131,88 @@ class Resolver(MentionSearch, DuplicateSearch):
     # -- building -------------------------------------------------------------------
     def add_entity(self, id: str, type: str, label: str, aliases: Iterable[str] = ()) -> None:
         """Make an entity known; adding an ID again merges names and narrows its type."""
-        type_name = self._type(type)
-        n = self._number.get(id)
-        if n is None:
-            n = self._number[id] = len(self._ids)
-            self._ids.append(id)
-            self._types_of.append(type_name)
-            self._labels.append(label or id)
-            self._names.append(())
-            canon = self._index_ref(id, id)
-            if canon:  # the name part of a reference-shaped ID is a name too
-                self._index_name(n, canon.rsplit("/", 1)[-1])
-        else:
-            self._labels[n] = min(self._labels[n], label or self._labels[n])
-            old = self._types_of[n]
-            merged = self.schema.more_specific(old, type_name)
-            if merged is None:
-                raise KgbuildError(f"entity {id!r} is typed both {old} and {type_name}")
-            if merged != old:
-                self._types_of[n] = merged
-                self._reindex(n)
-        for name in (label, *aliases):
-            if name.startswith("pkg:"):
-                canon = self._index_ref(name, id)
-                if canon and canon.startswith("pkg:") and not is_package_purl(id):
-                    self._package.setdefault(id, canon)
-            self._index_name(n, name)
+        self._add(((id, type, label, aliases),))
 
     def add_entities(self, entities: Iterable[tuple]) -> None:
         """:meth:`add_entity` for each ``(id, type, label)`` or ``(id, type, label, aliases)``,
         with the cyclic garbage collector paused (indexing creates no cycles)."""
         with gc_paused(promote=True):
-            for args in entities:
-                self.add_entity(*args)
+            self._add(entities)
 
-    def _index_name(self, n: int, name: str | None) -> None:
-        if name and name not in self._names[n]:
-            self._names[n] += (name,)
-            type_name = self._types_of[n]
-            words = self.normalizer.words(name)
+    def _add(self, entities: Iterable[tuple]) -> None:
+        """Number and reference each entity, then index all their names at once
+        (:meth:`_index_names`); an ID added again first has the names before it indexed."""
+        names: list[tuple[int, str]] = []  # (entity number, name) to index, in order
+        for id, type, label, *aliases in entities:
+            type_name = self._type(type)
+            n = self._number.get(id)
+            if n is None:
+                n = self._number[id] = len(self._ids)
+                self._ids.append(id)
+                self._types_of.append(type_name)
+                self._labels.append(label or id)
+                self._names.append(())
+                canon = self._index_ref(id, id)
+                if canon:  # the name part of a reference-shaped ID is a name too
+                    names.append((n, canon.rsplit("/", 1)[-1]))
+            else:
+                self._index_names(names)
+                names = []
+                self._labels[n] = min(self._labels[n], label or self._labels[n])
+                old = self._types_of[n]
+                merged = self.schema.more_specific(old, type_name)
+                if merged is None:
+                    raise KgbuildError(f"entity {id!r} is typed both {old} and {type_name}")
+                if merged != old:
+                    self._types_of[n] = merged
+                    self._reindex(n)
+            for name in (label, *aliases[0]) if aliases else (label,):
+                if name.startswith("pkg:"):
+                    canon = self._index_ref(name, id)
+                    if canon and canon.startswith("pkg:") and not is_package_purl(id):
+                        self._package.setdefault(id, canon)
+                names.append((n, name))
+        self._index_names(names)
+
+    def _index_names(self, names: list[tuple[int, str]]) -> None:
+        """Index each ``(entity number, name)`` not indexed yet: its key under the entity's
+        type, a type's keys added together (:meth:`~kgbuild.resolve.blocking.TypeIndex.add`)."""
+        words_of, strip = self.normalizer.words, self.normalizer.strip_suffix
+        own, types_of = self._names, self._types_of
+        entries: dict[str, list[tuple[str, int, tuple[str, ...]]]] = {}
+        last = None  # the entity, type and words of the name indexed last
+        for n, name in names:
+            if not name or name in own[n]:
+                continue
+            own[n] += (name,)
+            type_name = types_of[n]
+            words = words_of(name)
+            if (n, type_name, words) == last:  # (an ID's name part and its label alike)
+                continue
             last = (n, type_name, words)
-            if last == self._last_indexed:  # (an ID's name part and its label alike: in)
-                return
-            self._last_indexed = last
-            stripped = self.normalizer.strip_suffix(words, type_name)
-            if stripped:
-                idx = self._index[type_name]
-                if not idx.keys:
-                    self._live.clear()
-                if len(words) < 2:
-                    acronyms = ()
-                elif stripped is words:
-                    acronyms = ("".join([w[0] for w in words]),)
-                else:
-                    acronyms = ("".join([w[0] for w in words]), acronym(stripped))
-                idx.add(" ".join(stripped), n, acronyms)
+            stripped = strip(words, type_name)
+            if not stripped:
+                continue
+            if len(words) < 2:
+                acronyms = ()
+            elif stripped is words:
+                acronyms = ("".join([w[0] for w in words]),)
+            else:
+                acronyms = ("".join([w[0] for w in words]), acronym(stripped))
+            found = entries.get(type_name)
+            if found is None:
+                found = entries[type_name] = []
+            found.append((" ".join(stripped), n, acronyms))
+        for type_name, found in entries.items():
+            idx = self._index[type_name]
+            if not idx.keys:
+                self._live.clear()
+            idx.add(found)
 
     def _reindex(self, n: int) -> None:
         """Index an entity whose type narrowed under its new type (lookups skip stale keys)."""
         names, self._names[n] = self._names[n], ()
-        for name in names:
-            self._index_name(n, name)
+        self._index_names([(n, name) for name in names])
 
     def _index_ref(self, ref: str, id: str) -> str | None:
         """Index ``id`` under ``ref`` and its canonical forms; returns the canonical form."""
