@@ -49,6 +49,12 @@ def _neighbourhoods(flat: np.ndarray, start: np.ndarray, where: np.ndarray,
                                                                        lengths)]
 
 
+def _may_reach(a: np.ndarray, b: np.ndarray, cutoff: float) -> np.ndarray:
+    """Whether strings of lengths ``a`` and ``b`` may have a ``fuzz.ratio`` of ``cutoff``:
+    at best the shorter is all of the longer, ``200 * min / (a + b)``."""
+    return 200 * np.minimum(a, b) >= cutoff * (a + b) - 1e-6
+
+
 class TypeIndex:
     """The name keys of one type's entities, with the blocking structures over them.
 
@@ -222,7 +228,7 @@ class TypeIndex:
         if not keys:
             return []
         compacts, rcompacts, vocab, rvocab, _, _ = self._views or self.views()
-        cflat, cstart, rflat, rstart, cobj, sobj = self._arrays or self.prepare()
+        cflat, cstart, rflat, rstart, cobj, sobj, clen, slen = self._arrays or self.prepare()
         compact = [k.replace(" ", "") for k in keys]
         cand: list[int] = []
         counts: list[int] = []
@@ -231,7 +237,6 @@ class TypeIndex:
             for found in self._word_blocks(key, th, vocab, rvocab):
                 cand.extend(found)
             counts.append(len(cand) - before)
-        size = len(self.keys)
         qs = [np.repeat(np.arange(len(keys), dtype=np.int64), counts)]
         slots = [np.array(cand, dtype=np.int64)]
         for flat, start, where in ((cflat, cstart, [bisect_left(compacts, c) for c in compact]),
@@ -240,18 +245,25 @@ class TypeIndex:
             q, found = _neighbourhoods(flat, start, np.array(where, dtype=np.int64), th.window)
             qs.append(q)
             slots.append(found)
-        pairs = np.unique(np.concatenate(qs) * size + np.concatenate(slots))
+        qs, slots = np.concatenate(qs), np.concatenate(slots)
+        spaced = np.array([" " in k for k in keys])
+        words = [" ".join(sorted(k.split())) for k in keys] if spaced.any() else []
+        near = _may_reach(np.array(list(map(len, compact)))[qs], clen[slots], cutoff)
+        if words:  # (or the word-order free ratio may)
+            near |= spaced[qs] & _may_reach(np.array(list(map(len, words)))[qs], slen[slots],
+                                            cutoff)
+        size = len(self.keys)
+        pairs = np.unique(qs[near] * size + slots[near])
         out: list[dict[int, float]] = [{} for _ in keys]
         if not len(pairs):
             return out
         qs, slots = np.divmod(pairs, size)
         score = _cpdist(np.array(compact, dtype=object)[qs], cobj[slots], scorer=_ratio,
                         dtype=np.float64, score_cutoff=cutoff)
-        spaced = np.array([" " in k for k in keys])[qs]
+        spaced = spaced[qs]
         if spaced.any():  # token_sort_ratio of the keys with several words
-            words = np.array([" ".join(sorted(k.split())) for k in keys], dtype=object)
             score[spaced] = np.maximum(score[spaced], _cpdist(
-                words[qs[spaced]], sobj[slots[spaced]], scorer=_ratio, dtype=np.float64,
+                np.array(words, dtype=object)[qs[spaced]], sobj[slots[spaced]], scorer=_ratio, dtype=np.float64,
                 score_cutoff=cutoff))
         keep = score >= cutoff
         for q, slot, s in zip(qs[keep].tolist(), slots[keep].tolist(), score[keep].tolist()):
@@ -261,7 +273,7 @@ class TypeIndex:
     def prepare(self) -> tuple:
         """:meth:`views` made for :meth:`scores_many` (cached): the slots of the sorted compact
         keys and reversed ones as flat arrays with each key's start, and every slot's compact
-        and sorted key as arrays."""
+        and sorted key and their lengths as arrays."""
         cslots, rcslots = (self._views or self.views())[4:]
         flat = []
         for groups in (cslots, rcslots):
@@ -270,7 +282,9 @@ class TypeIndex:
                                  count=int(lengths.sum())),
                      np.concatenate(([0], np.cumsum(lengths)))]
         self._arrays = (*flat, np.array(self.compacts, dtype=object),
-                        np.array(self.sorted_keys, dtype=object))
+                        np.array(self.sorted_keys, dtype=object),
+                        np.fromiter(map(len, self.compacts), np.int64, len(self.compacts)),
+                        np.fromiter(map(len, self.sorted_keys), np.int64, len(self.keys)))
         return self._arrays
 
     def containing(self, key: str) -> list[int]:
