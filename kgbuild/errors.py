@@ -73,6 +73,7 @@ CODES: dict[str, str] = {  # every code kgbuild uses -> what it means (README: E
     "error": "any other error",
     "file-too-large": "a file is over the size limit",
     "forbidden": "serve: SPARQL needs an all_access token",
+    "full-scan": "a build told what changed looked at every file (why is in the message)",
     "header-timeout": "serve: the request header did not arrive in time",
     "header-too-large": "serve: the request header is over 64 KiB",
     "http": "serve: another HTTP error",

@@ -115,6 +115,106 @@ def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
 _candidate = tuple.__new__
 
 
+@dataclass
+class Listed:
+    """The files of a change set as a scan would find them now (:func:`listed`): candidates
+    by document ID, and each listed file a scan would not find (deleted, ignored, claimed by
+    no extractor) by the document ID it had."""
+
+    discovery: Discovery
+    gone: dict[str, str]  # document ID -> the listed path
+
+
+def listed(changed: Sequence[str | Path], paths: Sequence[str | Path], *,
+           root: str | Path | None = None, exclude: Sequence[str] = (), gitignore: bool = True,
+           extractors: Sequence[Extractor] | None = None) -> Listed:
+    """What :func:`candidates` would find of the ``changed`` files (added, modified or
+    deleted since the last build) under ``paths``, without walking the folders: the same
+    document IDs, skipped folders, exclude patterns, ``.gitignore`` files and regular-file
+    checks, read only along each file's own folders. Listed files under none of ``paths`` are
+    not this build's sources and are left out."""
+    project_root = Path(root or ".").resolve()
+    excluded = IgnoreSpec(exclude, "exclude") if exclude else None
+    scanned = []  # (resolved path, base, its own document ID or "" for the root)
+    for arg in paths:
+        p = Path(arg)
+        if not p.exists():
+            raise InputError("no such file or directory", str(arg))
+        resolved = p.resolve()
+        base, own_id = document_base(resolved, project_root)
+        scanned.append((resolved, base, "" if own_id == "." else own_id))
+    found: dict[str, Candidate] = {}
+    gone: dict[str, str] = {}
+    problems: list[Problem] = []
+    for name in dict.fromkeys(str(c) for c in changed):
+        path = Path(name)
+        path = path.parent.resolve() / path.name  # (the file itself may be gone or a link)
+        for folder, base, own_id in scanned:
+            if path == folder or path.is_relative_to(folder):
+                break
+        else:
+            continue
+        if path == folder:  # a file given as a path: taken as it is
+            doc_id, stat = own_id, file_stat(path) if path.is_file() else ""
+        else:
+            doc_id, stat = _listed_file(path, folder, base, own_id, excluded,
+                                        gitignore, problems)
+        if doc_id is None:
+            continue
+        ex = extractor_for(path, extractors) if stat else None
+        if ex is None:
+            gone[doc_id] = str(path)
+        else:
+            found[doc_id] = Candidate(str(path), folder if path != folder else folder.parent,
+                                      base, stat, ex)
+    scope = sorted({own_id for _, _, own_id in scanned})
+    return Listed(Discovery(dict(sorted(found.items())), scope, problems, excluded), gone)
+
+
+def _listed_file(path: Path, folder: Path, base: Path, own_id: str,
+                 excluded: IgnoreSpec | None, gitignore: bool, problems: list[Problem]
+                 ) -> tuple[str | None, str]:
+    """(document ID, stat) of a file below a scanned ``folder`` as :func:`_scan` sees it:
+    the stat empty when the scan would not find it (gone, skipped, ignored, not a regular
+    file), the ID None for a file in a folder the scan never enters."""
+    ignores = _enclosing_ignores(folder, base, problems) if gitignore else None
+    prefix, directory = own_id, folder
+    *dirs, name = path.relative_to(folder).parts
+    for part in dirs:
+        if ignores is not None:
+            spec = _read_ignore(directory / ".gitignore", problems)
+            if spec is not None:
+                ignores = [*ignores, (prefix, spec)]
+        entry = part if part.isascii() else escape_name(part)
+        prefix = f"{prefix}/{entry}" if prefix else entry
+        if part in SKIP_DIRS or (part.startswith(".") and part != ".github") \
+                or _ignored(prefix, True, excluded, ignores) or (directory / part).is_symlink():
+            return None, ""
+        directory = directory / part
+    if ignores is not None:
+        spec = _read_ignore(directory / ".gitignore", problems)
+        if spec is not None:
+            ignores = [*ignores, (prefix, spec)]
+    entry_name = name if name.isascii() else escape_name(name)
+    doc_id = f"{prefix}/{entry_name}" if prefix else entry_name
+    if _ignored(doc_id, False, excluded, ignores):
+        return doc_id, ""
+    try:
+        entry = next((e for e in os.scandir(directory) if e.name == name), None)
+    except OSError:
+        entry = None
+    if entry is None:
+        return doc_id, ""
+    try:
+        is_link = entry.is_symlink()
+        if entry.is_dir(follow_symlinks=False):
+            return doc_id, ""
+    except OSError:
+        return doc_id, ""
+    st = _regular_file(entry, is_link, doc_id, str(folder), problems)
+    return doc_id, f"{st.st_size}:{st.st_mtime_ns}" if st is not None else ""
+
+
 def in_scope(doc_id: str, scope: Sequence[str]) -> bool:
     """Whether a document ID lies under one of the scanned paths (``""`` covers all)."""
     return any(s == "" or doc_id == s or doc_id.startswith(s + "/") for s in scope)

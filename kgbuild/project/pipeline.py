@@ -97,7 +97,8 @@ def check(result: BuildResult, validate: bool | None = None) -> None:
     from ..validate.incremental import validate_changed  # (when a build validates)
     from ..validate.validator import validate_store
 
-    total = len(changed) + len(changes.get("unchanged", ())) + len(changes.get("kept", ()))
+    total = len(changed) + len(changes.get("unchanged", ())) + len(changes.get("kept", ())) \
+        + result.unlisted
     if validate or result.touched is None or len(changed) > FULL_SHARE * total:
         result.validation = validate_store(result.store)
     elif not changed:
@@ -113,7 +114,8 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
                 registry: str | Path | None = None, resolve: bool | None = None,
                 root: str | Path | None = None, exclude: Sequence[str] = (),
                 gitignore: bool = True, prune: bool = False, phase: Phase | None = None,
-                backstage: Sequence[str | CatalogSource] = ()) -> BuildResult:
+                backstage: Sequence[str | CatalogSource] = (),
+                changed: Sequence[str | Path] | None = None) -> BuildResult:
     """Discover, extract and store a graph from files and folders; SHACL-check it.
 
     ``store`` is a store folder (updated incrementally; see :func:`update_store`) or None for
@@ -130,6 +132,8 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
     (a URL, its token from ``$BACKSTAGE_TOKEN``, or a
     :class:`~kgbuild.remote.backstage.CatalogSource`); each is read in full before the store
     is touched (:class:`~kgbuild.remote.backstage.CatalogError` otherwise, nothing changed).
+    ``changed``: the files that changed since the last build, when the caller knows (git,
+    a file watcher): only they are looked at (see :func:`update_store`).
     """
     schema = schema if isinstance(schema, Schema) else load_schema(schema or "software")
     if access is not None and not isinstance(access, AccessRules):
@@ -141,7 +145,7 @@ def build_graph(paths: Sequence[str | Path], schema: Schema | str | Path | None 
         result = update_store(graph_store, paths, full=full or store is None, timestamp=timestamp,
                               progress=progress, max_file_bytes=max_file_bytes, access=access,
                               registry=registry, root=root, exclude=exclude, gitignore=gitignore,
-                              prune=prune, phase=phase, catalogs=catalogs)
+                              prune=prune, phase=phase, catalogs=catalogs, changed=changed)
         result.catalogs = [{"url": c.base, "entities": len(c.entities), "pages": c.pages,
                             "endpoint": c.endpoint} for c in catalogs]
         queue = Path(store) / "review-queue.json" if store is not None else None

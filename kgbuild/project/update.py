@@ -23,7 +23,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from ..errors import Problem
+from ..errors import KgbuildError, Problem
 from ..extract import manifests as sources  # noqa: F401  (registers the extractors)
 from ..extract.assemble import document_triples
 from ..extract.discover import (
@@ -34,6 +34,7 @@ from ..extract.discover import (
     file_stat,
     fingerprint,
     in_scope,
+    listed,
     sha256_file,
 )
 from ..extract.manifests.codeowners import add_fallback_owners
@@ -46,6 +47,7 @@ from ..resolve.aliases import AliasRegistry
 from ..resolve.normalize import fold
 from ..schema.model import Schema
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
+from ..store.manifest import shard
 from ..validate.incremental import Touched, touched_terms
 from ..validate.validator import ValidationReport
 
@@ -76,6 +78,7 @@ class BuildResult:
     resolution_note: str | None = None
     output: str | None = None
     catalogs: list[dict] = field(default_factory=list)  # Backstage catalogs read: base, entities, pages
+    unlisted: int = 0  # told what changed: stored documents not looked at (taken as unchanged)
     _graph: KnowledgeGraph | None = field(default=None, repr=False)
 
     @property
@@ -95,7 +98,9 @@ class BuildResult:
             "output": self.output,
             "store": str(self.store.path) if self.store.path else None,
             "schema": self.schema.name,
-            "documents": sum(len(self.changes.get(k, ())) for k in ("unchanged", "changed", "added", "kept")),
+            "documents": self.unlisted + sum(len(self.changes.get(k, ()))
+                                             for k in ("unchanged", "changed", "added", "kept")),
+            "documents_unlisted": self.unlisted,
             "documents_changed": {k: len(self.changes.get(k, ()))
                                   for k in ("unchanged", "changed", "added", "deleted")},
             "documents_kept": len(self.changes.get("kept", ())),
@@ -230,6 +235,13 @@ class Plan:
     outside: set[str]  # stored documents outside the paths: kept unless reached
     problems: list[Problem]
     is_excluded: Callable[[str], bool]
+    gone: set[str] | None = None  # told what changed: the listed documents no longer found
+    stored: int = 0  # told what changed: the store's documents of this kind before
+
+    @property
+    def told(self) -> bool:
+        """Whether the plan was told which files changed (and read only their states)."""
+        return self.gone is not None
 
     @cached_property
     def before(self) -> dict[str, str]:
@@ -252,14 +264,23 @@ def plan_update(store: GraphStore, paths: Sequence[str | Path], *, full: bool = 
                 max_file_bytes: int = 20 * 1024 * 1024, access: AccessRules | None = None,
                 root: str | Path | None = None, exclude: Sequence[str] = (),
                 gitignore: bool = True, prune: bool = False,
-                extractors: Sequence[Extractor] | None = None) -> Plan:
+                extractors: Sequence[Extractor] | None = None,
+                changed: Sequence[str | Path] | None = None) -> Plan:
     """The plan stage: stale documents (the settings the store was built with against
     today's), candidate files under ``paths`` (unchanged stats skipped cheaply), the other
     command's documents set aside, and stale documents outside ``paths`` re-read from where
-    they were."""
+    they were. ``changed``: see :func:`plan_changed` (a full scan when it cannot be used)."""
     schema = store.schema
     selection = list(EXTRACTORS if extractors is None else extractors)
     kind = document_kind(extractor_tag(selection[0])) if selection else "manifest"
+    scan_problems: list[Problem] = []
+    if changed is not None:
+        told = plan_changed(store, paths, changed, selection, kind, max_file_bytes=max_file_bytes,
+                            access=access, root=root, exclude=exclude, gitignore=gitignore)
+        if isinstance(told, Plan):
+            return told
+        scan_problems.append(Problem("warning", "full-scan", f"every file looked at: {told}",
+                                     str(store.path)))
     all_states = store.document_states()
     kinds = {tag: document_kind(tag) for tag in {st.extractor for st in all_states.values()}}
     states = {d: st for d, st in all_states.items() if kinds[st.extractor] == kind}
@@ -278,10 +299,7 @@ def plan_update(store: GraphStore, paths: Sequence[str | Path], *, full: bool = 
     found, scope = found_all.found, found_all.scope
     for doc_id in sorted(others & set(found)):  # the other command's document: not ours to touch
         del found[doc_id]
-        owner = _COMMANDS[document_kind(all_states[doc_id].extractor)]
-        found_all.problems.append(Problem(
-            "warning", "other-kind", f"kept: `kgbuild {owner}` extracted this document, this "
-            "command does not read it", doc_id))
+        found_all.problems.append(_other_kind(all_states[doc_id], doc_id))
     # (a catalog entity's document, an API URL, is never under a scanned path)
     outside = set() if prune else {d for d in states if d not in found
                                    and (not in_scope(d, scope) or "://" in d)}
@@ -293,7 +311,63 @@ def plan_update(store: GraphStore, paths: Sequence[str | Path], *, full: bool = 
     if full:
         stale |= {d for d in states if d in found}
     return Plan(kind, selection, all_states, states, others, settings, everything, stale, found,
-                outside, found_all.problems, found_all.is_excluded)
+                outside, scan_problems + found_all.problems, found_all.is_excluded)
+
+
+def plan_changed(store: GraphStore, paths: Sequence[str | Path], changed: Sequence[str | Path],
+                 selection: list[Extractor], kind: str, *, max_file_bytes: int,
+                 access: AccessRules | None, root: str | Path | None, exclude: Sequence[str],
+                 gitignore: bool) -> Plan | str:
+    """The plan of an update told which files changed since the last build (``changed``:
+    added, modified or deleted; the caller vouches that no other file did): only those
+    files are looked at, with the documents that depend on them, and only their shards'
+    states are read (:meth:`~kgbuild.store.manifest.Manifest.states_index`), so its cost
+    follows the change, not the estate. Every other stored document is taken as unchanged
+    without a ``stat``. Returns why a full scan is needed instead when that cannot be
+    exact: no saved store of this kind, access rules (their labels are every document's),
+    other build settings or extractor versions than the stored documents'."""
+    index = store.states_index()
+    if store.path is None or index is None:
+        return "the store has no index of its documents' states yet"
+    tags = {tag for shard in index.extractors for tag in shard}
+    ours = {tag for tag in tags if document_kind(tag) == kind}
+    stored = sum(n for shard in index.extractors for tag, n in shard.items() if tag in ours)
+    settings = build_settings(store.schema, max_file_bytes) if kind == "manifest" else None
+    if not stored:
+        return "the store holds no document of this kind"
+    if access is not None:
+        return "access rules are given (they may change any document's labels)"
+    if settings is not None and settings != store.settings():
+        return "the build settings changed since the store was built"
+    if not ours <= {extractor_tag(ex) for ex in selection}:
+        return "stored documents were read by another extractor version"
+    seen = listed(changed, paths, root=root, exclude=exclude, gitignore=gitignore,
+                  extractors=selection)
+    found, gone = seen.discovery.found, seen.gone
+    files = {str(Path(c).parent.resolve() / Path(c).name) for c in changed}
+    shards = {shard(d) for d in (*found, *gone)} | index.shards_depending(files)
+    all_states = store.document_states(shards)
+    states = {d: st for d, st in all_states.items() if document_kind(st.extractor) == kind}
+    others = set(all_states) - set(states)
+    for doc_id, st in states.items():  # a document depending on a listed file is looked at
+        if doc_id not in found and doc_id not in gone and files.intersection(st.depends) \
+                and st.path and Path(st.path).is_file():
+            found[doc_id] = Candidate(st.path, Path(st.root), Path(st.base),
+                                      file_stat(Path(st.path)), None)
+    problems = seen.discovery.problems
+    for doc_id in sorted(others & set(found)):
+        del found[doc_id]
+        problems.append(_other_kind(all_states[doc_id], doc_id))
+    return Plan(kind, selection, all_states, states, others, settings, False, set(),
+                dict(sorted(found.items())), set(), problems, seen.discovery.is_excluded,
+                gone=set(gone) & set(states), stored=stored)
+
+
+def _other_kind(state: DocumentState, doc_id: str) -> Problem:
+    """The warning for a document of the other command found under the paths (kept)."""
+    owner = _COMMANDS[document_kind(state.extractor)]
+    return Problem("warning", "other-kind", f"kept: `kgbuild {owner}` extracted this document, "
+                   "this command does not read it", doc_id)
 
 
 def assemble_document(store: GraphStore, src: SourceFile, digest: str, ex: Extractor,
@@ -398,8 +472,9 @@ def commit_update(store: GraphStore, plan: Plan, extracted: Extracted, *, full: 
     # a store holding none of these documents is loaded whole into a new database, unless
     # few text documents are added (kgbuild extract: a transaction costs less than making a
     # second database, when the store was just made)
-    replace = plan.everything or (not plan.before and not (plan.kind == TEXT_KIND and len(updates) <= 100)) \
-        or (full and not kept)
+    replace = not plan.told and (
+        plan.everything or (not plan.before and not (plan.kind == TEXT_KIND and len(updates) <= 100))
+        or (full and not kept))
     if phase and (updates or changes["deleted"]):
         phase("storing")
     indexing = (lambda: phase("indexing")) if phase else None  # the store's read model
@@ -409,14 +484,20 @@ def commit_update(store: GraphStore, plan: Plan, extracted: Extracted, *, full: 
     changed.update({d: None for d in changes["deleted"]})
     # (for incremental validation: before the change)
     touched = touched_terms(store, changed, (t for u in updates.values() for t in u.triples))
-    return store.apply(changed, plan.all_states, plan.settings, indexing=indexing), touched
+    return store.apply(changed, plan.all_states, plan.settings, indexing=indexing,
+                       whole=not plan.told), touched
 
 
 def _settle(plan: Plan, extracted: Extracted) -> list[str]:
     """The documents kept (outside the given paths and not reached by them) and deleted, in
     ``extracted.changes``; returns those kept before settings that make everything stale
-    drop them."""
+    drop them. A plan told what changed deletes only the listed documents no longer found."""
     changes, files = extracted.changes, extracted.files
+    if plan.told:
+        changes["kept"] = []
+        looked = {d for d in plan.found if d in plan.before} - set(files)
+        changes["deleted"] = sorted(plan.gone | looked)
+        return []
     kept = sorted(plan.outside - set(files))
     changes["kept"] = kept
     changes["deleted"] = sorted(set(plan.before) - set(files) - set(kept))
@@ -426,11 +507,20 @@ def _settle(plan: Plan, extracted: Extracted) -> list[str]:
     return kept
 
 
+def unlisted(plan: Plan, extracted: Extracted) -> int:
+    """How many stored documents of the plan's kind a plan told what changed did not look
+    at (taken as unchanged; 0 for a plan that scanned the paths)."""
+    if not plan.told:
+        return 0
+    looked = {d for d in extracted.files if d in plan.before} | set(extracted.changes["deleted"])
+    return plan.stored - len(looked)
+
+
 def streams(store: GraphStore, plan: Plan, full: bool) -> bool:
     """Whether the update will replace the whole saved store whatever its sources hold (see
     :func:`commit_update`): then each document is loaded as it is extracted, not kept until
     the commit (an in-memory store is cleared by a full load: it reads as before meanwhile)."""
-    return store.path is not None and not plan.others and (
+    return store.path is not None and not plan.others and not plan.told and (
         plan.everything or (not plan.before and plan.kind != TEXT_KIND)
         or (full and not plan.outside))
 
@@ -441,7 +531,8 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                  registry: Path | None = None, root: str | Path | None = None,
                  exclude: Sequence[str] = (), gitignore: bool = True,
                  prune: bool = False, extractors: Sequence[Extractor] | None = None,
-                 phase: Phase | None = None, catalogs: Sequence[Catalog] = ()) -> BuildResult:
+                 phase: Phase | None = None, catalogs: Sequence[Catalog] = (),
+                 changed: Sequence[str | Path] | None = None) -> BuildResult:
     """Bring ``store`` in line with the sources under ``paths``, re-extracting only what changed.
 
     A document whose content hash is unchanged is not read again; a changed or new one is
@@ -468,16 +559,26 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
     :mod:`kgbuild.project.catalog`); an entity no longer listed is removed. Their documents
     are never under ``paths``: a build without a catalog keeps them (unless ``prune``).
 
+    ``changed`` tells the update which files changed since the last build (added, modified
+    or deleted; the caller vouches for the rest, as git's index or a file watcher would):
+    only they and the documents depending on them are looked at, so a one-file rebuild of a
+    million-file estate reads one file, not a million ``stat`` results (see
+    :func:`plan_changed`; a warning ``full-scan`` says why when every file had to be looked
+    at instead). It cannot be combined with ``full``, ``prune`` or ``catalogs``.
+
     The stages (see the module docstring) are :func:`plan_update`, :func:`extract_documents`
     (with :func:`assemble_document`) and :func:`commit_update`.
     """
+    if changed is not None and (full or prune or catalogs):
+        raise KgbuildError("a build told what changed (--changed) cannot also rebuild everything "
+                           "(--full), prune or read Backstage catalogs", code="usage")
     seen: dict[str, str] = {}
     canonical = _canonical(AliasRegistry.load(registry, missing_ok=True), store.schema) \
         if registry else None
     with gc_paused():  # (it makes a few objects per stored document, and no cycles)
         plan = plan_update(store, paths, full=full, max_file_bytes=max_file_bytes,
                            access=access, root=root, exclude=exclude, gitignore=gitignore,
-                           prune=prune, extractors=extractors)
+                           prune=prune, extractors=extractors, changed=changed)
 
     def extract(sink=None) -> Extracted:
         extracted = extract_documents(store, plan, timestamp=timestamp, progress=progress,
@@ -521,6 +622,7 @@ def update_store(store: GraphStore, paths: Sequence[str | Path], *, full: bool =
                          ignored + plan.problems + store.problems() + problems,
                          extracted.names, {k: sorted(v) for k, v in extracted.changes.items()})
     result.touched = touched
+    result.unlisted = unlisted(plan, extracted)
     return result
 
 

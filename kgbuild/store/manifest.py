@@ -30,6 +30,7 @@ SETTINGS = f"<{KG.buildSettings}>"  # one JSON literal: what the last build was 
 COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
 INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION, STORE_ID, SETTINGS}  # not exported
 STATES = "states"  # in the store folder: per shard its document states, marshalled
+INDEX = "index"  # in STATES: the StatesIndex of the copies
 
 
 class DocumentState(NamedTuple):
@@ -47,6 +48,41 @@ class DocumentState(NamedTuple):
     labels: list[str] = []  # access labels its rules gave it
 
 
+_DEPENDS, _EXTRACTOR = DocumentState._fields.index("depends"), DocumentState._fields.index("extractor")
+
+
+class StatesIndex(NamedTuple):
+    """What the state copies hold, without reading them: per shard its documents by
+    extractor tag, and for each file some document depends on, the shards holding such
+    documents (a bit mask)."""
+
+    extractors: list[dict[str, int]]
+    depends: dict[str, int]
+
+    def shards_depending(self, files: Iterable[str]) -> set[int]:
+        """The shards holding a document that depends on one of ``files``."""
+        mask = 0
+        for f in files:
+            mask |= self.depends.get(f, 0)
+        return {n for n in range(SHARDS) if mask >> n & 1}
+
+    def updated(self, parts: dict[int, dict[str, tuple]]) -> StatesIndex:
+        """The index with the shards of ``parts`` (every document of each, as plain tuples:
+        see :func:`_sharded`) replaced."""
+        extractors, depends = list(self.extractors), dict(self.depends)
+        clear = ~sum(1 << n for n in parts)
+        depends = {f: m & clear for f, m in depends.items() if m & clear}
+        for n, part in parts.items():
+            tags: dict[str, int] = {}
+            for state in part.values():
+                tag = state[_EXTRACTOR]
+                tags[tag] = tags.get(tag, 0) + 1
+                for f in state[_DEPENDS]:
+                    depends[f] = depends.get(f, 0) | 1 << n
+            extractors[n] = dict(sorted(tags.items()))
+        return StatesIndex(extractors, depends)
+
+
 class Manifest:
     """The manifest's values, read from the store's database."""
 
@@ -54,8 +90,9 @@ class Manifest:
     path: Path | None
     _write: bool
 
-    def document_states(self) -> dict[str, DocumentState]:
-        """Hash, file stat, followed files and dependencies of every document.
+    def document_states(self, shards: Iterable[int] | None = None) -> dict[str, DocumentState]:
+        """Hash, file stat, followed files and dependencies of every document (``shards``:
+        of the documents of those shards only, see :func:`shard`).
 
         Kept in a few JSON literals (shards by document ID) updated in the same transaction as
         the documents, so that a rebuild of a large tree reads 64 values instead of scanning
@@ -63,21 +100,27 @@ class Manifest:
         in :data:`STATES` (rewritten by the commits that change it) is read instead while its
         ``revision`` file names the store's revision: 100k documents' JSON took about 2 s of
         CPU, the copies 0.3 s."""
+        wanted = range(SHARDS) if shards is None else sorted(set(shards))
         revision = self.revision()
-        cached = self._cached_states(revision)
+        cached = self._cached_states(revision, wanted)
         if cached is not None:
             return cached
         out: dict[str, DocumentState] = {}
-        for q in self._db.quads_for_pattern(None, ox.NamedNode(MANIFEST[1:-1]), None,
-                                            ox.NamedNode(MANIFEST_GRAPH)):
-            out.update((doc, DocumentState(*state)) for doc, state in json.loads(q.object.value).items())
-        if self._write:
+        manifest = ox.NamedNode(MANIFEST[1:-1])
+        graph = ox.NamedNode(MANIFEST_GRAPH)
+        for subject in ([None] if shards is None else
+                        [ox.NamedNode(shard_iri(n)) for n in wanted]):
+            for q in self._db.quads_for_pattern(subject, manifest, None, graph):
+                out.update((doc, DocumentState(*state))
+                           for doc, state in json.loads(q.object.value).items())
+        if self._write and shards is None:
             self.cache_states(revision, out)
         return out
 
-    def _cached_states(self, revision: str) -> dict[str, DocumentState] | None:
-        """The copies, when ``revision`` file names ``revision`` before and after they are
-        read (a commit empties it while it rewrites shards)."""
+    def _cached_states(self, revision: str, shards: Iterable[int] = range(SHARDS)
+                       ) -> dict[str, DocumentState] | None:
+        """The copies of ``shards``, when the ``revision`` file names ``revision`` before
+        and after they are read (a commit empties it while it rewrites shards)."""
         if self.path is None:
             return None
         folder = self.path / STATES
@@ -86,7 +129,7 @@ class Manifest:
                 return None
             with gc_paused():  # (400k containers: the collector's passes tripled the time)
                 found: dict = {}
-                for n in range(SHARDS):
+                for n in shards:
                     found.update(marshal.loads((folder / f"{n:02d}").read_bytes()))
                 if (folder / "revision").read_text() != revision:
                     return None
@@ -95,12 +138,31 @@ class Manifest:
         except (OSError, ValueError, EOFError, TypeError):
             return None
 
+    def states_index(self) -> StatesIndex | None:
+        """The documents by extractor of each shard, and the shards holding the documents
+        that depend on each file: what a build told which files changed reads instead of
+        every document's state (None when the copies in :data:`STATES` are not those of the
+        store's revision: then :meth:`document_states` reads them all)."""
+        if self.path is None:
+            return None
+        mark, revision = self.path / STATES / "revision", self.revision()
+        try:
+            if mark.read_text() != revision:
+                return None
+            index = self._index_file()
+            return index if mark.read_text() == revision else None
+        except OSError:
+            return None
+
     def cache_states(self, revision: str, states: dict[str, DocumentState],
-                     changed: Iterable[str] | None = None, previous: str | None = None) -> None:
-        """Keep ``states``, the document states of ``revision``, for :meth:`document_states`:
-        only the shards of the ``changed`` documents when the copies were those of the
-        ``previous`` revision, else every shard (best effort: a folder that cannot be written
-        reads the manifest's JSON)."""
+                     changed: Iterable[str] | None = None, previous: str | None = None, *,
+                     whole: bool = True) -> None:
+        """Keep ``states``, the document states of ``revision``, for :meth:`document_states`
+        (and their :class:`StatesIndex`): only the shards of the ``changed`` documents when
+        the copies were those of the ``previous`` revision, else every shard. ``whole``:
+        ``states`` holds every document (False: only those of the changed documents'
+        shards; copies of another revision are then left invalid, not rewritten). Best
+        effort: a folder that cannot be written reads the manifest's JSON."""
         if self.path is None:
             return
         folder = self.path / STATES
@@ -108,14 +170,33 @@ class Manifest:
             folder.mkdir(exist_ok=True)
             mark = folder / "revision"
             current = mark.read_text() if mark.exists() else None
-            shards = set(range(SHARDS)) if changed is None or current != previous else \
-                {shard(d) for d in changed}
             atomic_write(mark, "", durable=False)  # (a reader meanwhile reads the JSON)
-            for n, part in _sharded(states, shards).items():
+            if changed is None or (current != previous and whole):
+                shards, index = set(range(SHARDS)), None
+            elif current != previous:
+                return
+            else:
+                shards = {shard(d) for d in changed}
+                index = self._index_file()
+                if index is None:
+                    return
+            parts = _sharded(states, shards)
+            for n, part in parts.items():
                 atomic_write(folder / f"{n:02d}", marshal.dumps(part), durable=False)
+            new = (index or StatesIndex([{}] * SHARDS, {})).updated(parts)
+            if new != index:
+                atomic_write(folder / INDEX, marshal.dumps(tuple(new)), durable=False)
             atomic_write(mark, revision, durable=False)
         except (OSError, ValueError):
             pass
+
+    def _index_file(self) -> StatesIndex | None:
+        """The :class:`StatesIndex` file as it is (whatever revision it was written for)."""
+        try:
+            extractors, depends = marshal.loads((self.path / STATES / INDEX).read_bytes())
+            return StatesIndex(extractors, depends) if len(extractors) == SHARDS else None
+        except (OSError, ValueError, EOFError, TypeError):
+            return None
 
     def generation(self) -> str:
         """Names the store's content: it changes with every committed update."""

@@ -85,19 +85,21 @@ class StoreWrites:
     def apply(self, changes: dict[str, DocumentUpdate | None],
               states: dict[str, DocumentState] | None = None,
               settings: dict | None = None, *,
-              indexing: Callable[[], None] | None = None) -> list[Problem]:
+              indexing: Callable[[], None] | None = None, whole: bool = True) -> list[Problem]:
         """Replace (or, for ``None``, delete) documents' graphs in one transaction, then bring
         the read model to the new revision (``indexing()`` is called when that starts).
 
         Nodes claimed by the old or new content of a changed document are re-resolved against
         every other document's claims; a node nobody claims any more disappears. ``states``
-        is :meth:`document_states` when the caller already read it (it is updated in place).
+        is :meth:`document_states` when the caller already read it (it is updated in place);
+        ``whole=False``: only the states of the changed documents' shards
+        (``document_states(shards)``), which is all a commit rewrites.
         """
         if self._damage is None:
             revision = self.revision()
             merge = self.path is not None and len(changes) <= MAX_CHANGED  # (else made whole)
             used = self._used_iris(changes) if merge else set()
-            problems = self._apply(changes, states, settings)
+            problems = self._apply(changes, states, settings, whole)
             if self._damage is None:
                 refresh_model(self, Change(revision, sorted(changes), used), indexing)
                 return problems
@@ -124,7 +126,8 @@ class StoreWrites:
         return found - own
 
     def _apply(self, changes: dict[str, DocumentUpdate | None],
-               states: dict[str, DocumentState] | None, settings: dict | None) -> list[Problem]:
+               states: dict[str, DocumentState] | None, settings: dict | None,
+               whole: bool = True) -> list[Problem]:
         if not changes and (settings is None or settings == self.settings()):
             return []
         changed_graphs = {source_iri(d) for d in changes}
@@ -191,7 +194,7 @@ class StoreWrites:
         previous = self.revision()
         self._db.update(" ;\n".join(parts))
         if self._damage is None:
-            self.cache_states(self.revision(), states, changes, previous)
+            self.cache_states(self.revision(), states, changes, previous, whole=whole)
         if new_id and self.path is not None and self._current_name and self._damage is None:
             try:
                 self._record_identity(self._current_name, new_id)

@@ -76,7 +76,7 @@ def test_the_states_copy_follows_every_commit(catalog, tmp_path, schema):
     store = tmp_path / "st"
     build_graph([catalog], schema, store=store, timestamp=0, validate=False).store.close()
     copies = store / STATES
-    assert len(os.listdir(copies)) == 65  # 64 shards and the revision mark
+    assert len(os.listdir(copies)) == 66  # 64 shards, their index and the revision mark
     f = catalog / "components" / "pricing-sdk.yaml"
     f.write_text(f.read_text().replace("owner: commerce-platform", "owner: storefront"))
     written = {n: (copies / n).stat().st_mtime_ns for n in os.listdir(copies)}
