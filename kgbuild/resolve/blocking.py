@@ -42,7 +42,7 @@ def _neighbourhoods(flat: np.ndarray, start: np.ndarray, where: np.ndarray,
     ``where[k]`` and has the slots of the ``width`` sorted keys either side (``flat`` from
     ``start[i]`` on for sorted key ``i``); as (key number, slot) arrays."""
     lo = start[np.maximum(where - width, 0)]
-    lengths = start[np.minimum(where + width + 1, len(start) - 1)] - lo
+    lengths = start[np.minimum(where + width, len(start) - 1)] - lo
     ends = np.cumsum(lengths)
     q = np.repeat(np.arange(len(where), dtype=np.int64), lengths)
     return q, flat[np.arange(ends[-1] if len(ends) else 0) + np.repeat(lo - ends + lengths,
