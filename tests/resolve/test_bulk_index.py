@@ -6,6 +6,7 @@ Linguist's languages and pipreqs' import names."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 import yaml
@@ -13,6 +14,7 @@ from conftest import SHARED
 
 from kgbuild.graph.ids import split_words
 from kgbuild.resolve.aliases import AliasRegistry
+from kgbuild.resolve.nametable import name_table
 from kgbuild.resolve.normalize import Normalizer
 from kgbuild.resolve.resolver import Resolver
 from kgbuild.schema.loader import load_schema
@@ -36,6 +38,14 @@ def _languages() -> list[tuple]:
     return rows
 
 
+def _imports() -> list[tuple]:
+    """pipreqs' import names as Libraries, each with its distribution's name as an alias
+    (several import names share one: their entities share the key)."""
+    lines = (SHARED / "aliases" / "pipreqs_mapping.txt").read_text().splitlines()
+    return [(f"component:default/py-{k}", "Library", name, [dist])
+            for k, (name, _, dist) in enumerate(x.partition(":") for x in lines) if dist]
+
+
 def _mentions(rows: list[tuple], rng: random.Random) -> list[tuple[str, str | None]]:
     """Names and aliases as they are, case-changed, with a letter dropped or doubled."""
     out: list[tuple[str, str | None]] = []
@@ -52,20 +62,36 @@ def _index(r: Resolver) -> dict:
     return {t: {f: getattr(idx, f) for f in INDEX_FIELDS} for t, idx in r._index.items()}
 
 
-def test_bulk_index_equals_the_entity_by_entity_one_on_linguist():
-    rows = _languages()
+def _owned_keys(r: Resolver) -> set[tuple[str, str, str]]:
+    """(type, key, ID) of every entity under each key of its type."""
+    return {(t, idx.keys[slot], r._ids[n]) for t, idx in r._index.items()
+            for slot, owners in idx.owners.items() for n in owners if r._types_of[n] == t}
+
+
+def test_bulk_index_equals_the_entity_by_entity_one_on_linguist_and_pipreqs():
+    rows = _languages() + _imports()
+    mentions = _mentions(rows, random.Random(7))
+    words = Counter(w for name, _ in mentions[::3] for w in set(Normalizer().words(name)))
+    common = [w for w, _ in words.most_common(6)]  # (blocks of two common words: cached sets)
+    probes = [(f"{a} {b}", "Library") for a in common for b in common if a < b]
     registry = AliasRegistry()
     bulk = Resolver(SCHEMA, registry)
     bulk.add_entities(rows)
     single = Resolver(SCHEMA, registry)
     for k, row in enumerate(rows):
         single.add_entity(*row)
-        if k % 97 == 0:  # (lookups in between make the views and caches a later add resets)
-            single.resolve_many([("Pyhton", None), ("javascript", "Library")])
+        if k % 50 == 0:  # (lookups in between make the views and caches a later add resets)
+            single.resolve_many(probes + mentions[k * 3:k * 3 + 150])
     assert _index(bulk) == _index(single)
+    table = name_table(((single._ids[n], single._types_of[n], single._labels[n], names)
+                        for n, names in enumerate(single._names)), SCHEMA)
+    assert _owned_keys(single) == {tuple(e.split("\0")[1:]) for e in table if e[0] == "K"}
+    for idx in single._index.values():  # (caches made between adds hold what is there now)
+        assert all(idx._common[w] == set(idx.by_word[w]) for w in idx._common)
+        cached, idx._views = idx._views, None
+        assert cached in (None, idx.views())
     assert (bulk._ids, bulk._types_of, bulk._labels, bulk._names, bulk._refs) == (
         single._ids, single._types_of, single._labels, single._names, single._refs)
-    mentions = _mentions(rows, random.Random(7))
     assert [x.explain() for x in bulk.resolve_many(mentions)] == \
         [x.explain() for x in single.resolve_many(mentions)]
 
@@ -74,10 +100,7 @@ def test_batch_scores_equal_per_key_scores_on_linguist_and_pipreqs():
     """scores_many (sorted neighbourhoods gathered as arrays, pairs too short or too long for
     the cutoff dropped unscored) gives what block and scores give key by key."""
     r = Resolver(SCHEMA, AliasRegistry())
-    r.add_entities(_languages())
-    lines = (SHARED / "aliases" / "pipreqs_mapping.txt").read_text().splitlines()
-    r.add_entities((f"component:default/py-{k}", "Library", line.split(":")[0])
-                   for k, line in enumerate(lines) if ":" in line)
+    r.add_entities(_languages() + _imports())
     idx, th = r._index["Library"], r.thresholds
     rng = random.Random(3)
     keys = sorted({r.normalizer.key(m, "Library") for m, _ in _mentions(_languages(), rng)} - {""})
