@@ -263,8 +263,8 @@ class TypeIndex:
         spaced = spaced[qs]
         if spaced.any():  # token_sort_ratio of the keys with several words
             score[spaced] = np.maximum(score[spaced], _cpdist(
-                np.array(words, dtype=object)[qs[spaced]], sobj[slots[spaced]], scorer=_ratio, dtype=np.float64,
-                score_cutoff=cutoff))
+                np.array(words, dtype=object)[qs[spaced]], sobj[slots[spaced]], scorer=_ratio,
+                dtype=np.float64, score_cutoff=cutoff))
         keep = score >= cutoff
         for q, slot, s in zip(qs[keep].tolist(), slots[keep].tolist(), score[keep].tolist()):
             out[q][slot] = s

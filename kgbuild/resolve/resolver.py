@@ -52,7 +52,7 @@ from .mentions import MentionSearch
 from .normalize import Normalizer, acronym, canonical_ref, fold
 from .results import MAX_CANDIDATES, Resolution, Thresholds
 
-BATCH = 4096  # mentions whose fuzzy stages resolve_many runs together (bounds the memory)
+BATCH = 16384  # mentions whose fuzzy stages resolve_many runs together (bounds the memory)
 _NONE: frozenset = frozenset()  # no IDs (no banned ones, no ID hits)
 
 
@@ -143,7 +143,8 @@ class Resolver(MentionSearch, DuplicateSearch):
         """Number and reference each entity, then index all their names at once
         (:meth:`_index_names`); an ID added again first has the names before it indexed."""
         names: list[tuple[int, str]] = []  # (entity number, name) to index, in order
-        for id, type, label, *aliases in entities:
+        for id, type, label, *rest in entities:
+            aliases = rest[0] if rest else ()
             type_name = self._type(type)
             n = self._number.get(id)
             if n is None:
@@ -166,7 +167,7 @@ class Resolver(MentionSearch, DuplicateSearch):
                 if merged != old:
                     self._types_of[n] = merged
                     self._reindex(n)
-            for name in (label, *aliases[0]) if aliases else (label,):
+            for name in (label, *aliases):
                 if name.startswith("pkg:"):
                     canon = self._index_ref(name, id)
                     if canon and canon.startswith("pkg:") and not is_package_purl(id):
@@ -199,10 +200,7 @@ class Resolver(MentionSearch, DuplicateSearch):
                 acronyms = ("".join([w[0] for w in words]),)
             else:
                 acronyms = ("".join([w[0] for w in words]), acronym(stripped))
-            found = entries.get(type_name)
-            if found is None:
-                found = entries[type_name] = []
-            found.append((" ".join(stripped), n, acronyms))
+            entries.setdefault(type_name, []).append((" ".join(stripped), n, acronyms))
         for type_name, found in entries.items():
             idx = self._index[type_name]
             if not idx.keys:
