@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists
-from .strings import Strings
+from .strings import SortedStrings, Strings
 
 if TYPE_CHECKING:  # (a walk by ID reads no graph in memory)
     from ..graph.model import KnowledgeGraph, Passage
 
-FORMAT = 4  # bump when the files or the names table's rules change: older models are made again
+FORMAT = 5  # bump when the files or the names table's rules change: older models are made again
 _LISTS = ("indptr", "nbr", "eid", "rank")
 # an assertion's filterable fields; extractor, time and qualifiers (a JSON list) coded in ``terms``
 FACET = np.dtype([("conf", "<f8"), ("extractor", "<i4"), ("time", "<i4"), ("qualifiers", "<i4")])
@@ -76,7 +76,8 @@ class NodeInfo:
 class Tables:
     """Everything a read model holds, as plain Python values (:func:`graph_tables`)."""
 
-    meta: dict  # what it was made from; labelled graphs, documents, untyped edge count
+    meta: dict  # what it was made from; labelled graphs, untyped edge count
+    documents: list[str]  # sorted: the graph's documents
     ids: list[str]  # sorted: nodes and edge endpoints
     labels: list[str]
     types: list[str]  # "" for nodes only known as edge endpoints
@@ -186,9 +187,8 @@ def graph_tables(kg: KnowledgeGraph, meta: dict | None = None) -> Tables:
     bare = record_of([], {})  # (an edge without assertions: a foreign graph's are all so)
     per_edge = [_graph_record(assertions, kg.passages) if assertions else bare
                 for assertions in edges.values()]
-    meta = {**(meta or {}), "format": FORMAT, "documents": sorted(docs),
-            "untyped": len(kg.untyped_edges)}
-    return Tables(meta, ids,
+    meta = {**(meta or {}), "format": FORMAT, "untyped": len(kg.untyped_edges)}
+    return Tables(meta, sorted(docs), ids,
                   [nodes[i].label if i in nodes else i for i in ids],
                   [nodes[i].type if i in nodes else "" for i in ids],
                   [node_info(nodes.get(i), docs) for i in ids], list(edges),
@@ -209,8 +209,8 @@ def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
            "conf": np.asarray(t.conf, dtype=np.float64)}
     times, recency = np.unique(np.array(t.stamps, dtype=str), return_inverse=True)
     out["recency"] = recency.astype(np.int32)
-    for name, items in (("ids", t.ids), ("labels", t.labels), ("info", t.info),
-                        ("records", t.records), ("times", times.tolist()),
+    for name, items in (("docs", t.documents), ("ids", t.ids), ("labels", t.labels),
+                        ("info", t.info), ("records", t.records), ("times", times.tolist()),
                         ("sources", t.sources)):
         out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
     terms: list[str] = []
@@ -268,7 +268,8 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> Gra
     names = strings("names") if "names_blob" in arr else None
     model = GraphModel(folder, meta, schema, index, strings("labels"), strings("info"),
                        strings("records"), strings("times"), arr["recency"], strings("sources"),
-                       arr["conf"], frozenset(meta["documents"]), strings("facets"),
+                       arr["conf"], SortedStrings(arr["docs_blob"], arr["docs_ends"]),
+                       strings("facets"),
                        strings("terms"), names)
     if not (len(model.labels) == len(model.info) == index.size
             and len(model.records) == len(model.recency) == len(model.sources) == len(model.conf)
@@ -294,7 +295,7 @@ class GraphModel:
     recency: np.ndarray  # per edge: its latest time's position in ``times``
     sources: Strings
     conf: np.ndarray
-    documents: frozenset[str]
+    documents: SortedStrings  # the graph's documents (``doc in documents``)
     facets: Strings  # per edge: its assertions' FACET rows
     terms: Strings  # the facets' extractors, times and qualifier sets (JSON lists), by code
     names: Strings | None = None  # (in memory: made on first use)

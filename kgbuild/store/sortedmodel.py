@@ -207,8 +207,9 @@ def sorted_model(store, quads: QuadRuns, scratch: Path, meta: dict) -> tuple[dic
             edge_cols, untyped = _edges(edges.merged(), pos, nodes.iris, schema, scratch)
     except _Inexact:
         return None
-    meta = {**meta, "format": FORMAT, "documents": sorted(nodes.docs), "untyped": untyped}
+    meta = {**meta, "format": FORMAT, "untyped": untyped}
     out = {**node_cols, **edge_cols}
+    out["docs_blob"], out["docs_ends"] = Strings.pack(sorted(nodes.docs))
     return with_names(with_lists(out, len(code_names(schema)[1])), meta, schema)
 
 

@@ -88,7 +88,7 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
             or old.meta.get("untyped") or CATCH_ALL in schema.type_by_iri):
         return None
     changed = set(documents)
-    if len(changed) > min(MAX_CHANGED, max(10, len(old.meta["documents"]) // 20)):
+    if len(changed) > min(MAX_CHANGED, max(10, len(old.documents) // 20)):
         return None
     graphs = {source_iri(d) for d in changed}
     inverse = {e.inverse_iri for e in schema.edge_types.values() if e.inverse_iri}
@@ -118,7 +118,9 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
     for iri in sorted(touched):
         rows.extend(r for r in store.rows_about(iri) if r[3] not in graphs)
     kg = from_quads(rows, schema)
-    documents = (set(old.meta["documents"]) - changed) | (kg.documents.keys() & changed)
+    present = kg.documents.keys() & changed
+    removed = sorted(d for d in changed - present if d in old.documents)
+    added = sorted(d for d in present if d not in old.documents)
     for a in sorted((a for a in kg.assertions.values() if a.source in changed),
                     key=lambda a: a.key):
         if a.edge not in evidence:  # an edge only unchanged documents stated before, if any
@@ -143,14 +145,17 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
     nodes, before, after = {}, {}, {}
     for nid in {id_from_iri(t) for t in touched}:
         n = kg.nodes.get(nid)
+        documents = {d for d in n.defined_in if d in present or (
+            d not in changed and d in old.documents)} if n else set()
         nodes[nid] = (n.label, n.type, node_info(n, documents)) if n else (nid, "", "")
         before[nid] = old.entity(nid)
         after[nid] = (n.type, n.label, sorted({*n.aliases, *n.attributes.get("title", ())})) \
             if n else None
     labelled = (set(old.meta["labelled"]) - graphs - {NODES_GRAPH}) | labelled_graphs(
         store, sorted(graphs | {NODES_GRAPH}))
-    meta = {**meta, "labelled": sorted(labelled), "documents": sorted(documents), "untyped": 0}
+    meta = {**meta, "labelled": sorted(labelled), "untyped": 0}
     arrays = _spliced(old, nodes, fresh)
+    arrays["docs_blob"], arrays["docs_ends"] = old.documents.changed(removed, added)
     arrays["names_blob"], arrays["names_ends"] = old.names.changed(
         *table_changes(old.names, before, after, schema))
     return arrays, meta

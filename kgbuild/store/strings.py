@@ -92,3 +92,10 @@ class Strings(Sequence):
         kept = np.flatnonzero(keep)
         take = np.insert(kept, np.searchsorted(kept, at), -1)
         return self.splice(take, [x.encode() for x in fresh])
+
+
+class SortedStrings(Strings):
+    """A sorted column of distinct strings, a set by binary search (``x in column``)."""
+
+    def __contains__(self, text: object) -> bool:
+        return isinstance(text, str) and self.find(text) is not None
