@@ -21,13 +21,13 @@ DIGITS = re.compile(r"\d+")  # the numbers of a key: two keys with different one
 
 def put_multi(table: dict, key, value) -> None:
     """Add ``value`` under ``key`` in a multimap storing one value bare, several as a tuple."""
-    old = table.get(key)
-    if old is None:
-        table[key] = value
-    elif isinstance(old, tuple):
+    old = table.setdefault(key, value)
+    if old is value or old == value:
+        return
+    if isinstance(old, tuple):
         if value not in old:
             table[key] = old + (value,)
-    elif old != value:
+    else:
         table[key] = (old, value)
 
 

@@ -217,7 +217,8 @@ class Resolver(MentionSearch, DuplicateSearch):
         put_multi(self._refs, ref, id)
         canon = canonical_ref(ref)
         if canon:
-            put_multi(self._refs, canon, id)
+            if canon != ref:
+                put_multi(self._refs, canon, id)
             if not canon.startswith("pkg:"):
                 put_multi(self._refs, "*:" + canon.split(":", 1)[1], id)
         return canon
