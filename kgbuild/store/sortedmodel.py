@@ -46,6 +46,7 @@ from ..vocab import (
     ASSERTION_BASE,
     DCTERMS,
     KG,
+    MANIFEST_GRAPH,
     PASSAGE_BASE,
     RDF,
     RDFS,
@@ -129,6 +130,27 @@ class QuadRuns:
         for fh in self.runs:
             fh.close()
         self.runs, self.items = [], []
+
+
+def store_runs(store, folder: Path) -> QuadRuns:
+    """Every quad of a saved store but its manifest's, in the database's order, as a full
+    build hands them to :class:`QuadRuns`: what a read model is made from when no build's
+    runs are at hand, in memory bounded by the runs, not by the store."""
+    runs = QuadRuns(folder)
+    batch: list = []
+    graph = None
+    for q in store._db.quads_for_pattern(None, None, None, None):
+        g = q.graph_name
+        if not isinstance(g, ox.NamedNode) or g.value == MANIFEST_GRAPH:
+            continue
+        if g.value != graph or len(batch) >= BATCH:
+            if batch:
+                runs.add(batch, graph)
+            batch, graph = [], g.value
+        batch.append((str(q.subject), str(q.predicate), str(q.object)))
+    if batch:
+        runs.add(batch, graph)
+    return runs
 
 
 def _grouped(items: list) -> list:

@@ -39,8 +39,8 @@ import numpy as np
 
 from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
-from .modelfiles import VIEWS, current, opened, prune, save
-from .readmodel import GraphModel, graph_tables, model_arrays, view_key, with_names
+from .modelfiles import VIEWS, current, load, opened, prune, save
+from .readmodel import GraphModel, graph_tables, model_arrays, model_of, view_key, with_names
 
 MODEL = "model"  # the read model's folder in the store
 SEEN = "seen.json"  # in MODEL: the database files a reader found the current model fresh for
@@ -75,19 +75,25 @@ def _whole(store, kg, view: str | None = None) -> tuple[dict, dict]:
 def _made(store, previous: GraphModel | None, change: Change | None,
           scratch: Path | None = None, quads=None) -> tuple[dict, dict]:
     """The columns and metadata of the store's revision: ``previous`` with ``change`` applied
-    (only when ``previous`` is of the revision before it), or of the whole graph: from a full
-    build's sorted ``quads`` (:mod:`kgbuild.store.sortedmodel`; its largest columns are
-    files in the ``scratch`` folder) where that is exact, else from the graph in memory."""
-    from .sortedmodel import sorted_model
+    (only when ``previous`` is of the revision before it), or of the whole graph: from
+    quads sorted by subject (:mod:`kgbuild.store.sortedmodel`: a full build's ``quads``, or
+    the saved store's own read into ``scratch``; the largest columns are files there) where
+    that is exact, else from the graph in memory."""
+    from .sortedmodel import sorted_model, store_runs
     from .splice import apply_changes, labelled_graphs, model_meta
 
     with gc_paused():
         made = None
         if previous is not None and change is not None and previous.meta["revision"] == change.revision:
             made = apply_changes(previous, store, store.schema, change.documents, change.before)
-        if made is None and quads is not None:
-            made = sorted_model(store, quads, scratch, {
-                **model_meta(store), "labelled": sorted(labelled_graphs(store))})
+        if made is None and scratch is not None:
+            runs = quads if quads is not None else store_runs(store, scratch)
+            try:
+                made = sorted_model(store, runs, scratch, {
+                    **model_meta(store), "labelled": sorted(labelled_graphs(store))})
+            finally:
+                if quads is None:
+                    runs.close()
         return made or _whole(store, store.knowledge_graph())
 
 
@@ -108,17 +114,30 @@ def refresh_model(store, change: Change | None = None, starting: Callable[[], No
     shutil.rmtree(root / VIEWS, ignore_errors=True)  # every view is stale now
     for left in root.glob(f"{SCRATCH}*"):  # (a model making killed: its scratch files)
         shutil.rmtree(left, ignore_errors=True)
-    scratch = root / f"{SCRATCH}{uuid.uuid4().hex[:16]}"  # (its files are linked, not copied)
+    try:
+        _saved(store, root, previous, change, quads)
+    except OSError:  # a read-only folder or a full disk: the next reader makes it again
+        shutil.rmtree(root, ignore_errors=True)
+    return True
+
+
+def _saved(store, root: Path, previous: GraphModel | None, change: Change | None,
+           quads=None) -> GraphModel:
+    """The model :func:`_made` makes, saved under ``root`` (its largest columns made as files
+    of a scratch folder there, then linked, not copied); raises OSError where ``root``
+    cannot be written."""
+    scratch = root / f"{SCRATCH}{uuid.uuid4().hex[:16]}"
     try:
         scratch.mkdir(parents=True)
         arrays, meta = _made(store, previous, change, scratch, quads)
-        save(arrays, meta, root, scratch if _in(arrays, scratch) else
-             previous.folder if previous is not None else None)
-    except OSError:  # a read-only folder or a full disk: the next reader makes it again
-        shutil.rmtree(root, ignore_errors=True)
+        folder = save(arrays, meta, root, scratch if _in(arrays, scratch) else
+                      previous.folder if previous is not None else None)
+        try:
+            return load(folder, store.schema)
+        except (OSError, ValueError):  # (replaced at once by another's: this one in memory)
+            return model_of(arrays, meta, store.schema)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return True
 
 
 def _in(arrays: dict, folder: Path) -> bool:
@@ -132,7 +151,13 @@ def open_model(store, principal=None) -> GraphModel:
     unrestricted one): the saved one, or one made from the whole graph and saved (kept in
     memory only where the store's folder cannot be written)."""
     root = Path(store.path) / MODEL if store.path else None
-    model = opened(root, store.schema, _fresh(store), lambda: _made(store, None, None))
+    model = current(root, store.schema) if root else None
+    if model is None or not _fresh(store)(model):
+        try:  # (from the store's quads sorted on disk: memory bounded at any size)
+            model = _saved(store, root, None, None) if root else None
+        except OSError:  # (a folder that cannot be written: made in memory)
+            model = None
+        model = model or model_of(*_made(store, None, None), store.schema)
     if principal is None or model.serves(principal):
         return model
     key = view_key(principal)

@@ -145,3 +145,28 @@ def test_a_killed_model_makings_scratch_files_go_with_the_next_commit(tmp_path, 
         assert [p.name for p in (tmp_path / "st" / "model").glob(".scratch-*")] == []
     finally:
         store.close()
+
+
+def test_a_model_made_again_later_comes_from_the_stores_own_sorted_quads(tmp_path, schema,
+                                                                         sorted_only):
+    """A reader finding no current model (another format, damage), and a commit the saved
+    model cannot take (most documents changed), sort the store's own quads on disk: the
+    same files as the whole graph's model, without the whole graph in memory."""
+    root = tmp_path / "estate"
+    write_catalog(root, 300)
+    result = build_graph([root], store=tmp_path / "st", timestamp=0, validate=False,
+                         resolve=False)
+    result.store.close()
+    shutil.rmtree(tmp_path / "st" / "model")
+    with GraphStore(tmp_path / "st", schema) as store:
+        assert store.read_model().index.size > 300  # (made by this reader, and saved)
+        assert_whole_graph_model(store)
+    for f in sorted(root.rglob("comp-*.yaml"))[:100]:  # a third of the estate: made whole
+        f.write_text(f.read_text().replace("Synthetic", "Edited"))
+    result = build_graph([root], store=tmp_path / "st", timestamp=0, validate=False,
+                         resolve=False)
+    try:
+        assert result.summary()["documents_changed"]["changed"] == 100
+        assert_whole_graph_model(result.store)
+    finally:
+        result.store.close()
