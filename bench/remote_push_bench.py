@@ -16,7 +16,11 @@ Targets (issue 13): a one-document push sends only that document's graph, in und
 ``--bulk`` (Virtuoso): after the baseline's full push over SPARQL Update, a second Virtuoso
 with a new database gets the full push through its bulk loader (``push --bulk-dir``, a
 folder in its database folder), and the one-document pushes go to that server; the triples
-each server then holds are counted, and must be equal.
+each server then holds are counted, and must be equal. ``--bulk-only`` skips the SPARQL
+push (at 100k components it takes hours): only the bulk loader's full push, then the
+one-document pushes. ``--store DIR --catalog DIR`` push a store already built from that
+catalog (``bench/estate_bench.py``'s ``storeN`` and ``catN``) instead of building one; its
+edits are rebuilt told the edited file (``changed=``).
 """
 
 from __future__ import annotations
@@ -115,33 +119,49 @@ def main() -> None:
                     help="Virtuoso's NumberOfBuffers (8 KiB pages)")
     ap.add_argument("--bulk", action="store_true",
                     help="Virtuoso: also the full push through its bulk loader (see above)")
+    ap.add_argument("--bulk-only", action="store_true",
+                    help="Virtuoso: the full push through the bulk loader alone (no SPARQL one)")
+    ap.add_argument("--store", type=Path, help="a store already built from --catalog")
+    ap.add_argument("--catalog", type=Path, help="the catalog --store was built from")
     args = ap.parse_args()
+    args.bulk = args.bulk or args.bulk_only
     if args.bulk and args.server != "virtuoso":
         ap.error("--bulk needs --server virtuoso")
+    if (args.store is None) != (args.catalog is None):
+        ap.error("--store and --catalog go together")
     schema = load_schema("software")
     with tempfile.TemporaryDirectory() as tmp:
-        root, store = Path(tmp) / "catalog", Path(tmp) / "store"
-        files = write_catalog(root, args.components)
+        if args.store is not None:
+            root, store = args.catalog.resolve(), args.store.resolve()
+            files = sorted((root / "components").rglob("*.yaml"))
+        else:
+            root, store = Path(tmp) / "catalog", Path(tmp) / "store"
+            files = write_catalog(root, args.components)
 
-        def build():
-            result = build_graph([root], store=store, validate=False, resolve=False, timestamp=0)
-            triples = sum(1 for _ in result.store.quads())
+        def build(changed=None):
+            result = build_graph([root], store=store, validate=False, resolve=False, timestamp=0,
+                                 root=root.parent, changed=changed)
+            counts = result.store.counts()
             result.store.close()
-            return triples
+            return counts
 
-        build_s, triples = timed(build)
-        print(f"store: {args.components:,} components, {triples:,} quads, built in {build_s:.1f} s")
+        if args.store is None:
+            build_s, counts = timed(build)
+            print(f"store: {args.components:,} components, {counts['assertions']:,} "
+                  f"assertions, built in {build_s:.1f} s")
         server, url, auth, sql = start_server(args.server, Path(tmp) / "server", args.buffers)
+        full_s = baseline_held = None
         try:
-            with SparqlClient(url, auth=auth, timeout=3600) as client:
-                full_s, full = timed(lambda: push_store(store, schema, client))
-                print(f"{args.server}: full push (baseline): {len(full.pushed):,} graphs, "
-                      f"{full.triples:,} triples, {full.bytes_sent / 1e6:.1f} MB in "
-                      f"{full.requests:,} requests, {full_s:.2f} s "
-                      f"({full.triples / full_s:,.0f} triples/s); server peak RSS "
-                      f"{peak_rss_mb(server.pid):,.0f} MB")
-                if args.bulk:
-                    baseline_held = held_triples(client)
+            if not args.bulk_only:
+                with SparqlClient(url, auth=auth, timeout=3600) as client:
+                    full_s, full = timed(lambda: push_store(store, schema, client))
+                    print(f"{args.server}: full push (baseline): {len(full.pushed):,} graphs, "
+                          f"{full.triples:,} triples, {full.bytes_sent / 1e6:.1f} MB in "
+                          f"{full.requests:,} requests, {full_s:.2f} s "
+                          f"({full.triples / full_s:,.0f} triples/s); server peak RSS "
+                          f"{peak_rss_mb(server.pid):,.0f} MB")
+                    if args.bulk:
+                        baseline_held = held_triples(client)
             if args.bulk:  # the same push into a new Virtuoso, through its bulk loader
                 server.terminate()
                 server.wait(60)
@@ -152,15 +172,16 @@ def main() -> None:
                 with SparqlClient(url, auth=auth, timeout=3600) as client:
                     bulk_s, loaded = timed(lambda: push_store(store, schema, client, bulk=bulk))
                     held = held_triples(client)
+                against = "" if full_s is None else (
+                    f"; {full_s / bulk_s:.1f}x the SPARQL push, which left {baseline_held:,} "
+                    f"triples")
                 print(f"virtuoso: full push through the bulk loader: {loaded.bulk_graphs:,} "
                       f"graphs, {loaded.triples:,} triples ({loaded.bulk_bytes / 1e6:.1f} MB of "
                       f"N-Quads), {bulk_s:.2f} s, of which the loader {loaded.bulk_seconds:.2f} s "
-                      f"({loaded.triples / bulk_s:,.0f} triples/s; "
-                      f"{full_s / bulk_s:.1f}x the SPARQL push); server peak RSS "
-                      f"{peak_rss_mb(server.pid):,.0f} MB; triples held {held:,} against "
-                      f"{baseline_held:,} after the SPARQL push")
-                assert held == baseline_held
-                full = loaded
+                      f"({loaded.triples / bulk_s:,.0f} triples/s); server peak RSS "
+                      f"{peak_rss_mb(server.pid):,.0f} MB; triples held {held:,}{against}")
+                assert baseline_held is None or held == baseline_held
+                full, full_s = loaded, full_s or bulk_s
                 full.bytes_sent += loaded.bulk_bytes  # (what one document's push is set against)
             with SparqlClient(url, auth=auth, timeout=3600) as client:
                 times, sent = [], []
@@ -168,7 +189,7 @@ def main() -> None:
                     f = files[k * 37 % len(files)]
                     f.write_text(f.read_text().replace("description: Synthetic",
                                                        f"description: Edited {k} synthetic"))
-                    build()
+                    build([f])
                     t, one = timed(lambda: push_store(store, schema, client))
                     assert len(one.pushed) == 1, one.pushed
                     times.append(t)
