@@ -7,7 +7,8 @@ bookkeeping (manifest, counts, problems) stays home. Which graphs a server alrea
 remembered per endpoint in ``<store>/remote/push-<hash>.json`` (with the store revision the
 server is complete for: an unchanged store is not even read): a document's digest is its
 recorded state (content hash, file stat, dependencies, labels) with the database identity
-and build settings, the nodes graph's the SHA-256 of its triples. Only changed graphs are
+and build settings, the nodes graph's the mark each commit that changes it records (or,
+in a store without one, the SHA-256 of its triples). Only changed graphs are
 sent, graphs of removed documents are dropped; a second push sends nothing.
 
 Graphs are replaced atomically: their triples go to fresh temporary graphs (graph store
@@ -130,7 +131,9 @@ def graph_digests(store: GraphStore) -> dict[str, str]:
     ident = repr((store.store_id(), json.dumps(store.settings(), sort_keys=True)))
     out = {source_iri(doc): _digest(ident, tuple(state))
            for doc, state in store.document_states().items()}
-    out[NODES_GRAPH] = hashlib.sha256(b"\n".join(_graph_lines(store, NODES_GRAPH))).hexdigest()
+    mark = store.nodes_revision()  # (named anew by every commit that changes the graph)
+    out[NODES_GRAPH] = _digest(ident, "nodes", mark) if mark else hashlib.sha256(
+        b"\n".join(_graph_lines(store, NODES_GRAPH))).hexdigest()
     return out
 
 

@@ -21,6 +21,7 @@ from ..schema.namespaces import KG, NODES_GRAPH
 from .guard import Guarded
 from .manifest import (
     MANIFEST_GRAPH,
+    NODES_MARK,
     SETTINGS,
     SHARDS,
     STORE_ID,
@@ -114,7 +115,7 @@ class FullBuild:
                   **distinct_counts(self.target, store.schema, ordered=self.name is not None)}
         meta = [*manifest_triples(self.states, set(range(SHARDS))),
                 generation_triple(store.generation()), json_triple(STORE_ID, self.store_id),
-                counts_triple(counts)]
+                json_triple(NODES_MARK, uuid.uuid4().hex), counts_triple(counts)]
         if self.settings is not None:
             meta.append(json_triple(SETTINGS, self.settings))
         self.target.bulk_load("\n".join(f"{t[:-2]} <{MANIFEST_GRAPH}> ." for t in meta).encode(),

@@ -28,7 +28,8 @@ GENERATION = f"<{KG.generation}>"  # a counter bumped by every committed update
 STORE_ID = f"<{KG.storeId}>"  # random, new with every database: the read model is keyed by it
 SETTINGS = f"<{KG.buildSettings}>"  # one JSON literal: what the last build was made with
 COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
-INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION, STORE_ID, SETTINGS}  # not exported
+NODES_MARK = f"<{KG.nodesRevision}>"  # random, new whenever the nodes graph's triples change
+INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION, STORE_ID, SETTINGS, NODES_MARK}
 STATES = "states"  # in the store folder: per shard its document states, marshalled
 INDEX = "index"  # in STATES: the StatesIndex of the copies
 
@@ -213,6 +214,11 @@ class Manifest:
         """The build settings recorded by the last build (None: made by an older kgbuild)."""
         value = self._manifest_value(SETTINGS)
         return json.loads(value) if value else None
+
+    def nodes_revision(self) -> str | None:
+        """Names the nodes graph's content: a new random value whenever a commit changes its
+        triples (None: a store made before kgbuild kept it, or by ``kgbuild load``)."""
+        return self._manifest_value(NODES_MARK)
 
     def revision(self) -> str:
         """Names the committed content for the read model: database identity and generation."""

@@ -35,6 +35,7 @@ from .manifest import (
     GENERATION,
     MANIFEST,
     MANIFEST_GRAPH,
+    NODES_MARK,
     PROBLEM,
     SETTINGS,
     STORE_ID,
@@ -170,7 +171,9 @@ class StoreWrites:
         counts = self._updated_counts(changes, changed_graphs, delete_nodes, insert_nodes)
         shards = sorted({shard(d) for d in changes})
         parts = [f"DROP SILENT GRAPH <{g}>" for g in sorted(changed_graphs)]
-        meta_preds = [COUNTS, GENERATION] + ([SETTINGS] if settings is not None else [])
+        nodes_changed = _differ(delete_nodes, insert_nodes)
+        meta_preds = [COUNTS, GENERATION] + ([SETTINGS] if settings is not None else []) + (
+            [NODES_MARK] if nodes_changed else [])
         for subject, pred in [(shard_iri(n), MANIFEST) for n in shards] + [
                 (MANIFEST_GRAPH, p) for p in meta_preds]:
             parts.append(f"DELETE WHERE {{ GRAPH <{MANIFEST_GRAPH}> {{ <{subject}> {pred} ?v }} }}")
@@ -180,6 +183,8 @@ class StoreWrites:
                 generation_triple(self.generation())]
         if settings is not None:
             meta.append(json_triple(SETTINGS, settings))
+        if nodes_changed:
+            meta.append(json_triple(NODES_MARK, uuid.uuid4().hex))
         new_id = uuid.uuid4().hex if self._manifest_value(STORE_ID) is None else None
         if new_id:
             meta.append(json_triple(STORE_ID, new_id))
@@ -335,3 +340,13 @@ def _first_claim(claims: list[tuple[str, str, str]], schema: Schema) -> tuple[st
     agreeing = [c for c in claims if not c[2].startswith("<") or by_iri[iri_value(c[2])] in
                 schema.ancestors(chosen)]
     return chosen, resolve_node("", agreeing, schema)[1]
+
+
+def _differ(deleted: list[str], inserted: list[str]) -> bool:
+    """Whether replacing the ``deleted`` N-Triples lines by the ``inserted`` ones changes
+    anything (compared as parsed triples: the two are written by different hands)."""
+    if not deleted and not inserted:
+        return False
+    form = ox.RdfFormat.N_TRIPLES
+    return set(ox.parse("\n".join(deleted), format=form)) != set(
+        ox.parse("\n".join(inserted), format=form))

@@ -97,6 +97,24 @@ def test_second_push_sends_nothing_and_a_change_sends_one_graph(server, tmp_path
     assert_same(pulled_dataset(url, auth, tmp_path), store_dataset(store))
 
 
+def test_a_renamed_node_sends_the_nodes_graph_again(server, tmp_path):
+    """The nodes graph is digested by the mark its changes record, not read whole: a new
+    title (the node's label) sends it again, a description edit does not."""
+    name, url, auth = server
+    store = build_store(tmp_path)
+    push(store, url, auth)
+    doc = tmp_path / "catalog" / "components" / "pricing-sdk.yaml"
+    doc.write_text(doc.read_text().replace("title: Pricing SDK", "title: Pricing Kit"))
+    build_store(tmp_path)
+    renamed = push(store, url, auth)
+    assert sorted(renamed["pushed"]) == sorted(
+        [source_iri("catalog/components/pricing-sdk.yaml"), NODES_GRAPH])
+    assert_same(pulled_dataset(url, auth, tmp_path), store_dataset(store))
+    doc.write_text(doc.read_text().replace("computes prices", "computes the prices"))
+    build_store(tmp_path)
+    assert push(store, url, auth)["pushed"] == [source_iri("catalog/components/pricing-sdk.yaml")]
+
+
 def test_removed_document_graph_is_dropped(server, tmp_path):
     name, url, auth = server
     store = build_store(tmp_path)

@@ -9,6 +9,7 @@ from kgbuild.project.pipeline import build, build_graph
 from kgbuild.errors import KgbuildError
 from kgbuild.graph.turtle import to_turtle
 from kgbuild.schema.loader import load_schema
+from kgbuild.schema.namespaces import NODES_GRAPH
 from kgbuild.store.graphstore import GraphStore
 
 
@@ -180,3 +181,29 @@ def test_random_edits_keep_counts_and_graph_exact(tmp_path):
         edges, nodes, turtle, summary = rebuild(root, store)  # asserts counts == recount
         assert turtle == full(root, tmp_path / f"full-{step}")[2]
         assert summary["edges"] == len(edges) and summary["entities"] == len(nodes)
+
+
+def test_the_nodes_mark_changes_exactly_when_the_nodes_graph_does(catalog, tmp_path):
+    """``nodes_revision`` (what a push digests the nodes graph by) is new after a commit that
+    changes the nodes graph's triples, the same after one that does not."""
+    store, schema = tmp_path / "store", load_schema("software")
+
+    def mark_and_nodes():
+        rebuild(catalog, store)
+        with GraphStore(store, schema, write=False) as st:
+            return st.nodes_revision(), st.dump_graph(f"<{NODES_GRAPH}>")
+
+    mark, nodes = mark_and_nodes()
+    assert mark and nodes
+    f = catalog / "components" / "pricing-sdk.yaml"
+    f.write_text(f.read_text().replace("computes prices", "computes the prices"))
+    assert mark_and_nodes() == (mark, nodes)  # a description: not in the nodes graph
+    f.write_text(f.read_text().replace("title: Pricing SDK", "title: Pricing Kit"))
+    renamed, renamed_nodes = mark_and_nodes()
+    assert renamed != mark and renamed_nodes != nodes
+    (catalog / "components" / "web-shop.yaml").unlink()
+    gone, gone_nodes = mark_and_nodes()
+    assert gone != renamed and gone_nodes != renamed_nodes
+    rebuild(catalog, store, full=True)
+    with GraphStore(store, schema, write=False) as st:
+        assert st.nodes_revision() not in (None, gone)
