@@ -129,8 +129,13 @@ def _digest(*parts) -> str:
 def graph_digests(store: GraphStore) -> dict[str, str]:
     """Graph IRI -> digest of its content, for every graph a push sends."""
     ident = repr((store.store_id(), json.dumps(store.settings(), sort_keys=True)))
-    out = {source_iri(doc): _digest(ident, tuple(state))
-           for doc, state in store.document_states().items()}
+    head = hashlib.sha256(f"({ident!r}, ".encode("utf-8", "surrogatepass"))
+
+    def digest(state) -> str:  # (= _digest(ident, tuple(state)), the head hashed once)
+        h = head.copy()
+        h.update(f"{tuple(state)!r})".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+    out = {source_iri(doc): digest(state) for doc, state in store.document_states().items()}
     mark = store.nodes_revision()  # (named anew by every commit that changes the graph)
     out[NODES_GRAPH] = _digest(ident, "nodes", mark) if mark else hashlib.sha256(
         b"\n".join(_graph_lines(store, NODES_GRAPH))).hexdigest()
