@@ -69,6 +69,21 @@ def document_base(path: Path, project_root: Path) -> tuple[Path, str]:
     return path.parent, escape_name(path.name)
 
 
+def _given(paths: Sequence[str | Path], root: str | Path | None, exclude: Sequence[str]
+           ) -> tuple[IgnoreSpec | None, list[tuple[str | Path, Path, Path, Path, str]]]:
+    """The exclude patterns' spec and each of ``paths`` checked to exist: (as given, as a
+    Path, resolved, its base, its own document ID) (see :func:`document_base`)."""
+    project_root = Path(root or ".").resolve()
+    given = []
+    for arg in paths:
+        p = Path(arg)
+        if not p.exists():
+            raise InputError("no such file or directory", str(arg))
+        resolved = p.resolve()
+        given.append((arg, p, resolved, *document_base(resolved, project_root)))
+    return (IgnoreSpec(exclude, "exclude") if exclude else None), given
+
+
 def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
                root: str | Path | None = None, exclude: Sequence[str] = (),
                gitignore: bool = True, extractors: Sequence[Extractor] | None = None
@@ -79,17 +94,11 @@ def candidates(paths: Sequence[str | Path], known: dict[str, str], *,
     directory); ``exclude`` holds gitignore-style patterns matched against document IDs;
     ``gitignore`` honours the ``.gitignore`` files of scanned folders; ``extractors`` are the
     ones that may claim files (default: the registered manifest extractors)."""
-    project_root = Path(root or ".").resolve()
-    excluded = IgnoreSpec(exclude, "exclude") if exclude else None
+    excluded, given = _given(paths, root, exclude)
     found: dict[str, Candidate] = {}
     scope: list[str] = []
     problems: list[Problem] = []
-    for arg in paths:
-        p = Path(arg)
-        if not p.exists():
-            raise InputError("no such file or directory", str(arg))
-        resolved = p.resolve()
-        base, own_id = document_base(resolved, project_root)
+    for arg, p, resolved, base, own_id in given:
         if not p.is_dir() and not p.is_file():
             raise InputError("not a regular file or a folder", str(arg))
         if p.is_file():
@@ -133,16 +142,10 @@ def listed(changed: Sequence[str | Path], paths: Sequence[str | Path], *,
     document IDs, skipped folders, exclude patterns, ``.gitignore`` files and regular-file
     checks, read only along each file's own folders. Listed files under none of ``paths`` are
     not this build's sources and are left out."""
-    project_root = Path(root or ".").resolve()
-    excluded = IgnoreSpec(exclude, "exclude") if exclude else None
-    scanned = []  # (resolved path, base, its own document ID or "" for the root)
-    for arg in paths:
-        p = Path(arg)
-        if not p.exists():
-            raise InputError("no such file or directory", str(arg))
-        resolved = p.resolve()
-        base, own_id = document_base(resolved, project_root)
-        scanned.append((resolved, base, "" if own_id == "." else own_id))
+    excluded, given = _given(paths, root, exclude)
+    # (resolved path, base, its own document ID or "" for the root)
+    scanned = [(resolved, base, "" if own_id == "." else own_id)
+               for _, _, resolved, base, own_id in given]
     found: dict[str, Candidate] = {}
     gone: dict[str, str] = {}
     problems: list[Problem] = []
@@ -181,22 +184,14 @@ def _listed_file(path: Path, folder: Path, base: Path, own_id: str,
     prefix, directory = own_id, folder
     *dirs, name = path.relative_to(folder).parts
     for part in dirs:
-        if ignores is not None:
-            spec = _read_ignore(directory / ".gitignore", problems)
-            if spec is not None:
-                ignores = [*ignores, (prefix, spec)]
-        entry = part if part.isascii() else escape_name(part)
-        prefix = f"{prefix}/{entry}" if prefix else entry
+        ignores = _with_ignore(ignores, directory, prefix, problems)
+        prefix = _child_id(prefix, part)
         if part in SKIP_DIRS or (part.startswith(".") and part != ".github") \
                 or _ignored(prefix, True, excluded, ignores) or (directory / part).is_symlink():
             return None, ""
         directory = directory / part
-    if ignores is not None:
-        spec = _read_ignore(directory / ".gitignore", problems)
-        if spec is not None:
-            ignores = [*ignores, (prefix, spec)]
-    entry_name = name if name.isascii() else escape_name(name)
-    doc_id = f"{prefix}/{entry_name}" if prefix else entry_name
+    ignores = _with_ignore(ignores, directory, prefix, problems)
+    doc_id = _child_id(prefix, name)
     if _ignored(doc_id, False, excluded, ignores):
         return doc_id, ""
     try:
@@ -249,13 +244,10 @@ def _scan(directory: str, prefix: str, excluded: IgnoreSpec | None,
     except OSError:
         return
     if ignores is not None and any(e.name == ".gitignore" for e in entries):
-        spec = _read_ignore(Path(directory) / ".gitignore", problems)
-        if spec is not None:
-            ignores = [*ignores, (prefix, spec)]
+        ignores = _with_ignore(ignores, Path(directory), prefix, problems)
     filtered = excluded is not None or bool(ignores)
     for entry in entries:
-        name = entry.name if entry.name.isascii() else escape_name(entry.name)
-        doc_id = f"{prefix}/{name}" if prefix else name
+        doc_id = _child_id(prefix, entry.name)
         try:
             is_dir = entry.is_dir(follow_symlinks=False)
             is_link = not is_dir and entry.is_symlink()
@@ -304,6 +296,22 @@ def _regular_file(entry: os.DirEntry, is_link: bool, doc_id: str, root: str,
                                 doc_id))
         return None
     return st
+
+
+def _child_id(prefix: str, name: str) -> str:
+    """The document ID of ``name`` in the folder whose ID is ``prefix``."""
+    entry = name if name.isascii() else escape_name(name)
+    return f"{prefix}/{entry}" if prefix else entry
+
+
+def _with_ignore(ignores: list[tuple[str, IgnoreSpec]] | None, directory: Path, prefix: str,
+                 problems: list[Problem]) -> list[tuple[str, IgnoreSpec]] | None:
+    """``ignores`` with ``directory``'s ``.gitignore`` (ID ``prefix``) added, if it has one
+    (None: ``.gitignore`` files are not honoured)."""
+    if ignores is None:
+        return None
+    spec = _read_ignore(directory / ".gitignore", problems)
+    return ignores if spec is None else [*ignores, (prefix, spec)]
 
 
 def _enclosing_ignores(folder: Path, base: Path, problems: list[Problem]
