@@ -27,6 +27,7 @@ change (a commit removes the stale ones), memory-mapped on the calls after it.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -155,8 +156,10 @@ def open_model(store, principal=None) -> GraphModel:
     if model is None or not _fresh(store)(model):
         try:  # (from the store's quads sorted on disk: memory bounded at any size)
             model = _saved(store, root, None, None) if root else None
-        except OSError:  # (a folder that cannot be written: made in memory)
+        except OSError:  # (a folder that cannot be written: made in memory, none left)
             model = None
+            with contextlib.suppress(OSError):
+                root.rmdir()  # (only when empty: a folder made for the scratch files)
         model = model or model_of(*_made(store, None, None), store.schema)
     if principal is None or model.serves(principal):
         return model
