@@ -120,7 +120,7 @@ def main() -> None:
         src, dst, et = src.astype(np.int32), dst.astype(np.int32), et.astype(np.int16)
         lists = csr_lists(len(ids), len(EDGE_TYPES), src, dst, et, conf, rec)
         index = Walker(AdjacencyIndex(Strings.of(ids), np.zeros(len(ids), np.int16), ["Node"],
-                                      EDGE_TYPES, src, dst, et, lists))
+                                      EDGE_TYPES, src, dst, et, lists, conf, rec))
         build_s = time.perf_counter() - t
         nbytes = sum(a.nbytes for c in lists.values() for a in (c.indptr, c.nbr, c.eid, c.rank))
         t = time.perf_counter()

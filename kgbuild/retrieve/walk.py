@@ -23,7 +23,8 @@ GATHER_COST = 4  # an entry merged for a frontier costs about this many of a who
 
 @dataclass
 class Entries:
-    """Edges walked from a frontier: owner, neighbour, edge number, rank, direction (0 out, 1 in)."""
+    """Edges walked from a frontier: owner, neighbour, edge number, rank (among these entries,
+    in the cap ranking over the whole graph), direction (0 out, 1 in)."""
 
     owner: np.ndarray
     nbr: np.ndarray
@@ -200,7 +201,8 @@ class Walker:
                 ok = pos < cap
                 idx, which, nbr, trimmed = idx[ok], which[ok], nbr[ok], True
         walked = np.bincount(which, minlength=len(frontier)) if trimmed else length
-        return (Entries(frontier[which], nbr, c.eid[idx], c.rank[idx], c.dir[idx]),
+        owner, eid, dirs = frontier[which], c.eid[idx], c.dir[idx]
+        return (Entries(owner, nbr, eid, self.index.order(owner, nbr, eid, dirs), dirs),
                 eligible - walked)
 
     def _incident(self, frontier: np.ndarray, eid: np.ndarray,

@@ -10,8 +10,11 @@ entries are sorted by the **cap ranking**, a total order on a node's edges:
 3. neighbours of lower degree first (a penalty on hubs; degree counts every edge);
 4. neighbour ID, then edge type, direction and owner (so the order is total).
 
-``rank`` is an entry's position in that order over the whole graph, so a node's entries
-from several lists merge by comparing ranks. The index is part of a graph's read model
+``rank`` is an entry's position in that order among its owner's entries in every list, so
+a node's entries from several lists merge by comparing ranks, and a change to a few edges
+re-ranks only the nodes it touches (:func:`relisted`); entries of different owners are
+compared by the ranking's fields themselves (:meth:`AdjacencyIndex.order`). The index is
+part of a graph's read model
 (:mod:`kgbuild.store.readmodel`), made from whatever graph that is: a principal's view has
 its own, so hidden items influence neither reachability nor ranking. Walking it is
 :mod:`kgbuild.retrieve.walk`.
@@ -48,6 +51,8 @@ class AdjacencyIndex:
     dst: np.ndarray
     etype: np.ndarray
     lists: dict[tuple[int, int], Csr]  # (edge type code, 0 out / 1 in)
+    conf: np.ndarray  # per edge: what the ranking reads (its best confidence, -1: none)
+    recency: np.ndarray  # per edge: a code growing with its latest time
 
     @property
     def size(self) -> int:
@@ -56,6 +61,24 @@ class AdjacencyIndex:
     def position(self, node_id: str) -> int | None:
         """Index of a stable ID, or None when the node is not in the graph."""
         return self.node_ids.find(node_id)
+
+    def degree(self, nodes: np.ndarray) -> np.ndarray:
+        """Each node's number of entries in every list (its edges; a self-loop twice)."""
+        out = np.zeros(len(nodes), dtype=np.int64)
+        for c in self.lists.values():
+            out += c.indptr[nodes + 1] - c.indptr[nodes]
+        return out
+
+    def order(self, owner: np.ndarray, nbr: np.ndarray, eid: np.ndarray,
+              dirs: np.ndarray) -> np.ndarray:
+        """Each of these entries' position among them in the cap ranking over the whole
+        graph (see the module's text): what comparing ranks cannot tell across owners."""
+        by = np.lexsort((owner, self.etype[eid].astype(np.int64) * 2 + dirs, nbr,
+                         self.degree(nbr), -np.asarray(self.recency[eid], dtype=np.int64),
+                         -np.asarray(self.conf[eid], dtype=np.float64)))
+        rank = np.empty(len(by), dtype=np.int32)
+        rank[by] = np.arange(len(by), dtype=np.int32)
+        return rank
 
     def check(self) -> None:
         """Raise ValueError unless the arrays fit together (sizes, ranges, dtypes): saved files
@@ -67,7 +90,8 @@ class AdjacencyIndex:
                     (length == 0 or (int(a.min()) >= 0 and int(a.max()) < high)))
 
         if not (ok(self.node_type, n, max(len(self.type_names), 1)) and ok(self.src, e, max(n, 1))
-                and ok(self.dst, e, max(n, 1)) and ok(self.etype, e, max(len(self.edge_types), 1))):
+                and ok(self.dst, e, max(n, 1)) and ok(self.etype, e, max(len(self.edge_types), 1))
+                and len(self.conf) == len(self.recency) == e):
             raise ValueError("inconsistent node or edge arrays")
         for (t, _), c in self.lists.items():
             m = len(c.nbr)
@@ -78,41 +102,154 @@ class AdjacencyIndex:
                 raise ValueError(f"inconsistent adjacency list {t}")
 
 
+def _strength(conf: np.ndarray, recency: np.ndarray) -> np.ndarray:
+    """Per edge a dense code of (confidence, recency), lower for the better ranked."""
+    conf_code = np.unique(-np.asarray(conf, dtype=np.float64), return_inverse=True)[1]
+    rec_code = np.unique(-np.asarray(recency, dtype=np.int64), return_inverse=True)[1]
+    return np.unique(conf_code.astype(np.int64) * (int(rec_code.max(initial=0)) + 1)
+                     + rec_code, return_inverse=True)[1].astype(np.int64)
+
+
+def _by_owner(owner: np.ndarray, nbr: np.ndarray, tdir: np.ndarray, degree: np.ndarray,
+              strength: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The order of these entries grouped by owner (ascending), each owner's in the cap
+    ranking (``tdir``: edge type code * 2 + direction; ``degree``: the neighbour's;
+    ``strength``: :func:`_strength` of the entry's edge), and each entry's rank among its
+    owner's."""
+    n = np.int64(int(nbr.max(initial=0)) + 1)
+    order = np.lexsort((tdir, degree.astype(np.int64) * n + nbr,
+                        owner.astype(np.int64) * (int(strength.max(initial=0)) + 1) + strength))
+    grouped = owner[order]
+    first = np.ones(len(order), dtype=bool)
+    first[1:] = grouped[1:] != grouped[:-1]
+    at = np.arange(len(order), dtype=np.int64)
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = at - np.maximum.accumulate(np.where(first, at, 0))
+    return order, rank
+
+
+def _split(n: int, edge_types: int, order: np.ndarray, owner: np.ndarray, nbr: np.ndarray,
+           eid: np.ndarray, rank: np.ndarray, tdir: np.ndarray) -> dict[tuple[int, int], tuple]:
+    """Entries in ``order`` (grouped by owner, ranked) split into their lists: per (edge
+    type, direction) the owners, neighbours, edge numbers and ranks, in that order."""
+    order = order[np.argsort(tdir[order].astype(np.int16), kind="stable")]
+    keys = tdir[order]
+    out = {}
+    for t in range(edge_types):
+        for d in (0, 1):
+            lo, hi = np.searchsorted(keys, [t * 2 + d, t * 2 + d + 1])
+            if lo < hi:
+                sel = order[lo:hi]
+                out[(t, d)] = (owner[sel], nbr[sel], eid[sel], rank[sel])
+    return out
+
+
+def _csr(n: int, d: int, owner, nbr, eid, rank) -> Csr:
+    indptr = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(owner, minlength=n), out=indptr[1:])
+    return Csr(indptr, nbr.astype(np.int32), eid.astype(np.int32), rank.astype(np.int32),
+               np.full(len(nbr), d, dtype=np.int8))
+
+
+def _entries(src: np.ndarray, dst: np.ndarray, etype: np.ndarray, edges: np.ndarray,
+             ins: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    """The out entries of ``edges`` and the in entries of ``ins`` (default: the same):
+    owners, neighbours, edge numbers, directions and type-directions."""
+    ins = edges if ins is None else ins
+    owner = np.concatenate([src[edges], dst[ins]])
+    nbr = np.concatenate([dst[edges], src[ins]])
+    eid = np.concatenate([edges, ins]).astype(np.int32)
+    dirs = np.repeat(np.array([0, 1], dtype=np.int8), [len(edges), len(ins)])
+    return owner, nbr, eid, dirs, etype[eid].astype(np.int64) * 2 + dirs
+
+
 def csr_lists(n: int, edge_types: int, src: np.ndarray, dst: np.ndarray, etype: np.ndarray,
               confidence: np.ndarray, recency: np.ndarray) -> dict[tuple[int, int], Csr]:
     """The ranked lists (see the module's text) of ``n`` nodes' edges: ``src``/``dst`` int32,
     ``etype`` int16 codes below ``edge_types``, ``recency`` any integer code growing with time."""
-    e = len(src)
+    every = np.arange(len(src), dtype=np.int64)
+    owner, nbr, eid, _, tdir = _entries(src, dst, etype, every)
     degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
-    owner = np.concatenate([src, dst])
-    nbr = np.concatenate([dst, src])
-    eid = np.tile(np.arange(e, dtype=np.int32), 2)
-    dirs = np.repeat(np.array([0, 1], dtype=np.int8), e)
-    et = np.tile(etype, 2)
-    conf_code = np.unique(-np.asarray(confidence, dtype=np.float64), return_inverse=True)[1]
-    rec_code = np.unique(-np.asarray(recency, dtype=np.int64), return_inverse=True)[1]
-    n64 = np.int64(max(n, 1))
-    by_rank = np.lexsort(((et.astype(np.int64) * 2 + dirs) * n64 + owner,
-                          degree[nbr].astype(np.int64) * n64 + nbr,
-                          np.tile(conf_code.astype(np.int64) * (rec_code.max(initial=0) + 1)
-                                  + rec_code, 2)))
-    rank = np.empty(2 * e, dtype=np.int32)
-    rank[by_rank] = np.arange(2 * e, dtype=np.int32)
-    list_key = (et.astype(np.int64) * 2 + dirs) * n + owner
-    order = by_rank[np.argsort(list_key[by_rank], kind="stable")]
-    lists: dict[tuple[int, int], Csr] = {}
-    key_sorted = list_key[order]
-    for t in range(edge_types):
-        for d in (0, 1):
-            lo, hi = np.searchsorted(key_sorted, [(t * 2 + d) * n, (t * 2 + d + 1) * n])
-            if lo == hi:
-                continue
-            sel = order[lo:hi]
-            counts = np.bincount(owner[sel], minlength=n)
-            indptr = np.zeros(n + 1, dtype=np.int32)
-            np.cumsum(counts, out=indptr[1:])
-            lists[(t, d)] = Csr(indptr, nbr[sel], eid[sel], rank[sel],
-                                np.full(len(sel), d, dtype=np.int8))
+    order, rank = _by_owner(owner, nbr, tdir, degree[nbr], _strength(confidence, recency)[eid])
+    return {(t, d): _csr(n, d, *parts)
+            for (t, d), parts in _split(n, edge_types, order, owner, nbr, eid, rank,
+                                        tdir).items()}
+
+
+def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etype: np.ndarray,
+             confidence: np.ndarray, recency: np.ndarray, added: np.ndarray,
+             redone: np.ndarray, cut: np.ndarray, nodes: np.ndarray | None = None,
+             edges: np.ndarray | None = None) -> dict[tuple[int, int], Csr]:
+    """:func:`csr_lists` of a changed graph (``n`` nodes, the edges' new columns) from the
+    ``old`` index's lists, given what changed: the edges ``added`` and those whose
+    confidence or time may have changed (``redone``), by new numbers, and the nodes that
+    lost an edge (``cut``, new numbers). The entries of the nodes these touch (and of the
+    neighbours of those whose degree changed) are ranked again; every other node's are kept
+    in their order, renumbered with ``nodes`` (old number -> new, -1: gone) and ``edges``
+    (old edge -> new, -1: gone): None for both when the change added or removed no node or
+    edge (then a list none of the touched nodes is in is the old one itself)."""
+    changed = np.concatenate([added, redone]).astype(np.int64)
+    ends = np.concatenate([src[changed], dst[changed], cut])
+    if nodes is None and edges is None:
+        return _rerank(old, np.unique(ends), confidence, recency)
+    grew = np.zeros(n, dtype=bool)
+    grew[np.concatenate([src[added], dst[added], cut]).astype(np.int64)] = True
+    mark = np.zeros(n, dtype=bool)
+    mark[np.concatenate([ends, dst[grew[src]], src[grew[dst]]])] = True
+    outs, ins = np.flatnonzero(mark[src]), np.flatnonzero(mark[dst])
+    owner, nbr, eid, _, tdir = _entries(src, dst, etype, outs, ins)
+    degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
+    order, rank = _by_owner(owner, nbr, tdir, degree[nbr],
+                            _strength(np.asarray(confidence)[eid], np.asarray(recency)[eid]))
+    fresh = _split(n, len(old.edge_types), order, owner, nbr, eid, rank, tdir)
+    lists = {}
+    for key in sorted(fresh.keys() | old.lists.keys()):
+        c, new = old.lists.get(key), fresh.get(key)
+        if c is None:
+            lists[key] = _csr(n, key[1], *new)
+            continue
+        held = nodes[np.repeat(np.arange(len(c.indptr) - 1, dtype=np.int64), np.diff(c.indptr))]
+        keep = (held >= 0) & ~mark[np.maximum(held, 0)]
+        parts = [held[keep], nodes[c.nbr[keep]], edges[c.eid[keep]], c.rank[keep]]
+        if new is not None:
+            at = np.searchsorted(parts[0], new[0])
+            parts = [np.insert(a, at, b) for a, b in zip(parts, new)]
+        if len(parts[0]):  # (a list left empty is none, as in csr_lists)
+            lists[key] = _csr(n, key[1], *parts)
+    return lists
+
+
+def _slices(c: Csr, owners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of ``owners``' entries in list ``c`` (owner by owner), and their owners."""
+    start = c.indptr[owners].astype(np.int64)
+    length = c.indptr[owners + 1] - start
+    ends = np.cumsum(length)
+    return (np.arange(int(ends[-1]) if len(ends) else 0) + np.repeat(start - ends + length, length),
+            np.repeat(owners, length))
+
+
+def _rerank(old: AdjacencyIndex, dirty: np.ndarray, confidence: np.ndarray,
+            recency: np.ndarray) -> dict[tuple[int, int], Csr]:
+    """The lists of ``old``'s graph with the entries of the ``dirty`` nodes ranked again by
+    the edges' new ``confidence`` and ``recency``, in their slices: the same nodes and edges,
+    so only those slices are read, and a list none of them is in is the old one itself."""
+    found = {key: _slices(c, dirty) for key, c in old.lists.items()}
+    found = {key: f for key, f in found.items() if len(f[0])}
+    if not found:
+        return dict(old.lists)
+    owner = np.concatenate([o for _, o in found.values()])
+    parts = [(old.lists[key], key) for key in found]
+    nbr = np.concatenate([c.nbr[found[key][0]] for c, key in parts])
+    eid = np.concatenate([c.eid[found[key][0]] for c, key in parts]).astype(np.int64)
+    tdir = np.repeat([t * 2 + d for _, (t, d) in parts], [len(found[k][0]) for _, k in parts])
+    order, rank = _by_owner(owner, nbr, tdir.astype(np.int64), old.degree(nbr),
+                            _strength(np.asarray(confidence)[eid], np.asarray(recency)[eid]))
+    fresh = _split(old.size, len(old.edge_types), order, owner, nbr, eid, rank, tdir)
+    lists = dict(old.lists)
+    for key, (at, _) in found.items():
+        c, (_, f_nbr, f_eid, f_rank) = old.lists[key], fresh[key]
+        lists[key] = Csr(c.indptr, *(np.array(a) for a in (c.nbr, c.eid, c.rank)), c.dir)
+        lists[key].nbr[at], lists[key].eid[at], lists[key].rank[at] = f_nbr, f_eid, f_rank
     return lists
 
 

@@ -38,7 +38,7 @@ from .strings import SortedStrings, Strings
 if TYPE_CHECKING:  # (a walk by ID reads no graph in memory)
     from ..graph.model import KnowledgeGraph, Passage
 
-FORMAT = 5  # bump when the files or the names table's rules change: older models are made again
+FORMAT = 7  # bump when the files or the names table's rules change: older models are made again
 _LISTS = ("indptr", "nbr", "eid", "rank")
 # an assertion's filterable fields; extractor, time and qualifiers (a JSON list) coded in ``terms``
 FACET = np.dtype([("conf", "<f8"), ("extractor", "<i4"), ("time", "<i4"), ("qualifiers", "<i4")])
@@ -220,17 +220,11 @@ def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
 
 
 def with_lists(out: dict[str, np.ndarray], edge_types: int,
-               previous: GraphModel | None = None) -> dict[str, np.ndarray]:
-    """``out`` (the node and edge columns) with the adjacency lists ranked from them: those of
-    ``previous`` when it has the same nodes, edges, confidences and times (what the ranking
-    reads), else ranked again."""
-    ix = previous.index if previous is not None else None
-    if ix is not None and len(out["node_type"]) == ix.size and all(
-            np.array_equal(out[name], column) for name, column in (
-                ("src", ix.src), ("dst", ix.dst), ("etype", ix.etype),
-                ("conf", previous.conf), ("recency", previous.recency))):
-        lists = ix.lists
-    else:
+               lists: dict[tuple[int, int], Csr] | None = None) -> dict[str, np.ndarray]:
+    """``out`` (the node and edge columns) with their adjacency lists: ``lists`` where the
+    caller has them (:func:`~kgbuild.store.adjacency.relisted`), else ranked from the
+    columns."""
+    if lists is None:
         lists = csr_lists(len(out["node_type"]), edge_types, out["src"], out["dst"],
                           out["etype"], out["conf"], out["recency"])
     for (ty, d), c in lists.items():
@@ -263,7 +257,7 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> Gra
             parts = [arr[f"l{ty}_{d}_{k}"] for k in _LISTS]
             lists[(ty, d)] = Csr(*parts, np.full(len(parts[1]), d, dtype=np.int8))
     index = AdjacencyIndex(strings("ids"), arr["node_type"], *code_names(schema), arr["src"],
-                           arr["dst"], arr["etype"], lists)
+                           arr["dst"], arr["etype"], lists, arr["conf"], arr["recency"])
     index.check()
     names = strings("names") if "names_blob" in arr else None
     model = GraphModel(folder, meta, schema, index, strings("labels"), strings("info"),
@@ -434,7 +428,8 @@ def subgraph(model: GraphModel, edges: np.ndarray, conf: np.ndarray, times: list
              for ty, d in {tuple(int(x) for x in k[1:].split("_")[:2]) for k in out
                            if k.startswith("l") and k.endswith("_indptr")}}
     index = AdjacencyIndex(columns["ids"], out["node_type"], ix.type_names, ix.edge_types,
-                           out["src"], out["dst"], out["etype"], lists)
+                           out["src"], out["dst"], out["etype"], lists, out["conf"],
+                           out["recency"])
     index.check()
     empty = Strings(np.zeros(0, np.uint8), np.zeros(len(edges), np.int64))
     return GraphModel(None, model.meta, model.schema, index, columns["labels"], columns["info"],

@@ -26,6 +26,7 @@ import pyoxigraph as ox
 from ..graph.model import id_from_iri, node_iri, source_iri
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
 from ..vocab import RDF_OBJECT, RDF_SUBJECT
+from .adjacency import relisted
 from .readmodel import (
     FORMAT,
     GraphModel,
@@ -191,22 +192,37 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     for x, (_, ty, _) in nodes.items():
         node_type[where[x]], take[where[x]] = types[ty], -1
     # the edges kept, in union numbers; the added ones; the nodes left without type or edge
-    keep = np.ones(len(ix.src), dtype=bool)
-    keep[gone] = False
-    kept = np.flatnonzero(keep)
-    src, dst, etype = moved[ix.src[kept]], moved[ix.dst[kept]], ix.etype[kept]
+    # (no edge come or gone, no node new: the old edge columns themselves, unless one dies)
+    plain = not gone and not added and not new_ids
+    kept = np.arange(len(ix.src))
+    if not plain:
+        keep = np.ones(len(ix.src), dtype=bool)
+        keep[gone] = False
+        kept = np.flatnonzero(keep)
+    src, dst, etype = (ix.src, ix.dst, ix.etype) if plain else (
+        moved[ix.src[kept]], moved[ix.dst[kept]], ix.etype[kept])
     codes = {name: i for i, name in enumerate(ix.edge_types)}
     add = np.array([(where[s], codes[p], where[o]) for (s, p, o), _ in added],
                    dtype=np.int64).reshape(-1, 3)
-    linked = np.bincount(np.concatenate([src, dst, add[:, 0], add[:, 2]]), minlength=size) > 0
-    alive = linked | (node_type != blank)
+    if plain:  # every old node was linked or typed: those typed no more stay while linked
+        alive = np.ones(size, dtype=bool)
+        lone = np.array([where[x] for x, (_, ty, _) in nodes.items() if not ty], dtype=np.int64)
+        alive[lone] = ix.degree(lone) > 0
+    else:
+        linked = np.bincount(np.concatenate([src, dst, add[:, 0], add[:, 2]]),
+                             minlength=size) > 0
+        alive = linked | (node_type != blank)
     final = np.cumsum(alive) - 1
     count = int(alive.sum())
-    src, dst, add[:, 0], add[:, 2] = final[src], final[dst], final[add[:, 0]], final[add[:, 2]]
+    plain = plain and count == size
+    if not plain:
+        src, dst = final[src], final[dst]
+        add[:, 0], add[:, 2] = final[add[:, 0]], final[add[:, 2]]
     # the added edges' places among the kept ones (sorted by subject, type, object numbers)
     t = len(ix.edge_types)
     at_e = np.searchsorted((src * t + etype) * count + dst,
-                           (add[:, 0] * t + add[:, 1]) * count + add[:, 2])
+                           (add[:, 0] * t + add[:, 1]) * count + add[:, 2]) if len(add) \
+        else np.zeros(0, dtype=np.int64)
     slots = np.searchsorted(kept, [i for i, _ in redone]).astype(np.int64)
     slots += np.searchsorted(at_e, slots, side="right")
     places = np.concatenate([slots, at_e + np.arange(len(at_e))])
@@ -215,7 +231,8 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     by_place = np.argsort(places)
     places, values = places[by_place], [values[k] for k in by_place]
     was = [was[k] for k in by_place]
-    conf = np.insert(np.asarray(old.conf[kept], dtype=np.float64), at_e, 0.0)
+    conf = np.insert(np.asarray(old.conf if plain else old.conf[kept], dtype=np.float64),
+                     at_e, 0.0)
     conf[places] = [v[1] for v in values]
     etake = np.insert(kept, at_e, -1)
     etake[places] = -1
@@ -225,16 +242,17 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     shift = np.array([bisect.bisect_left(times, x) for x in new_times], dtype=np.int64)
     times = sorted(times + new_times)
     code = {x: i for i, x in enumerate(times)}
-    recency = np.asarray(old.recency[kept], dtype=np.int64)
+    recency = np.asarray(old.recency if plain else old.recency[kept], dtype=np.int64)
     recency = np.insert(recency + np.searchsorted(shift, recency, side="right"), at_e, 0)
     recency[places] = [code[v[2]] for v in values]
     used = np.bincount(recency, minlength=len(times)) > 0
     order = [x for x in sorted(nodes, key=where.get) if alive[where[x]]]
     ntake = take[alive]
     out = {"node_type": node_type[alive],
-           "src": np.insert(src, at_e, add[:, 0]).astype(np.int32),
-           "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32),
-           "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16), "conf": conf,
+           **({"src": src, "dst": dst, "etype": etype} if plain else {
+               "src": np.insert(src, at_e, add[:, 0]).astype(np.int32),
+               "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32),
+               "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16)}), "conf": conf,
            "recency": (np.cumsum(used) - 1)[recency].astype(np.int32)}
     known = [-1 if position.get(x) is None else position[x] for x in order]
     terms = list(old.terms)  # new terms appended, then every code sorted again
@@ -253,7 +271,18 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
     out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(
         out["facets_blob"], terms)
-    return with_lists(out, t, old)
+    # the lists: the old ones renumbered, the nodes the change touches ranked again
+    cut, maps = np.zeros(0, dtype=np.int64), (None, None)
+    if not plain:
+        nodes_map = np.where(alive[moved], final[moved], -1)
+        edges_map = np.full(len(ix.src), -1, dtype=np.int64)
+        edges_map[kept] = np.arange(len(kept)) + np.searchsorted(at_e, np.arange(len(kept)),
+                                                                 side="right")
+        cut = nodes_map[np.concatenate([ix.src[gone], ix.dst[gone]]).astype(np.int64)]
+        cut, maps = cut[cut >= 0], (nodes_map, edges_map)
+    return with_lists(out, t, relisted(ix, count, out["src"], out["dst"], out["etype"], conf,
+                                       out["recency"], at_e + np.arange(len(at_e)), slots,
+                                       cut, *maps))
 
 
 def _alike(strings: Strings, rows: np.ndarray, olds: list[int], items: list[bytes]

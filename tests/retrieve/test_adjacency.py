@@ -19,10 +19,12 @@ def small_index(edges, n, conf=None, rec=None) -> Walker:
     src, et, dst = (np.array(x, dtype=np.int64) for x in zip(*edges)) if edges else (np.zeros(0, int),) * 3
     m = len(edges)
     src, dst, et = src.astype(np.int32), dst.astype(np.int32), et.astype(np.int16)
-    lists = csr_lists(n, 2, src, dst, et, np.ones(m) if conf is None else np.array(conf),
-                      np.zeros(m, int) if rec is None else np.array(rec))
+    conf = np.ones(m) if conf is None else np.array(conf)
+    rec = np.zeros(m, int) if rec is None else np.array(rec)
+    lists = csr_lists(n, 2, src, dst, et, conf, rec)
     return Walker(AdjacencyIndex(Strings.of([f"n{i:02d}" for i in range(n)]),
-                                 np.zeros(n, np.int16), ["T"], ["a", "b"], src, dst, et, lists))
+                                 np.zeros(n, np.int16), ["T"], ["a", "b"], src, dst, et, lists,
+                                 conf, rec))
 
 
 def test_lists_are_ranked_by_confidence_recency_degree_then_id():
@@ -101,3 +103,66 @@ def test_a_graph_numbers_its_nodes_and_edge_ends_by_id(schema):
                                  "group:default/t"]
     assert ix.type_names[ix.node_type[0]] == ""  # only known as an edge endpoint
     assert ix.position("group:default/t") == 2 and ix.position("nope") is None
+
+
+def _random_graph(rng, n: int, m: int):
+    """``m`` distinct random edges of two types among ``n`` nodes, sorted by (subject, type,
+    object), with confidences and times drawn from few values (many ties)."""
+    key = np.unique(rng.integers(0, n * 2 * n, m))
+    src, rest = key // (2 * n), key % (2 * n)
+    et, dst = rest // n, rest % n
+    return (src.astype(np.int32), dst.astype(np.int32), et.astype(np.int16),
+            rng.choice([1.0, 0.9, -1.0], len(key)), rng.integers(0, 3, len(key)))
+
+
+def _lists_equal(got: dict, expected: dict) -> bool:
+    return got.keys() == expected.keys() and all(
+        np.array_equal(getattr(got[k], f), getattr(expected[k], f))
+        for k in expected for f in ("indptr", "nbr", "eid", "rank", "dir"))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_relisted_equals_the_lists_of_the_changed_graph_ranked_again(seed):
+    """A change (edges added and removed, confidences and times changed, nodes inserted into
+    the numbering) applied to the old lists gives what ranking the new graph whole gives;
+    with nothing added or removed, the lists no touched node is in are the old ones."""
+    from kgbuild.store.adjacency import relisted
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 30))
+    src, dst, et, conf, rec = _random_graph(rng, n, int(rng.integers(1, 80)))
+    old = AdjacencyIndex(Strings.of([f"n{i:02d}" for i in range(n)]), np.zeros(n, np.int16),
+                         ["T"], ["a", "b"], src, dst, et, csr_lists(n, 2, src, dst, et, conf, rec),
+                         conf, rec)
+    structural = seed % 3 != 0
+    m = len(src)
+    gone = rng.random(m) < (0.2 if structural else 0)
+    redo = ~gone & (rng.random(m) < 0.15)
+    conf2, rec2 = conf.copy(), rec.copy()
+    conf2[redo] = rng.choice([1.0, 0.9, 0.5], int(redo.sum()))
+    rec2[redo] = rng.integers(0, 4, int(redo.sum()))
+    inserted = np.sort(rng.choice(n + 3, 3, replace=False)) if structural else np.zeros(0, int)
+    size = n + len(inserted)
+    nodes = np.flatnonzero(~np.isin(np.arange(size), inserted))  # old node -> new number
+    rows = [(nodes[s], t, nodes[o], c, r, i) for i, (s, t, o, c, r) in
+            enumerate(zip(src, et, dst, conf2, rec2)) if not gone[i]]
+    fresh = {(int(a), int(t), int(b)) for a, t, b in zip(
+        rng.integers(0, size, 6), rng.integers(0, 2, 6), rng.integers(0, size, 6))}
+    fresh = fresh - {(s, t, o) for s, t, o, *_ in rows} if structural else set()
+    rows += [(s, t, o, 0.7, 5, -1) for s, t, o in fresh]
+    rows.sort(key=lambda x: x[:3])
+    s2, t2, o2, c2, r2, was = (np.array(x) for x in zip(*rows)) if rows else \
+        (np.zeros(0, int),) * 6
+    s2, o2, t2 = s2.astype(np.int32), o2.astype(np.int32), t2.astype(np.int16)
+    edges = np.full(m, -1, dtype=np.int64)
+    edges[was[was >= 0]] = np.flatnonzero(was >= 0)
+    cut = nodes[np.concatenate([src[gone], dst[gone]])]
+    got = relisted(old, size, s2, o2, t2, c2.astype(float), r2, np.flatnonzero(was < 0),
+                   edges[np.flatnonzero(redo)], cut,
+                   *((nodes, edges) if structural else (None, None)))
+    assert _lists_equal(got, csr_lists(size, 2, s2, o2, t2, c2.astype(float), r2))
+    if not structural:
+        touched = set(src[redo].tolist()) | set(dst[redo].tolist())
+        for key, c in got.items():
+            owners = np.repeat(np.arange(n), np.diff(old.lists[key].indptr))
+            assert (c is old.lists[key]) == (not touched & set(owners.tolist())), key

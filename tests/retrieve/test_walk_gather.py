@@ -30,7 +30,8 @@ def index():
     types = rng.integers(0, 2, n).astype(np.int16)
     lists = csr_lists(n, 3, src, dst, et.astype(np.int16), conf, recency)
     return AdjacencyIndex(Strings.of([f"n{i:04d}" for i in range(n)]), types, ["A", "B", ""],
-                          ["e0", "e1", "e2"], src, dst, et.astype(np.int16), lists)
+                          ["e0", "e1", "e2"], src, dst, et.astype(np.int16), lists, conf,
+                          recency)
 
 
 def as_lists(walk):
