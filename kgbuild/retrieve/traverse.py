@@ -399,7 +399,9 @@ class _Reader:
         """Edges sorted by first hop and rank, as output dicts, and their output IDs."""
         first: dict[int, tuple[int, int]] = {}
         for h, ent in enumerate(walk.entries, 1):
-            for eid, r in zip(ent.eid.tolist(), ent.rank.tolist()):
+            rank = np.empty(len(ent.eid), dtype=np.int64)
+            rank[self.index.order(ent.owner, ent.nbr, ent.eid, ent.dir)] = np.arange(len(rank))
+            for eid, r in zip(ent.eid.tolist(), rank.tolist()):
                 first.setdefault(eid, (h, r))
         ordered = dict(sorted(walks.items(), key=lambda kv: first[kv[0]]))
         edges = self._edges_out(ordered, cited)

@@ -23,8 +23,8 @@ GATHER_COST = 4  # an entry merged for a frontier costs about this many of a who
 
 @dataclass
 class Entries:
-    """Edges walked from a frontier: owner, neighbour, edge number, rank (among these entries,
-    in the cap ranking over the whole graph), direction (0 out, 1 in)."""
+    """Edges walked from a frontier: owner, neighbour, edge number, rank (among the owner's
+    entries), direction (0 out, 1 in)."""
 
     owner: np.ndarray
     nbr: np.ndarray
@@ -201,8 +201,7 @@ class Walker:
                 ok = pos < cap
                 idx, which, nbr, trimmed = idx[ok], which[ok], nbr[ok], True
         walked = np.bincount(which, minlength=len(frontier)) if trimmed else length
-        owner, eid, dirs = frontier[which], c.eid[idx], c.dir[idx]
-        return (Entries(owner, nbr, eid, self.index.order(owner, nbr, eid, dirs), dirs),
+        return (Entries(frontier[which], nbr, c.eid[idx], c.rank[idx], c.dir[idx]),
                 eligible - walked)
 
     def _incident(self, frontier: np.ndarray, eid: np.ndarray,
@@ -234,7 +233,8 @@ class Walker:
                     ent, cut = self.expand(frontier, lists, cap, keep, back)
                     walk.cuts.append((frontier[cut > 0], cut[cut > 0]))
                     new = np.flatnonzero(mark[ent.nbr] < 0)
-                    new = new[np.argsort(ent.rank[new])]
+                    new = new[self.index.order(ent.owner[new], ent.nbr[new], ent.eid[new],
+                                               ent.dir[new])]
                     first = new[np.sort(np.unique(ent.nbr[new], return_index=True)[1])]
                     room = len(first) if max_nodes is None else max_nodes - total
                     if len(first) > room:

@@ -71,14 +71,13 @@ class AdjacencyIndex:
 
     def order(self, owner: np.ndarray, nbr: np.ndarray, eid: np.ndarray,
               dirs: np.ndarray) -> np.ndarray:
-        """Each of these entries' position among them in the cap ranking over the whole
-        graph (see the module's text): what comparing ranks cannot tell across owners."""
-        by = np.lexsort((owner, self.etype[eid].astype(np.int64) * 2 + dirs, nbr,
-                         self.degree(nbr), -np.asarray(self.recency[eid], dtype=np.int64),
-                         -np.asarray(self.conf[eid], dtype=np.float64)))
-        rank = np.empty(len(by), dtype=np.int32)
-        rank[by] = np.arange(len(by), dtype=np.int32)
-        return rank
+        """The indices that sort these entries in the cap ranking over the whole graph (see
+        the module's text): what comparing ranks cannot tell across owners."""
+        n = np.int64(max(self.size, 1))
+        tdir = self.etype[eid].astype(np.int64) * 2 + dirs
+        return np.lexsort((tdir * n + owner, self.degree(nbr) * n + nbr,
+                           -np.asarray(self.recency[eid], dtype=np.int64),
+                           -np.asarray(self.conf[eid], dtype=np.float64)))
 
     def check(self) -> None:
         """Raise ValueError unless the arrays fit together (sizes, ranges, dtypes): saved files
