@@ -5,10 +5,17 @@ written beside it and ``current`` replaced atomically, so a reader opens the old
 new one, never a part. The label sets' views live in ``views/<key>/``, each such a root, at
 most :data:`MAX_VIEWS` of them (the least recently made go). Anything missing, partial,
 damaged or of another format is made again, never trusted.
+
+Checking every number of a model is in range reads every page of it (at 10M edges, a
+quarter of a second and half a gigabyte of a walk's memory). A folder records, in
+:data:`CHECKED`, its files as they were when written or last checked whole (inode, size,
+modification time); while they stay so, opening it checks sizes and types only. A file
+changed, replaced or copied (another inode) is checked whole again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,9 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.atomic import atomic_write
 from .readmodel import FORMAT, GraphModel, model_of
 
 VIEWS = "views"
+CHECKED = "checked.json"  # in a model folder: its files as they were when last checked
 MAX_VIEWS = 4  # label sets whose views are kept
 RETRIES = 5  # lookups of ``current`` while writers keep replacing the model
 
@@ -39,6 +48,7 @@ def save(arrays: dict[str, np.ndarray], meta: dict, root: Path, like: Path | Non
             if not (like is not None and _linked(like / f"{name}.npy", a, tmp / f"{name}.npy")):
                 np.save(tmp / f"{name}.npy", a, allow_pickle=False)
         (tmp / "meta.json").write_text(json.dumps(meta, sort_keys=True))
+        (tmp / CHECKED).write_text(json.dumps(_stats(sorted(tmp.glob("*.npy")))))
         os.replace(tmp, folder)
         pointer = root / f".current-{folder.name}"
         pointer.write_text(folder.name)
@@ -81,10 +91,29 @@ def load(folder: Path, schema) -> GraphModel:
            for p in files[:-1]}
     if "names_blob" not in arr:
         raise ValueError("a read model without its names")
+    checked = _checked(folder, files[:-1])
     try:
-        return model_of(arr, meta, schema, folder)
+        model = model_of(arr, meta, schema, folder, checked)
     except KeyError as exc:  # a column missing: listed while a writer was removing the folder
         raise ValueError(f"an incomplete read model (no {exc})") from None
+    if not checked:
+        with contextlib.suppress(OSError):  # (a folder that cannot be written: checked again)
+            atomic_write(folder / CHECKED, json.dumps(_stats(files[:-1])), durable=False)
+    return model
+
+
+def _stats(files: list[Path]) -> dict[str, list[int]]:
+    """Each file's inode, size and modification time, by name."""
+    return {p.name: [st.st_ino, st.st_size, st.st_mtime_ns] for p in files
+            for st in (p.stat(),)}
+
+
+def _checked(folder: Path, files: list[Path]) -> bool:
+    """Whether ``files`` (every column of ``folder``) are as :data:`CHECKED` records them."""
+    try:
+        return json.loads((folder / CHECKED).read_bytes()) == _stats(files)
+    except (OSError, ValueError):
+        return False
 
 
 def current(root: Path, schema) -> GraphModel | None:

@@ -243,8 +243,10 @@ def with_names(out: dict[str, np.ndarray], meta: dict, schema) -> tuple[dict, di
     return out, meta
 
 
-def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> GraphModel:
-    """The model of columns ``arr``; raises ValueError when they do not fit together."""
+def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None,
+             checked: bool = False) -> GraphModel:
+    """The model of columns ``arr``; raises ValueError when they do not fit together
+    (``checked``: their values were found in range before, so only sizes are checked)."""
     def strings(name: str) -> Strings:
         return Strings(arr[f"{name}_blob"], arr[f"{name}_ends"])
 
@@ -258,7 +260,7 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> Gra
             lists[(ty, d)] = Csr(*parts, np.full(len(parts[1]), d, dtype=np.int8))
     index = AdjacencyIndex(strings("ids"), arr["node_type"], *code_names(schema), arr["src"],
                            arr["dst"], arr["etype"], lists, arr["conf"], arr["recency"])
-    index.check()
+    index.check(values=not checked)
     names = strings("names") if "names_blob" in arr else None
     model = GraphModel(folder, meta, schema, index, strings("labels"), strings("info"),
                        strings("records"), strings("times"), arr["recency"], strings("sources"),
@@ -269,7 +271,7 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None) -> Gra
             and len(model.records) == len(model.recency) == len(model.sources) == len(model.conf)
             == len(model.facets) == len(index.src) and len(model.sources.blob) % 8 == 0
             and len(model.facets.blob) % FACET.itemsize == 0
-            and int(model.recency.max(initial=-1)) < len(model.times)):
+            and (checked or int(model.recency.max(initial=-1)) < len(model.times))):
         raise ValueError("inconsistent read model tables")
     return model
 

@@ -413,3 +413,34 @@ def test_a_rebuild_links_the_columns_it_left_as_they_were(tmp_path):
     assert linked == same and "terms_blob.npy" in same  # (the same extractors and times)
     assert "records_blob.npy" not in same and "ids_ends.npy" not in same
     _assert_same(store, Principal.all_access())
+
+
+def test_a_model_is_checked_whole_once_then_while_its_files_stay_as_they_were(tmp_path,
+                                                                              monkeypatch):
+    """Opening a saved model reads every number of it only when its files are not as its
+    record of them says: a model just written, or checked once, is not read whole again; a
+    copy (other inodes) is, once; a column rewritten in place (same size, new time) is, and
+    found damaged."""
+    from kgbuild.store import modelfiles
+    from kgbuild.store.adjacency import AdjacencyIndex
+
+    store = tmp_path / "store"
+    _build(FIXTURE, store)
+    whole = []
+    check = AdjacencyIndex.check
+    monkeypatch.setattr(AdjacencyIndex, "check",
+                        lambda self, values=True: whole.append(values) or check(self, values))
+    root = store / "model"
+
+    def opened(path: Path) -> tuple[bool, list[bool]]:
+        whole.clear()
+        return modelfiles.current(path, SCHEMA) is not None, list(whole)
+
+    assert opened(root) == (True, [False])  # (as written)
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy)
+    assert opened(copy) == (True, [True]) and opened(copy) == (True, [False])
+    folder = copy / (copy / "current").read_text()
+    dst = np.load(folder / "dst.npy")
+    np.save(folder / "dst.npy", dst + 10_000)  # values past the end, the same size
+    assert opened(copy) == (False, [True])
