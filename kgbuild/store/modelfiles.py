@@ -36,16 +36,17 @@ RETRIES = 5  # lookups of ``current`` while writers keep replacing the model
 
 def save(arrays: dict[str, np.ndarray], meta: dict, root: Path, like: Path | None = None) -> Path:
     """Write the columns ``arrays`` and ``meta`` as a new model folder under ``root`` and make
-    it the current one; earlier ones are removed. A column equal to the one in folder ``like``
-    (the model it was made from) is that file hard-linked, not written again (files are never
-    changed once written). Returns the folder."""
+    it the current one; earlier ones are removed. A column that is a file of folder ``like``
+    (the model it was made from) mapped, or equal to the file of its name there, is that file
+    hard-linked, not written again (files are never changed once written). Returns the
+    folder."""
     root.mkdir(parents=True, exist_ok=True)
     folder = root / f"s-{uuid.uuid4().hex[:16]}"
     tmp = root / f".tmp-{folder.name}"
     tmp.mkdir()
     try:
         for name, a in arrays.items():
-            if not (like is not None and _linked(like / f"{name}.npy", a, tmp / f"{name}.npy")):
+            if not (like is not None and _linked(like, name, a, tmp / f"{name}.npy")):
                 np.save(tmp / f"{name}.npy", a, allow_pickle=False)
         (tmp / "meta.json").write_text(json.dumps(meta, sort_keys=True))
         (tmp / CHECKED).write_text(json.dumps(_stats(sorted(tmp.glob("*.npy")))))
@@ -61,14 +62,19 @@ def save(arrays: dict[str, np.ndarray], meta: dict, root: Path, like: Path | Non
     return folder
 
 
-def _linked(old: Path, a: np.ndarray, new: Path) -> bool:
-    """Hard-link ``old`` as ``new`` when it holds the array ``a`` (``a`` is that file's own
-    mapping, or equal to it); whether it did."""
+def _linked(like: Path, name: str, a: np.ndarray, new: Path) -> bool:
+    """Hard-link as ``new`` the file of folder ``like`` holding the array ``a``: the one ``a``
+    is the whole mapping of (whatever its name: a chunk renumbered), else the file of column
+    ``name`` when equal to ``a``; whether it did."""
     try:
         mapped = a.base if isinstance(a.base, np.memmap) else None
-        if not (mapped is not None and mapped.filename and os.path.samefile(mapped.filename, old)
+        if (mapped is not None and mapped.filename
+                and os.path.samefile(Path(mapped.filename).parent, like)
                 and mapped.shape == a.shape and mapped.dtype == a.dtype
                 and mapped.ctypes.data == a.ctypes.data):
+            old = Path(mapped.filename)
+        else:
+            old = like / f"{name}.npy"
             held = np.load(old, mmap_mode="r", allow_pickle=False)
             if held.dtype != a.dtype or held.shape != a.shape or not np.array_equal(held, a):
                 return False

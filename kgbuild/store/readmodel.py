@@ -15,9 +15,11 @@ file's, any graph in memory):
 * the names table of :mod:`kgbuild.resolve.nametable`: the resolver's index, one sorted
   column of strings, so that a name is resolved by binary searches.
 
-Every column is a numpy array or a :class:`~kgbuild.store.strings.Strings` column; saved,
-they are ``.npy`` files opened memory-mapped (:mod:`kgbuild.store.modelfiles`), so a call
-reads the pages its walk or lookup touches. :func:`graph_tables` makes the tables of a
+Every column is a numpy array or a :class:`~kgbuild.store.strings.Strings` column (the node
+and edge records, the largest, a :class:`~kgbuild.store.strings.ChunkedStrings`, so that a
+change makes again only the chunks of the rows it changed); saved, they are ``.npy`` files
+opened memory-mapped (:mod:`kgbuild.store.modelfiles`), so a call reads the pages its walk or
+lookup touches. :func:`graph_tables` makes the tables of a
 :class:`~kgbuild.graph.model.KnowledgeGraph`; :meth:`GraphModel.of_graph` the model in memory.
 """
 
@@ -33,12 +35,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists
-from .strings import SortedStrings, Strings
+from .strings import ChunkedStrings, SortedStrings, Strings
 
 if TYPE_CHECKING:  # (a walk by ID reads no graph in memory)
     from ..graph.model import KnowledgeGraph, Passage
 
-FORMAT = 7  # bump when the files or the names table's rules change: older models are made again
+FORMAT = 8  # bump when the files or the names table's rules change: older models are made again
 _LISTS = ("indptr", "nbr", "eid", "rank")
 # an assertion's filterable fields; extractor, time and qualifiers (a JSON list) coded in ``terms``
 FACET = np.dtype([("conf", "<f8"), ("extractor", "<i4"), ("time", "<i4"), ("qualifiers", "<i4")])
@@ -210,9 +212,10 @@ def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
     times, recency = np.unique(np.array(t.stamps, dtype=str), return_inverse=True)
     out["recency"] = recency.astype(np.int32)
     for name, items in (("docs", t.documents), ("ids", t.ids), ("labels", t.labels),
-                        ("info", t.info), ("records", t.records), ("times", times.tolist()),
-                        ("sources", t.sources)):
+                        ("times", times.tolist()), ("sources", t.sources)):
         out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
+    for name, items in (("info", t.info), ("records", t.records)):
+        out.update(ChunkedStrings.of(items).arrays(name))
     terms: list[str] = []
     blob, out["facets_ends"] = pack_facets(t.facets, terms)
     out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
@@ -262,8 +265,9 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None,
                            arr["dst"], arr["etype"], lists, arr["conf"], arr["recency"])
     index.check(values=not checked)
     names = strings("names") if "names_blob" in arr else None
-    model = GraphModel(folder, meta, schema, index, strings("labels"), strings("info"),
-                       strings("records"), strings("times"), arr["recency"], strings("sources"),
+    model = GraphModel(folder, meta, schema, index, strings("labels"),
+                       ChunkedStrings.saved(arr, "info"), ChunkedStrings.saved(arr, "records"),
+                       strings("times"), arr["recency"], strings("sources"),
                        arr["conf"], SortedStrings(arr["docs_blob"], arr["docs_ends"]),
                        strings("facets"),
                        strings("terms"), names)
@@ -285,8 +289,8 @@ class GraphModel:
     schema: object
     index: AdjacencyIndex
     labels: Strings
-    info: Strings
-    records: Strings
+    info: ChunkedStrings
+    records: ChunkedStrings  # (a filtered model's: a KeptColumn)
     times: Strings  # the edges' distinct latest times, sorted
     recency: np.ndarray  # per edge: its latest time's position in ``times``
     sources: Strings
@@ -359,7 +363,7 @@ class GraphModel:
         """A node's label and type (no JSON read), None when the graph has no such node."""
         ix = self.index
         pos = ix.position(node_id)
-        if pos is None or not self.info.ends[pos] - (self.info.ends[pos - 1] if pos else 0):
+        if pos is None or self.info.empty(pos):
             return None
         return self.labels[pos], ix.type_names[ix.node_type[pos]]
 
@@ -422,8 +426,9 @@ def subgraph(model: GraphModel, edges: np.ndarray, conf: np.ndarray, times: list
            "etype": np.asarray(ix.etype[edges]), "conf": np.asarray(conf, dtype=np.float64),
            "recency": np.asarray(recency, dtype=np.int32)}
     columns = {}
-    for name, column in (("ids", ix.node_ids), ("labels", model.labels), ("info", model.info)):
+    for name, column in (("ids", ix.node_ids), ("labels", model.labels)):
         columns[name] = Strings(*column.splice(kept, []))
+    columns["info"] = model.info.splice(kept, [])
     out = with_lists(out, len(ix.edge_types))
     lists = {(ty, d): Csr(*(out[f"l{ty}_{d}_{k}"] for k in _LISTS),
                           np.full(len(out[f"l{ty}_{d}_nbr"]), d, dtype=np.int8))

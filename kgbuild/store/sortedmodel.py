@@ -11,7 +11,7 @@ The columns equal those of :func:`~kgbuild.store.readmodel.graph_tables` and
    database): each node's row of the node table, and each edge assertion, and each edge
    triple between nodes, handed to a second external sort by edge and key;
 3. the merged edges, one edge at a time, make its record and the edge columns, the largest
-   blobs written to ``.npy`` files as they grow.
+   blobs written to ``.npy`` files as they grow (the records' a file per chunk).
 
 Memory then holds a run, a batch, the node table and a few numbers per edge, not the
 estate's triples or records. Where a store holds what needs the whole graph to read (a
@@ -54,6 +54,7 @@ from ..vocab import (
     SOURCE_BASE,
 )
 from .adjacency import code_names
+from . import strings
 from .readmodel import (
     FORMAT,
     assertion_dict,
@@ -65,7 +66,7 @@ from .readmodel import (
     with_names,
 )
 from .reads import quad_row
-from .strings import Strings
+from .strings import ChunkedStrings, Strings, chunk_key
 
 RUN = 500_000  # quads sorted in memory before a run is spilled
 EDGE_RUN = 200_000  # edge items (an assertion's about 0.5 KB) likewise
@@ -302,8 +303,9 @@ class _Nodes:
         ids, labels, types, info = (list(c) for c in zip(*rows)) if self.rows or self.ends \
             else ([], [], [], [])
         out = {"node_type": np.array(types, dtype=np.int16)}
-        for name, items in (("ids", ids), ("labels", labels), ("info", info)):
+        for name, items in (("ids", ids), ("labels", labels)):
             out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
+        out.update(ChunkedStrings.of(info).arrays("info"))
         return out, {x: i for i, x in enumerate(ids)}
 
 
@@ -330,7 +332,7 @@ def _edges(items, pos: dict[str, int], nodes: set[str], schema, scratch: Path
     src, dst, etype, conf, recency = (array("i"), array("i"), array("h"), array("d"),
                                       array("i"))
     times: dict[str, int] = {}
-    records, sources = _Blob(scratch / "records_blob.npy"), _Blob(scratch / "sources_blob.npy")
+    records, sources = _Chunks(scratch, "records"), _Blob(scratch / "sources_blob.npy")
     terms: list[str] = []
     facet_blobs, facet_ends, pending, offset = [], [], [], 0
     untyped = 0
@@ -366,7 +368,7 @@ def _edges(items, pos: dict[str, int], nodes: set[str], schema, scratch: Path
            "etype": np.frombuffer(etype, dtype=np.int16).copy(),
            "conf": np.frombuffer(conf, dtype=np.float64).copy(),
            "recency": recode[np.frombuffer(recency, dtype=np.int32)]}
-    out["records_blob"], out["records_ends"] = records.finish()
+    out.update(records.finish())
     out["times_blob"], out["times_ends"] = Strings.pack(order)
     out["sources_blob"], out["sources_ends"] = sources.finish()
     out["facets_ends"] = np.concatenate([np.zeros(0, np.int64), *facet_ends])
@@ -418,6 +420,29 @@ class _Blob:
         if not self.size:  # (nothing to map)
             return np.zeros(0, dtype=np.uint8), ends
         return np.load(self.path, mmap_mode="r").view(np.ndarray), ends
+
+
+class _Chunks:
+    """A :class:`~kgbuild.store.strings.ChunkedStrings` column written as it comes, chunk by
+    chunk (each a :class:`_Blob` file of ``folder``, named as the model names it), as
+    :meth:`~kgbuild.store.strings.ChunkedStrings.of` chunks it."""
+
+    def __init__(self, folder: Path, name: str):
+        self.folder, self.name, self.done, self.blob = folder, name, [], None
+
+    def add(self, data: bytes) -> None:
+        if self.blob is None:
+            self.blob = _Blob(self.folder / f"{chunk_key(self.name, len(self.done))}_blob.npy")
+        self.blob.add(data)
+        if self.blob.size >= strings.CHUNK:
+            self.done.append(Strings(*self.blob.finish()))
+            self.blob = None
+
+    def finish(self) -> dict[str, np.ndarray]:
+        """The column's arrays (its chunks' blobs the files mapped)."""
+        if self.blob is not None:
+            self.done.append(Strings(*self.blob.finish()))
+        return ChunkedStrings(self.done or [Strings(*Strings.pack([]))]).arrays(self.name)
 
 
 class _Sorter:

@@ -39,7 +39,7 @@ from .readmodel import (
     sorted_terms,
     with_lists,
 )
-from .strings import Strings
+from .strings import ChunkedStrings, Strings
 
 MAX_CHANGED = 200  # more changed documents than this (or a twentieth of all): made whole
 _ENDS = (RDF_SUBJECT, RDF_OBJECT)
@@ -266,8 +266,12 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
             ("sources", old.sources, etake, was, [v[3] for v in values]),
             ("facets", old.facets, etake, was,
              [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())])):
-        out[f"{name}_blob"], out[f"{name}_ends"] = strings.splice(*_alike(
+        spliced = strings.splice(*_alike(
             strings, rows, olds, [x if isinstance(x, bytes) else x.encode() for x in items]))
+        if isinstance(spliced, ChunkedStrings):  # (only its changed chunks made again)
+            out.update(spliced.arrays(name))
+        else:
+            out[f"{name}_blob"], out[f"{name}_ends"] = spliced
     out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
     out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(
         out["facets_blob"], terms)
@@ -285,8 +289,8 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
                                        cut, *maps))
 
 
-def _alike(strings: Strings, rows: np.ndarray, olds: list[int], items: list[bytes]
-           ) -> tuple[np.ndarray, list[bytes]]:
+def _alike(strings: Strings | ChunkedStrings, rows: np.ndarray, olds: list[int],
+           items: list[bytes]) -> tuple[np.ndarray, list[bytes]]:
     """``rows`` (per new row its old item, or -1 for the next of ``items``) with each item
     that equals the old one it replaces (``olds``: per item, that old row or -1) taken from
     the old column instead, so that what did not change is copied in one piece, or not at

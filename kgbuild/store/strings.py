@@ -3,6 +3,8 @@
 Saved as ``.npy`` files and memory-mapped, an item costs the pages it lies on. A sorted
 column is searched by binary search (:meth:`Strings.find`, :func:`bisect` on it) and
 changed by :meth:`Strings.splice`: runs of unchanged items are copied as slices of the blob.
+A large column changed a few rows at a time is a :class:`ChunkedStrings`: a splice makes
+again only the chunks whose rows changed, the others are the very arrays (files) they were.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import bisect
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+CHUNK = 32 << 20  # bytes of blob at which a chunk of a ChunkedStrings is closed
 
 
 class Strings(Sequence):
@@ -92,6 +96,129 @@ class Strings(Sequence):
         kept = np.flatnonzero(keep)
         take = np.insert(kept, np.searchsorted(kept, at), -1)
         return self.splice(take, [x.encode() for x in fresh])
+
+
+def chunk_key(name: str, k: int) -> str:
+    """The name of chunk ``k`` of column ``name``: its arrays are ``<key>_blob``, ``<key>_ends``."""
+    return f"{name}_c{k:05d}"
+
+
+class ChunkedStrings(Sequence):
+    """Strings in chunks, each a :class:`Strings` (its ends its own), read like one column.
+
+    Made from scratch, a chunk is closed at the first row that brings its blob to
+    :data:`CHUNK` bytes, so equal columns have equal chunks. Spliced, each chunk keeps its
+    rows and takes the fresh ones after them; it is cut so again when it grew past twice
+    that, and goes when no row is left in it (small chunks are not merged): a spliced column
+    may be chunked otherwise than the same column made from scratch. There is always one
+    chunk at least."""
+
+    def __init__(self, chunks: list[Strings]):
+        self.chunks = chunks
+        sizes = [len(c) for c in chunks]
+        self.starts = np.cumsum([0, *sizes[:-1]], dtype=np.int64)  # each chunk's first row
+        self._starts = self.starts.tolist()  # (bisected per row read: a list, not numpy)
+        self._len = sum(sizes)
+
+    @classmethod
+    def of(cls, items: Sequence[str | bytes]) -> ChunkedStrings:
+        return cls(_cut(*Strings.pack(items)))
+
+    @classmethod
+    def saved(cls, arrays: dict[str, np.ndarray], name: str) -> ChunkedStrings:
+        """Column ``name`` of a model's ``arrays`` (:meth:`arrays`); raises ValueError when a
+        chunk is missing or its ends do not fit its blob."""
+        keys = {k for k in arrays if k.startswith(f"{name}_c")}
+        n = len(keys) // 2
+        if not n or keys != {f"{chunk_key(name, k)}_{part}" for k in range(n)
+                             for part in ("blob", "ends")}:
+            raise ValueError(f"missing or stray chunks of column {name!r}")
+        chunks = []
+        for k in range(n):
+            blob, ends = arrays[f"{chunk_key(name, k)}_blob"], arrays[f"{chunk_key(name, k)}_ends"]
+            if not (blob.ndim == ends.ndim == 1 and blob.dtype == np.uint8
+                    and ends.dtype.kind in "iu" and (int(ends[-1]) if len(ends) else 0) == len(blob)
+                    and (not len(ends) or int(ends[0]) >= 0) and not np.any(ends[1:] < ends[:-1])):
+                raise ValueError(f"inconsistent chunk {k} of column {name!r}")
+            chunks.append(Strings(blob, ends))
+        return cls(chunks)
+
+    def arrays(self, name: str) -> dict[str, np.ndarray]:
+        """The arrays a model holds this column as (column ``name``): each chunk's blob and
+        ends, named by :func:`chunk_key`."""
+        out = {}
+        for k, c in enumerate(self.chunks):
+            out[f"{chunk_key(name, k)}_blob"], out[f"{chunk_key(name, k)}_ends"] = c.blob, c.ends
+        return out
+
+    def __len__(self) -> int:
+        return self._len
+
+    def _at(self, i: int) -> tuple[Strings, int]:
+        k = bisect.bisect_right(self._starts, i) - 1
+        return self.chunks[k], i - self._starts[k]
+
+    def raw(self, i: int) -> bytes:
+        chunk, j = self._at(i)
+        return chunk.raw(j)
+
+    def empty(self, i: int) -> bool:
+        """Whether item ``i`` is empty (its bytes not read)."""
+        chunk, j = self._at(i)
+        return chunk.ends[j] == (chunk.ends[j - 1] if j else 0)
+
+    def __getitem__(self, i: int) -> str:
+        if i < 0:
+            i += len(self)
+        return self.raw(int(i)).decode()
+
+    def raws(self):
+        """Every item as bytes, in order."""
+        for c in self.chunks:
+            yield from c.raws()
+
+    def __iter__(self):
+        return (x.decode() for x in self.raws())
+
+    def splice(self, take: np.ndarray, fresh: Sequence[bytes]) -> ChunkedStrings:
+        """The items :meth:`Strings.splice` gives (the old items taken in ascending order):
+        a fresh item goes in the chunk of the old one before it (the first chunk when none
+        is), each chunk given exactly its old items is that very chunk, the others are
+        spliced one by one (:meth:`Strings.splice`)."""
+        take = np.asarray(take, dtype=np.int64)
+        old = take >= 0
+        taken = take[old]
+        if np.any(taken[1:] <= taken[:-1]):
+            raise ValueError("the old items of a chunked column are taken in ascending order")
+        owner = np.zeros(len(take), dtype=np.int64)  # per new item its chunk
+        owner[old] = np.searchsorted(self.starts, taken, side="right") - 1
+        owner = np.maximum.accumulate(owner)
+        bounds = np.searchsorted(owner, np.arange(len(self.chunks) + 1)).tolist()
+        before = np.concatenate([[0], np.cumsum(~old)]).tolist()  # fresh items before each
+        chunks = []
+        for k, c in enumerate(self.chunks):
+            a, b = bounds[k], bounds[k + 1]
+            if before[a] == before[b] and b - a == len(c):  # (the old items, ascending)
+                chunks.append(c)
+            elif a < b:
+                local = np.where(old[a:b], take[a:b] - self._starts[k], -1)
+                chunks += _cut(*c.splice(local, fresh[before[a]:before[b]]), 2 * CHUNK)
+        return ChunkedStrings(chunks or _cut(*Strings.pack([])))
+
+
+def _cut(blob: np.ndarray, ends: np.ndarray, over: int = 0) -> list[Strings]:
+    """Items ``blob`` and ``ends`` as chunks (slices of ``blob``), each closed at the first
+    item that brings it to :data:`CHUNK` bytes; one chunk when ``blob`` is ``over`` bytes or
+    less."""
+    if len(blob) <= over:
+        return [Strings(blob, ends)]
+    chunks, row, base = [], 0, 0
+    while row < len(ends) or not chunks:
+        stop = min(int(np.searchsorted(ends, base + CHUNK)) + 1, len(ends))
+        end = int(ends[stop - 1]) if stop else 0
+        chunks.append(Strings(blob[base:end], ends[row:stop] - base))
+        row, base = stop, end
+    return chunks
 
 
 class SortedStrings(Strings):

@@ -119,17 +119,19 @@ def test_a_store_only_the_whole_graph_reads_exactly_gets_that_model(tmp_path, sc
 
 
 def test_a_model_larger_than_a_run_is_the_same(tmp_path, monkeypatch, sorted_only, schema):
-    from kgbuild.store import sortedmodel
+    from kgbuild.store import sortedmodel, strings
 
     monkeypatch.setattr(sortedmodel, "RUN", 100)  # many runs of quads and of edges
     monkeypatch.setattr(sortedmodel, "EDGE_RUN", 7)
     monkeypatch.setattr(sortedmodel, "BATCH", 300)
+    monkeypatch.setattr(strings, "CHUNK", 700)  # the records written as many chunk files
     root = tmp_path / "catalog"
     shutil.copytree(REPO / "fixtures" / "catalog", root)
     result = build_graph([root], schema, store=tmp_path / "st", timestamp=0, validate=False,
                          resolve=False)
     try:
-        assert len(assert_whole_graph_model(result.store)["src"]) > 20
+        arrays = assert_whole_graph_model(result.store)
+        assert len(arrays["src"]) > 20 and "records_c00009_blob" in arrays
     finally:
         result.store.close()
 
@@ -139,7 +141,7 @@ def test_a_killed_model_makings_scratch_files_go_with_the_next_commit(tmp_path, 
     try:
         left = tmp_path / "st" / "model" / ".scratch-0123456789abcdef"
         left.mkdir(parents=True)
-        (left / "records_blob.npy").write_bytes(b"\0" * 1000)
+        (left / "records_c00000_blob.npy").write_bytes(b"\0" * 1000)
         store.replace_all({"a.yaml": DocumentUpdate([], sha256="1")})
         assert not left.exists()
         assert [p.name for p in (tmp_path / "st" / "model").glob(".scratch-*")] == []
