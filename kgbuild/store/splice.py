@@ -273,8 +273,11 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
         else:
             out[f"{name}_blob"], out[f"{name}_ends"] = spliced
     out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
-    out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(
-        out["facets_blob"], terms)
+    if out["facets_blob"] is old.facets.blob and len(terms) == len(old.terms):
+        out["terms_blob"], out["terms_ends"] = old.terms.blob, old.terms.ends  # (same facets)
+    else:
+        out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(
+            out["facets_blob"], terms)
     # the lists: the old ones renumbered, the nodes the change touches ranked again
     cut, maps = np.zeros(0, dtype=np.int64), (None, None)
     if not plain:
