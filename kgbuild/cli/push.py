@@ -82,11 +82,14 @@ def sparql_client(endpoint, update_url, gsp_url, user, password, digest, token, 
                    "Virtuoso; run through its isql with --user/--password).")
 @click.option("--isql", "isql_address", default="127.0.0.1:1111", show_default=True,
               metavar="HOST:PORT", help="Virtuoso's SQL port, for --bulk-dir.")
+@click.option("--bulk-batch-bytes", **count(8 << 30, 1, 1 << 42),
+              help="Most bytes of N-Quads in --bulk-dir at once: written, loaded and removed "
+                   "in turn (a batch's graphs count as sent once it is loaded).")
 @remote_options
 @FORMAT
 def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_name, graph_iri,
-         full, batch_bytes, bulk_dir, isql_address, update_url, gsp_url, user, password, digest,
-         token, timeout, retries, max_response_mib, fmt):
+         full, batch_bytes, bulk_dir, isql_address, bulk_batch_bytes, update_url, gsp_url, user,
+         password, digest, token, timeout, retries, max_response_mib, fmt):
     """Send the store to a SPARQL 1.1 server (one named graph per document), FalkorDB or Neo4j.
 
     Only the graphs of documents changed since the last push to that endpoint are sent
@@ -136,7 +139,8 @@ def push(endpoint, falkordb, neo4j, graph_name, database, store_path, schema_nam
         if bulk_dir:
             from ..remote.virtuoso import BulkLoader
 
-            bulk = BulkLoader(Path(bulk_dir), user, password, isql_address)
+            bulk = BulkLoader(Path(bulk_dir), user, password, isql_address,
+                              batch_bytes=bulk_batch_bytes)
         report = front.push(client, graph_iri=graph_iri, full=full, batch_bytes=batch_bytes,
                             bulk=bulk)
     emit(report.to_dict(), fmt, report.render())

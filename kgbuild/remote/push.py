@@ -84,6 +84,7 @@ class PushReport:
     bulk_graphs: int = 0  # of ``pushed``: loaded by Virtuoso's bulk loader
     bulk_bytes: int = 0  # N-Quads bytes the bulk loader read
     bulk_seconds: float = 0.0  # the loader's own time (the files written before it)
+    bulk_batches: int = 0  # loads (each of at most the loader's batch_bytes, then removed)
     state: str = ""
 
     def to_dict(self) -> dict:
@@ -95,7 +96,8 @@ class PushReport:
                  f"in {self.requests} request(s) to {self.endpoint}"]
         if self.bulk_graphs:
             lines[0] += (f"; {self.bulk_graphs} graph(s) ({self.bulk_bytes} bytes of N-Quads) "
-                         f"by Virtuoso's bulk loader in {self.bulk_seconds:.1f} s")
+                         f"by Virtuoso's bulk loader in {self.bulk_seconds:.1f} s "
+                         f"({self.bulk_batches} load(s))")
         if self.state:
             lines.append(self.state)
         return "\n".join(lines)
@@ -335,9 +337,9 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
                     yield graph, lines
             loaded = [g for g in todo if g not in held] if bulk is not None else []
             if loaded:
-                report.bulk_bytes, report.bulk_seconds = bulk.load(content(loaded))
+                report.bulk_bytes, report.bulk_seconds, report.bulk_batches = bulk.load(
+                    content(loaded), uploader.done.extend)  # (a batch is sent once loaded)
                 report.bulk_graphs = len(loaded)
-                uploader.done += loaded
             for graph in gone:
                 uploader.add(graph, [])
             for graph, lines in content(sorted(set(todo) - set(loaded))):

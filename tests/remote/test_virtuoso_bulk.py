@@ -117,3 +117,34 @@ def test_bulk_dir_needs_an_endpoint_and_credentials(tmp_path):
     r = run("push", "--endpoint", "http://127.0.0.1:1/sparql", "--store", store,
             "--bulk-dir", tmp_path)
     assert r.exit_code == 2 and "--user and --password" in r.output
+
+
+
+def test_a_first_push_is_loaded_in_batches_each_recorded_once_loaded(bulk, tmp_path,
+                                                                       monkeypatch):
+    """--bulk-batch-bytes bounds the N-Quads on disk: the graphs are written, loaded and
+    removed a batch at a time. When a load fails after the first, the first batch's graphs
+    are recorded as sent; the next push sends only the rest, and the server equals the
+    store."""
+    from kgbuild.remote import virtuoso as loader
+
+    url, options = bulk
+    store = build_store(tmp_path)
+    folder = Path(options[options.index("--bulk-dir") + 1])
+    loads, isql = [], loader.BulkLoader._isql
+
+    def second_fails(self, program, run):
+        loads.append(len(os.listdir(run)))
+        if len(loads) == 2:
+            raise loader.BulkLoadError("the second load failed")
+        isql(self, program, run)
+
+    monkeypatch.setattr(loader.BulkLoader, "_isql", second_fails)
+    small = [*options, "--bulk-batch-bytes", "4000"]
+    r = push(store, url, small, ok=False)
+    assert "[bulk-load]" in r.output and len(loads) == 2 and os.listdir(folder) == []
+    monkeypatch.setattr(loader.BulkLoader, "_isql", isql)
+    again = push(store, url, small)
+    assert again["unchanged"] > 0 and again["bulk_graphs"] == len(again["pushed"]) > 0
+    assert again["bulk_batches"] >= 2 and os.listdir(folder) == []
+    assert_same(pulled_dataset(url, AUTH["virtuoso"], tmp_path), store_dataset(store))
