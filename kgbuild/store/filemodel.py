@@ -95,12 +95,12 @@ def file_model(path: str | Path, schema, principal: Principal | None = None,
     root = _entry(folder)
     with gc_paused():  # (a model made makes millions of acyclic objects: 256k triples 7.3 s
         # of CPU with the collector, 5.2 s without)
-        model = opened(root / "model" if root else None, schema, fresh, whole)
+        model = opened(root / "model" if root else None, schema, fresh, lambda _: whole())
         if not model.serves(principal):
             view = view_key(principal)
             model = opened(root / "model" / VIEWS / view if root else None, schema, fresh,
-                           lambda: _columns(visible_graph(graph(), principal),
-                                            {"file": key, "labelled": True, "view": view}))
+                           lambda _: _columns(visible_graph(graph(), principal),
+                                              {"file": key, "labelled": True, "view": view}))
             if root is not None:
                 prune(root / "model" / VIEWS)
     problems = read[0][1] if read else None

@@ -16,6 +16,7 @@ changed, replaced or copied (another inode) is checked whole again.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ from .readmodel import FORMAT, GraphModel, model_of
 
 VIEWS = "views"
 CHECKED = "checked.json"  # in a model folder: its files as they were when last checked
+SCRATCH = ".scratch-"  # in a root: the files of a model being made
 MAX_VIEWS = 4  # label sets whose views are kept
 RETRIES = 5  # lookups of ``current`` while writers keep replacing the model
 
@@ -140,20 +142,47 @@ def current(root: Path, schema) -> GraphModel | None:
     return None
 
 
+def saved(root: Path, schema, make: Callable[[Path], tuple[dict, dict]],
+          like: Path | None = None) -> GraphModel:
+    """``make(scratch)``'s columns and metadata saved as the current model under ``root``
+    (``scratch``: a new folder there for the largest columns made as files, then linked,
+    not copied; ``like``: the model they were made from, whose equal files are linked);
+    raises OSError where ``root`` cannot be written."""
+    scratch = root / f"{SCRATCH}{uuid.uuid4().hex[:16]}"
+    made = list(itertools.takewhile(lambda p: not p.exists(), scratch.parents))
+    try:
+        scratch.mkdir(parents=True)
+        arrays, meta = make(scratch)
+        folder = save(arrays, meta, root, scratch if _in(arrays, scratch) else like)
+        try:
+            return load(folder, schema)
+        except (OSError, ValueError):  # (replaced at once by another's: this one in memory)
+            return model_of(arrays, meta, schema)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+        for folder in made:  # (made for the scratch folder and left empty: none left)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _in(arrays: dict, folder: Path) -> bool:
+    """Whether some of ``arrays`` are files of ``folder`` mapped."""
+    return any(isinstance(a.base, np.memmap) and Path(a.base.filename).parent == folder.resolve()
+               for a in arrays.values())
+
+
 def opened(root: Path | None, schema, fresh: Callable[[GraphModel], bool],
-           make: Callable[[], tuple[dict, dict]]) -> GraphModel:
-    """The model saved under ``root`` when ``fresh(model)``, else ``make()``'s columns saved
-    there (kept in memory only where they cannot be written)."""
+           make: Callable[[Path | None], tuple[dict, dict]]) -> GraphModel:
+    """The model saved under ``root`` when ``fresh(model)``, else ``make``'s (:func:`saved`)
+    saved there, or made in memory (``make(None)``) and none left where ``root`` cannot be
+    written."""
     previous = current(root, schema) if root else None
     if previous is not None and fresh(previous):
         return previous
-    arrays, meta = make()
     if root is not None:
-        try:
-            return load(save(arrays, meta, root), schema)
-        except (OSError, ValueError):  # unwritable, or replaced at once by a writer beside us
-            pass
-    return model_of(arrays, meta, schema)
+        with contextlib.suppress(OSError):  # (a folder that cannot be written: in memory)
+            return saved(root, schema, make)
+    return model_of(*make(None), schema)
 
 
 def prune(views: Path) -> None:

@@ -27,25 +27,20 @@ change (a commit removes the stale ones), memory-mapped on the calls after it.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
-
 from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
-from .modelfiles import VIEWS, current, load, opened, prune, save
-from .readmodel import GraphModel, graph_tables, model_arrays, model_of, view_key, with_names
+from .modelfiles import SCRATCH, VIEWS, current, opened, prune, saved
+from .readmodel import GraphModel, graph_tables, model_arrays, view_key, with_names
 
 MODEL = "model"  # the read model's folder in the store
 SEEN = "seen.json"  # in MODEL: the database files a reader found the current model fresh for
-SCRATCH = ".scratch-"  # in MODEL: the files of a model being made (a writer's)
 
 
 class Change(NamedTuple):
@@ -116,56 +111,26 @@ def refresh_model(store, change: Change | None = None, starting: Callable[[], No
     for left in root.glob(f"{SCRATCH}*"):  # (a model making killed: its scratch files)
         shutil.rmtree(left, ignore_errors=True)
     try:
-        _saved(store, root, previous, change, quads)
+        saved(root, store.schema, lambda scratch: _made(store, previous, change, scratch, quads),
+              previous.folder if previous is not None else None)
     except OSError:  # a read-only folder or a full disk: the next reader makes it again
         shutil.rmtree(root, ignore_errors=True)
     return True
 
 
-def _saved(store, root: Path, previous: GraphModel | None, change: Change | None,
-           quads=None) -> GraphModel:
-    """The model :func:`_made` makes, saved under ``root`` (its largest columns made as files
-    of a scratch folder there, then linked, not copied); raises OSError where ``root``
-    cannot be written."""
-    scratch = root / f"{SCRATCH}{uuid.uuid4().hex[:16]}"
-    try:
-        scratch.mkdir(parents=True)
-        arrays, meta = _made(store, previous, change, scratch, quads)
-        folder = save(arrays, meta, root, scratch if _in(arrays, scratch) else
-                      previous.folder if previous is not None else None)
-        try:
-            return load(folder, store.schema)
-        except (OSError, ValueError):  # (replaced at once by another's: this one in memory)
-            return model_of(arrays, meta, store.schema)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _in(arrays: dict, folder: Path) -> bool:
-    """Whether some of ``arrays`` are files of ``folder`` mapped."""
-    return any(isinstance(a.base, np.memmap) and Path(a.base.filename).parent == folder.resolve()
-               for a in arrays.values())
-
-
 def open_model(store, principal=None) -> GraphModel:
     """The model of ``store``'s current revision that serves ``principal`` (default: the
-    unrestricted one): the saved one, or one made from the whole graph and saved (kept in
-    memory only where the store's folder cannot be written)."""
+    unrestricted one): the saved one, or one made from the whole graph (from the store's
+    quads sorted on disk: memory bounded at any size) and saved (kept in memory only where
+    the store's folder cannot be written)."""
     root = Path(store.path) / MODEL if store.path else None
-    model = current(root, store.schema) if root else None
-    if model is None or not _fresh(store)(model):
-        try:  # (from the store's quads sorted on disk: memory bounded at any size)
-            model = _saved(store, root, None, None) if root else None
-        except OSError:  # (a folder that cannot be written: made in memory, none left)
-            model = None
-            with contextlib.suppress(OSError):
-                root.rmdir()  # (only when empty: a folder made for the scratch files)
-        model = model or model_of(*_made(store, None, None), store.schema)
+    model = opened(root, store.schema, _fresh(store),
+                   lambda scratch: _made(store, None, None, scratch))
     if principal is None or model.serves(principal):
         return model
     key = view_key(principal)
 
-    def view() -> tuple[dict, dict]:
+    def view(_) -> tuple[dict, dict]:
         from ..graph.access import visible_graph
 
         return _whole(store, visible_graph(store.knowledge_graph(), principal), key)

@@ -24,7 +24,7 @@ from conftest import FIXTURE_CATALOG, REPO, require
 from kgbuild.cli.main import main
 from kgbuild.errors import KgbuildError
 from kgbuild.retrieve.embeddings import EmbeddingMatcher
-from kgbuild.store import graphstore, modelfiles, storemodel
+from kgbuild.store import graphstore, modelfiles
 from kgbuild.store.graphstore import GraphStore
 
 CASES = REPO / "fixtures" / "retrieval" / "cases.yaml"
@@ -376,8 +376,7 @@ def test_read_model_writes_failing_never_fail_reads(built, store, monkeypatch):
         raise PermissionError(13, "Permission denied")
 
     shutil.rmtree(store / "model")
-    monkeypatch.setattr(modelfiles, "save", refuse)  # (the views')
-    monkeypatch.setattr(storemodel, "save", refuse)  # (the store's own model's)
+    monkeypatch.setattr(modelfiles, "save", refuse)
     assert read("traverse", store).output == built[2]["traverse"]
     assert not (store / "model").exists()
 
