@@ -145,11 +145,16 @@ def _split(n: int, edge_types: int, order: np.ndarray, owner: np.ndarray, nbr: n
     return out
 
 
+def directions(m: int, d: int) -> np.ndarray:
+    """A list's ``dir`` column: ``m`` times ``d``, one byte shown ``m`` times (read only)."""
+    return np.broadcast_to(np.int8(d), (m,))
+
+
 def _csr(n: int, d: int, owner, nbr, eid, rank) -> Csr:
     indptr = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.bincount(owner, minlength=n), out=indptr[1:])
     return Csr(indptr, nbr.astype(np.int32), eid.astype(np.int32), rank.astype(np.int32),
-               np.full(len(nbr), d, dtype=np.int8))
+               directions(len(nbr), d))
 
 
 def _entries(src: np.ndarray, dst: np.ndarray, etype: np.ndarray, edges: np.ndarray,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists
+from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists, directions
 from .strings import ChunkedStrings, SortedStrings, Strings
 
 if TYPE_CHECKING:  # (a walk by ID reads no graph in memory)
@@ -260,7 +260,7 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None,
             if d not in (0, 1):
                 raise ValueError(f"bad list name {name!r}")
             parts = [arr[f"l{ty}_{d}_{k}"] for k in _LISTS]
-            lists[(ty, d)] = Csr(*parts, np.full(len(parts[1]), d, dtype=np.int8))
+            lists[(ty, d)] = Csr(*parts, directions(len(parts[1]), d))
     index = AdjacencyIndex(strings("ids"), arr["node_type"], *code_names(schema), arr["src"],
                            arr["dst"], arr["etype"], lists, arr["conf"], arr["recency"])
     index.check(values=not checked)
@@ -431,7 +431,7 @@ def subgraph(model: GraphModel, edges: np.ndarray, conf: np.ndarray, times: list
     columns["info"] = model.info.splice(kept, [])
     out = with_lists(out, len(ix.edge_types))
     lists = {(ty, d): Csr(*(out[f"l{ty}_{d}_{k}"] for k in _LISTS),
-                          np.full(len(out[f"l{ty}_{d}_nbr"]), d, dtype=np.int8))
+                          directions(len(out[f"l{ty}_{d}_nbr"]), d))
              for ty, d in {tuple(int(x) for x in k[1:].split("_")[:2]) for k in out
                            if k.startswith("l") and k.endswith("_indptr")}}
     index = AdjacencyIndex(columns["ids"], out["node_type"], ix.type_names, ix.edge_types,
