@@ -129,7 +129,7 @@ def _by_owner(owner: np.ndarray, nbr: np.ndarray, tdir: np.ndarray, degree: np.n
     return order, rank
 
 
-def _split(n: int, edge_types: int, order: np.ndarray, owner: np.ndarray, nbr: np.ndarray,
+def _split(edge_types: int, order: np.ndarray, owner: np.ndarray, nbr: np.ndarray,
            eid: np.ndarray, rank: np.ndarray, tdir: np.ndarray) -> dict[tuple[int, int], tuple]:
     """Entries in ``order`` (grouped by owner, ranked) split into their lists: per (edge
     type, direction) the owners, neighbours, edge numbers and ranks, in that order."""
@@ -178,7 +178,7 @@ def csr_lists(n: int, edge_types: int, src: np.ndarray, dst: np.ndarray, etype: 
     degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
     order, rank = _by_owner(owner, nbr, tdir, degree[nbr], _strength(confidence, recency)[eid])
     return {(t, d): _csr(n, d, *parts)
-            for (t, d), parts in _split(n, edge_types, order, owner, nbr, eid, rank,
+            for (t, d), parts in _split(edge_types, order, owner, nbr, eid, rank,
                                         tdir).items()}
 
 
@@ -207,7 +207,7 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
     degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
     order, rank = _by_owner(owner, nbr, tdir, degree[nbr],
                             _strength(np.asarray(confidence)[eid], np.asarray(recency)[eid]))
-    fresh = _split(n, len(old.edge_types), order, owner, nbr, eid, rank, tdir)
+    fresh = _split(len(old.edge_types), order, owner, nbr, eid, rank, tdir)
     lists = {}
     for key in sorted(fresh.keys() | old.lists.keys()):
         c, new = old.lists.get(key), fresh.get(key)
@@ -250,7 +250,7 @@ def _rerank(old: AdjacencyIndex, dirty: np.ndarray, confidence: np.ndarray,
     tdir = np.repeat([t * 2 + d for _, (t, d) in parts], [len(found[k][0]) for _, k in parts])
     order, rank = _by_owner(owner, nbr, tdir.astype(np.int64), old.degree(nbr),
                             _strength(np.asarray(confidence)[eid], np.asarray(recency)[eid]))
-    fresh = _split(old.size, len(old.edge_types), order, owner, nbr, eid, rank, tdir)
+    fresh = _split(len(old.edge_types), order, owner, nbr, eid, rank, tdir)
     lists = dict(old.lists)
     for key, (at, _) in found.items():
         c, (_, f_nbr, f_eid, f_rank) = old.lists[key], fresh[key]
