@@ -215,7 +215,8 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
             lists[key] = _csr(n, key[1], *new)
             continue
         held = nodes[np.repeat(np.arange(len(c.indptr) - 1, dtype=np.int64), np.diff(c.indptr))]
-        keep = (held >= 0) & ~mark[np.maximum(held, 0)]
+        keep = held >= 0
+        keep[keep] = ~mark[held[keep]]
         parts = [held[keep], nodes[c.nbr[keep]], edges[c.eid[keep]], c.rank[keep]]
         if new is not None:
             at = np.searchsorted(parts[0], new[0])

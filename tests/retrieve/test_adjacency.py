@@ -166,3 +166,20 @@ def test_relisted_equals_the_lists_of_the_changed_graph_ranked_again(seed):
         for key, c in got.items():
             owners = np.repeat(np.arange(n), np.diff(old.lists[key].indptr))
             assert (c is old.lists[key]) == (not touched & set(owners.tolist())), key
+
+
+def test_relisted_to_a_graph_left_without_nodes():
+    """Regression: every edge and node removed (a real catalog's random edits) indexed an
+    empty mark array."""
+    from kgbuild.store.adjacency import relisted
+
+    src, dst, et = (np.array(x, dtype=t) for x, t in (([0, 1], np.int32), ([1, 2], np.int32),
+                                                        ([0, 1], np.int16)))
+    conf, rec = np.ones(2), np.zeros(2, int)
+    old = AdjacencyIndex(Strings.of(["a", "b", "c"]), np.zeros(3, np.int16), ["T"], ["a", "b"],
+                         src, dst, et, csr_lists(3, 2, src, dst, et, conf, rec), conf, rec)
+    empty = np.zeros(0, dtype=np.int32)
+    got = relisted(old, 0, empty, empty, empty.astype(np.int16), np.zeros(0), empty,
+                   np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                   np.full(3, -1), np.full(2, -1))
+    assert got == {} == csr_lists(0, 2, empty, empty, empty.astype(np.int16), np.zeros(0), empty)
