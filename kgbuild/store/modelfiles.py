@@ -143,17 +143,20 @@ def current(root: Path, schema) -> GraphModel | None:
 
 
 def saved(root: Path, schema, make: Callable[[Path], tuple[dict, dict]],
-          like: Path | None = None) -> GraphModel:
+          like: Path | None = None, opening: bool = True) -> GraphModel | None:
     """``make(scratch)``'s columns and metadata saved as the current model under ``root``
     (``scratch``: a new folder there for the largest columns made as files, then linked,
-    not copied; ``like``: the model they were made from, whose equal files are linked);
-    raises OSError where ``root`` cannot be written."""
+    not copied; ``like``: the model they were made from, whose equal files are linked),
+    and opened (``opening=False``: not, and None returned); raises OSError where ``root``
+    cannot be written."""
     scratch = root / f"{SCRATCH}{uuid.uuid4().hex[:16]}"
     made = list(itertools.takewhile(lambda p: not p.exists(), scratch.parents))
     try:
         scratch.mkdir(parents=True)
         arrays, meta = make(scratch)
         folder = save(arrays, meta, root, scratch if _in(arrays, scratch) else like)
+        if not opening:
+            return None
         try:
             return load(folder, schema)
         except (OSError, ValueError):  # (replaced at once by another's: this one in memory)

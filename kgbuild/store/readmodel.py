@@ -15,9 +15,10 @@ file's, any graph in memory):
 * the names table of :mod:`kgbuild.resolve.nametable`: the resolver's index, one sorted
   column of strings, so that a name is resolved by binary searches.
 
-Every column is a numpy array or a :class:`~kgbuild.store.strings.Strings` column (the node
-and edge records, the largest, a :class:`~kgbuild.store.strings.ChunkedStrings`, so that a
-change makes again only the chunks of the rows it changed); saved, they are ``.npy`` files
+Every column is a numpy array or a :class:`~kgbuild.store.strings.Strings` column (the
+per-row ones, the largest: node rows, edge records, sources and facets, a
+:class:`~kgbuild.store.strings.ChunkedStrings`, so that a change makes again only the chunks
+of the rows it changed); saved, they are ``.npy`` files
 opened memory-mapped (:mod:`kgbuild.store.modelfiles`), so a call reads the pages its walk or
 lookup touches. :func:`graph_tables` makes the tables of a
 :class:`~kgbuild.graph.model.KnowledgeGraph`; :meth:`GraphModel.of_graph` the model in memory.
@@ -128,8 +129,9 @@ def pack_facets(facets: Sequence[list[tuple]], terms: list[str]) -> tuple[np.nda
 
 def sorted_terms(blob: np.ndarray, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The facet rows ``blob`` (coded in ``terms``) recoded in the sorted terms they use, and
-    those terms packed: equal graphs give equal columns, however their models were made
-    (``blob`` itself when its codes are those already)."""
+    those terms packed: equal graphs made from scratch give equal columns (``blob`` itself
+    when its codes are those already). A commit's splice codes its new terms after these
+    (:mod:`~kgbuild.store.splice`), so as not to recode every row."""
     rows = np.frombuffer(blob, dtype=FACET)
     fields = ("extractor", "time", "qualifiers")
     used = np.zeros(len(terms), dtype=bool)
@@ -212,13 +214,14 @@ def model_arrays(t: Tables, schema) -> dict[str, np.ndarray]:
     times, recency = np.unique(np.array(t.stamps, dtype=str), return_inverse=True)
     out["recency"] = recency.astype(np.int32)
     for name, items in (("docs", t.documents), ("ids", t.ids), ("labels", t.labels),
-                        ("times", times.tolist()), ("sources", t.sources)):
+                        ("times", times.tolist())):
         out[f"{name}_blob"], out[f"{name}_ends"] = Strings.pack(items)
-    for name, items in (("info", t.info), ("records", t.records)):
+    for name, items in (("info", t.info), ("records", t.records), ("sources", t.sources)):
         out.update(ChunkedStrings.of(items).arrays(name))
     terms: list[str] = []
-    blob, out["facets_ends"] = pack_facets(t.facets, terms)
-    out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
+    blob, ends = pack_facets(t.facets, terms)
+    blob, out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
+    out.update(ChunkedStrings.packed(blob, ends).arrays("facets"))
     return with_lists(out, len(edge_types))
 
 
@@ -267,14 +270,14 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None,
     names = strings("names") if "names_blob" in arr else None
     model = GraphModel(folder, meta, schema, index, strings("labels"),
                        ChunkedStrings.saved(arr, "info"), ChunkedStrings.saved(arr, "records"),
-                       strings("times"), arr["recency"], strings("sources"),
+                       strings("times"), arr["recency"], ChunkedStrings.saved(arr, "sources"),
                        arr["conf"], SortedStrings(arr["docs_blob"], arr["docs_ends"]),
-                       strings("facets"),
-                       strings("terms"), names)
+                       ChunkedStrings.saved(arr, "facets"), strings("terms"), names)
     if not (len(model.labels) == len(model.info) == index.size
             and len(model.records) == len(model.recency) == len(model.sources) == len(model.conf)
-            == len(model.facets) == len(index.src) and len(model.sources.blob) % 8 == 0
-            and len(model.facets.blob) % FACET.itemsize == 0
+            == len(model.facets) == len(index.src)
+            and all(len(c.blob) % 8 == 0 for c in model.sources.chunks)
+            and all(len(c.blob) % FACET.itemsize == 0 for c in model.facets.chunks)
             and (checked or int(model.recency.max(initial=-1)) < len(model.times))):
         raise ValueError("inconsistent read model tables")
     return model
@@ -293,11 +296,12 @@ class GraphModel:
     records: ChunkedStrings  # (a filtered model's: a KeptColumn)
     times: Strings  # the edges' distinct latest times, sorted
     recency: np.ndarray  # per edge: its latest time's position in ``times``
-    sources: Strings
+    sources: ChunkedStrings  # (a filtered model's: a KeptColumn)
     conf: np.ndarray
     documents: SortedStrings  # the graph's documents (``doc in documents``)
-    facets: Strings  # per edge: its assertions' FACET rows
+    facets: ChunkedStrings  # per edge: its assertions' FACET rows
     terms: Strings  # the facets' extractors, times and qualifier sets (JSON lists), by code
+    # (made from scratch: sorted, each used; a commit adds its new ones after them)
     names: Strings | None = None  # (in memory: made on first use)
 
     @classmethod
@@ -326,11 +330,15 @@ class GraphModel:
     def facet_rows(self) -> tuple[np.ndarray, np.ndarray]:
         """Every assertion's :data:`FACET` row, and per edge how many it has; raises
         ValueError when the facet columns do not fit together."""
-        blob, ends = self.facets.blob, np.asarray(self.facets.ends, dtype=np.int64)
-        if len(blob) % FACET.itemsize or (len(ends) and int(ends[-1]) != len(blob)):
+        chunks = self.facets.chunks
+        if any(len(c.blob) % FACET.itemsize or (len(c.ends) and int(c.ends[-1]) != len(c.blob))
+               for c in chunks):
             raise ValueError("inconsistent read model facets")
-        rows = np.asarray(blob).view(FACET)
-        counts = np.diff(ends, prepend=0) // FACET.itemsize
+        rows = np.concatenate([np.zeros(0, FACET), *(np.asarray(c.blob).view(FACET)
+                                                     for c in chunks)])
+        counts = np.concatenate([np.zeros(0, np.int64), *(
+            np.diff(np.asarray(c.ends, dtype=np.int64), prepend=0) for c in chunks)]
+                                ) // FACET.itemsize
         codes = [rows[f] for f in ("extractor", "time", "qualifiers")]
         if int(counts.sum()) != len(rows) or (len(rows) and not (
                 min(int(c.min()) for c in codes) >= 0
@@ -438,7 +446,7 @@ def subgraph(model: GraphModel, edges: np.ndarray, conf: np.ndarray, times: list
                            out["src"], out["dst"], out["etype"], lists, out["conf"],
                            out["recency"])
     index.check()
-    empty = Strings(np.zeros(0, np.uint8), np.zeros(len(edges), np.int64))
+    empty = ChunkedStrings([Strings(np.zeros(0, np.uint8), np.zeros(len(edges), np.int64))])
     return GraphModel(None, model.meta, model.schema, index, columns["labels"], columns["info"],
                       KeptColumn(model, edges, keep), Strings.of(times), out["recency"],
                       KeptColumn(model, edges, keep, sources=True), out["conf"],

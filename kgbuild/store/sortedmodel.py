@@ -332,7 +332,7 @@ def _edges(items, pos: dict[str, int], nodes: set[str], schema, scratch: Path
     src, dst, etype, conf, recency = (array("i"), array("i"), array("h"), array("d"),
                                       array("i"))
     times: dict[str, int] = {}
-    records, sources = _Chunks(scratch, "records"), _Blob(scratch / "sources_blob.npy")
+    records, sources = _Chunks(scratch, "records"), _Chunks(scratch, "sources")
     terms: list[str] = []
     facet_blobs, facet_ends, pending, offset = [], [], [], 0
     untyped = 0
@@ -370,10 +370,11 @@ def _edges(items, pos: dict[str, int], nodes: set[str], schema, scratch: Path
            "recency": recode[np.frombuffer(recency, dtype=np.int32)]}
     out.update(records.finish())
     out["times_blob"], out["times_ends"] = Strings.pack(order)
-    out["sources_blob"], out["sources_ends"] = sources.finish()
-    out["facets_ends"] = np.concatenate([np.zeros(0, np.int64), *facet_ends])
+    out.update(sources.finish())
     blob = np.concatenate([np.zeros(0, np.uint8), *facet_blobs])
-    out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
+    blob, out["terms_blob"], out["terms_ends"] = sorted_terms(blob, terms)
+    out.update(ChunkedStrings.packed(
+        blob, np.concatenate([np.zeros(0, np.int64), *facet_ends])).arrays("facets"))
     return out, untyped
 
 

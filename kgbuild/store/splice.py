@@ -6,13 +6,18 @@ the changed documents are found in the sources column, the changed documents' gr
 every quad about the nodes they touch (before or after) are read from the store and merged
 into those edges' records, the names table gets the touched nodes' entries removed and
 added (:func:`~kgbuild.resolve.nametable.table_changes`), and the new columns are the old
-ones spliced, renumbered and re-ranked with numpy. A one-file rebuild costs that file, the
-nodes and edges it touches, and C-speed array work linear in the graph (copying the files,
-sorting the adjacency lists); no Python object per node, edge or record of the whole graph.
+ones spliced, renumbered and re-ranked with numpy: no Python object per node, edge or
+record of the whole graph. A change that adds and removes no node and no edge (a
+description, a time, an owner's attribute) is written over copies of the columns it
+changes (:func:`_replaced`: of a chunked column, its chunks; of the lists, those of the
+nodes whose edges changed rank), the others linked: its cost is the rows it changes and
+a few copies of fixed-width columns. Any other change is spliced (:func:`_spliced`):
+C-speed array work linear in the graph.
 Where the merge cannot be exact (a new database, another schema or settings, edges without
 assertions, a catch-all node type, many changed documents) None is returned and the model is
-made from the whole graph. The result equals the model made from scratch (tested after
-random edits of real catalogs).
+made from the whole graph. The result equals the model made from scratch, the facets'
+term codes aside: new terms are coded after the old ones (tested after random edits of
+real catalogs, facets compared by their terms).
 """
 
 from __future__ import annotations
@@ -36,7 +41,6 @@ from .readmodel import (
     node_info,
     pack_facets,
     record_of,
-    sorted_terms,
     with_lists,
 )
 from .strings import ChunkedStrings, Strings
@@ -64,8 +68,8 @@ def edge_number(ix, edge: tuple[str, str, str]) -> int | None:
     s, o = ix.position(edge[0]), ix.position(edge[2])
     if s is None or o is None or edge[1] not in ix.edge_types:
         return None
-    p = ix.edge_types.index(edge[1])
-    lo, hi = (int(x) for x in np.searchsorted(ix.src, [s, s + 1]))
+    p = ix.edge_types.index(edge[1])  # (keys of the column's type: none of it converted)
+    lo, hi = (int(x) for x in np.searchsorted(ix.src, np.array([s, s + 1], ix.src.dtype)))
     keys = ix.etype[lo:hi].astype(np.int64) * ix.size + ix.dst[lo:hi]
     j = lo + int(np.searchsorted(keys, p * ix.size + o))
     return j if j < hi and ix.etype[j] == p and ix.dst[j] == o else None
@@ -96,9 +100,12 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
     touched = set(before)
     ix = old.index
     digests = np.frombuffer(b"".join(digest(d) for d in changed), dtype=np.uint8).view("<u8")
-    cites = np.flatnonzero(np.isin(old.sources.blob.view("<u8"), digests)) * 8
+    citing = [np.zeros(0, dtype=np.int64)]
+    for start, c in zip(old.sources.starts.tolist(), old.sources.chunks):
+        at = np.flatnonzero(np.isin(np.asarray(c.blob).view("<u8"), digests)) * 8
+        citing.append(start + np.searchsorted(c.ends, at, side="right"))
     evidence: dict[tuple, tuple[list, dict]] = {}
-    for i in np.unique(np.searchsorted(old.sources.ends, cites, side="right")).tolist():
+    for i in np.unique(np.concatenate(citing)).tolist():
         rec, edge = old.record(i), old.edge(i)
         touched.update((node_iri(edge[0]), node_iri(edge[2])))
         evidence[edge] = ([x for x in rec["a"] if x[1]["source"] not in changed], rec["p"])
@@ -155,11 +162,87 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
     labelled = (set(old.meta["labelled"]) - graphs - {NODES_GRAPH}) | labelled_graphs(
         store, sorted(graphs | {NODES_GRAPH}))
     meta = {**meta, "labelled": sorted(labelled), "untyped": 0}
-    arrays = _spliced(old, nodes, fresh)
+    arrays = _replaced(old, nodes, fresh)
+    if arrays is None:
+        arrays = _spliced(old, nodes, fresh)
     arrays["docs_blob"], arrays["docs_ends"] = old.documents.changed(removed, added)
     arrays["names_blob"], arrays["names_ends"] = old.names.changed(
         *table_changes(old.names, before, after, schema))
     return arrays, meta
+
+
+def _replaced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
+              edges: dict[tuple, tuple | None]) -> dict[str, np.ndarray] | None:
+    """:func:`_spliced`'s files when the change adds and removes no node and no edge (else
+    None): the changed rows are written over in copies of their columns (of a chunked column,
+    of their chunks), every column the change leaves as it was is the old file, and the
+    lists are ranked again only where an edge's confidence or time changed. No pass
+    renumbers the graph."""
+    ix = old.index
+    number = {e: edge_number(ix, e) for e in edges}
+    position = {x: ix.position(x) for x in nodes}
+    if any(v is None for v in edges.values()) or None in number.values() \
+            or None in position.values():
+        return None
+    lone = np.array([position[x] for x, (_, ty, _) in nodes.items() if not ty], dtype=np.int64)
+    if len(lone) and not ix.degree(lone).all():  # (a node left without type or edge goes)
+        return None
+    types = {name: i for i, name in enumerate(ix.type_names)}
+    typed = {position[x]: types[ty] for x, (_, ty, _) in nodes.items()}
+    node_type = ix.node_type
+    if any(int(node_type[i]) != t for i, t in typed.items()):
+        node_type = np.array(node_type)
+        node_type[list(typed)] = list(typed.values())
+    rows = sorted((number[e], v) for e, v in edges.items())
+    eids = np.array([i for i, _ in rows], dtype=np.int64)
+    conf = np.array([v[1] for _, v in rows], dtype=np.float64)
+    # the times, sorted (the new ones among them), each some edge's latest
+    times = list(old.times)
+    new_times = sorted({v[2] for _, v in rows}.difference(times))
+    recency = old.recency
+    if new_times and times and new_times[0] < times[-1]:  # (else codes stay as they are)
+        shift = np.array([bisect.bisect_left(times, x) for x in new_times], recency.dtype)
+        recency = recency + np.searchsorted(shift, recency, side="right").astype(recency.dtype)
+    times = sorted(times + new_times)
+    code = {x: i for i, x in enumerate(times)}
+    stamps = np.array([code[v[2]] for _, v in rows], dtype=recency.dtype)
+    redone = eids[(np.asarray(old.conf[eids]) != conf)
+                  | np.array([old.times[int(c)] != v[2] for c, (_, v) in
+                              zip(old.recency[eids].tolist(), rows)], dtype=bool)]
+    out = {"node_type": node_type, "src": ix.src, "dst": ix.dst, "etype": ix.etype,
+           "conf": old.conf, "recency": recency}
+    if len(redone) or recency is not old.recency:
+        out["conf"], out["recency"] = np.array(old.conf), np.array(recency)
+        out["conf"][eids], out["recency"][eids] = conf, stamps
+        used = np.bincount(out["recency"], minlength=len(times)) > 0
+        if not used.all():
+            out["recency"] = (np.cumsum(used) - 1).astype(recency.dtype)[out["recency"]]
+            times = [x for x, u in zip(times, used.tolist()) if u]
+    out["times_blob"], out["times_ends"] = Strings.pack(times)
+    terms = list(old.terms)  # (new terms after the old ones)
+    blob, ends = pack_facets([v[4] for _, v in rows], terms)
+    starts = [0, *ends[:-1].tolist()]
+    facets = [blob[a:b].tobytes() for a, b in zip(starts, ends.tolist())]
+    out["terms_blob"], out["terms_ends"] = (old.terms.blob, old.terms.ends) \
+        if len(terms) == len(old.terms) else Strings.pack(terms)
+    at = [position[x] for x in nodes]
+    for name, column, where, items in (
+            ("info", old.info, at, [v[2].encode() for v in nodes.values()]),
+            ("records", old.records, eids, [v[0] for _, v in rows]),
+            ("sources", old.sources, eids, [v[3] for _, v in rows]),
+            ("facets", old.facets, eids, facets)):
+        changed = {int(i): x for i, x in zip(where, items) if column.raw(int(i)) != x}
+        out.update((column.replaced(changed) if changed else column).arrays(name))
+    out["ids_blob"], out["ids_ends"] = ix.node_ids.blob, ix.node_ids.ends
+    labels = {i: v[0].encode() for i, v in zip(at, nodes.values())
+              if old.labels.raw(i) != v[0].encode()}
+    take = np.arange(len(old.labels), dtype=np.int64)
+    take[sorted(labels)] = -1
+    out["labels_blob"], out["labels_ends"] = old.labels.splice(
+        take, [labels[i] for i in sorted(labels)])
+    none = np.zeros(0, dtype=np.int64)
+    return with_lists(out, len(ix.edge_types), relisted(
+        ix, ix.size, ix.src, ix.dst, ix.etype, out["conf"], out["recency"], none, redone, none))
 
 
 def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
@@ -192,32 +275,19 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     for x, (_, ty, _) in nodes.items():
         node_type[where[x]], take[where[x]] = types[ty], -1
     # the edges kept, in union numbers; the added ones; the nodes left without type or edge
-    # (no edge come or gone, no node new: the old edge columns themselves, unless one dies)
-    plain = not gone and not added and not new_ids
-    kept = np.arange(len(ix.src))
-    if not plain:
-        keep = np.ones(len(ix.src), dtype=bool)
-        keep[gone] = False
-        kept = np.flatnonzero(keep)
-    src, dst, etype = (ix.src, ix.dst, ix.etype) if plain else (
-        moved[ix.src[kept]], moved[ix.dst[kept]], ix.etype[kept])
+    keep = np.ones(len(ix.src), dtype=bool)
+    keep[gone] = False
+    kept = np.flatnonzero(keep)
+    src, dst, etype = moved[ix.src[kept]], moved[ix.dst[kept]], ix.etype[kept]
     codes = {name: i for i, name in enumerate(ix.edge_types)}
     add = np.array([(where[s], codes[p], where[o]) for (s, p, o), _ in added],
                    dtype=np.int64).reshape(-1, 3)
-    if plain:  # every old node was linked or typed: those typed no more stay while linked
-        alive = np.ones(size, dtype=bool)
-        lone = np.array([where[x] for x, (_, ty, _) in nodes.items() if not ty], dtype=np.int64)
-        alive[lone] = ix.degree(lone) > 0
-    else:
-        linked = np.bincount(np.concatenate([src, dst, add[:, 0], add[:, 2]]),
-                             minlength=size) > 0
-        alive = linked | (node_type != blank)
+    linked = np.bincount(np.concatenate([src, dst, add[:, 0], add[:, 2]]), minlength=size) > 0
+    alive = linked | (node_type != blank)
     final = np.cumsum(alive) - 1
     count = int(alive.sum())
-    plain = plain and count == size
-    if not plain:
-        src, dst = final[src], final[dst]
-        add[:, 0], add[:, 2] = final[add[:, 0]], final[add[:, 2]]
+    src, dst = final[src], final[dst]
+    add[:, 0], add[:, 2] = final[add[:, 0]], final[add[:, 2]]
     # the added edges' places among the kept ones (sorted by subject, type, object numbers)
     t = len(ix.edge_types)
     at_e = np.searchsorted((src * t + etype) * count + dst,
@@ -231,8 +301,7 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     by_place = np.argsort(places)
     places, values = places[by_place], [values[k] for k in by_place]
     was = [was[k] for k in by_place]
-    conf = np.insert(np.asarray(old.conf if plain else old.conf[kept], dtype=np.float64),
-                     at_e, 0.0)
+    conf = np.insert(np.asarray(old.conf[kept], dtype=np.float64), at_e, 0.0)
     conf[places] = [v[1] for v in values]
     etake = np.insert(kept, at_e, -1)
     etake[places] = -1
@@ -242,20 +311,19 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     shift = np.array([bisect.bisect_left(times, x) for x in new_times], dtype=np.int64)
     times = sorted(times + new_times)
     code = {x: i for i, x in enumerate(times)}
-    recency = np.asarray(old.recency if plain else old.recency[kept], dtype=np.int64)
+    recency = np.asarray(old.recency[kept], dtype=np.int64)
     recency = np.insert(recency + np.searchsorted(shift, recency, side="right"), at_e, 0)
     recency[places] = [code[v[2]] for v in values]
     used = np.bincount(recency, minlength=len(times)) > 0
     order = [x for x in sorted(nodes, key=where.get) if alive[where[x]]]
     ntake = take[alive]
     out = {"node_type": node_type[alive],
-           **({"src": src, "dst": dst, "etype": etype} if plain else {
-               "src": np.insert(src, at_e, add[:, 0]).astype(np.int32),
-               "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32),
-               "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16)}), "conf": conf,
+           "src": np.insert(src, at_e, add[:, 0]).astype(np.int32),
+           "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32),
+           "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16), "conf": conf,
            "recency": (np.cumsum(used) - 1)[recency].astype(np.int32)}
     known = [-1 if position.get(x) is None else position[x] for x in order]
-    terms = list(old.terms)  # new terms appended, then every code sorted again
+    terms = list(old.terms)  # (new terms after the old ones)
     blob, ends = pack_facets([v[4] for v in values], terms)
     starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
     for name, strings, rows, olds, items in (
@@ -273,23 +341,17 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
         else:
             out[f"{name}_blob"], out[f"{name}_ends"] = spliced
     out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
-    if out["facets_blob"] is old.facets.blob and len(terms) == len(old.terms):
-        out["terms_blob"], out["terms_ends"] = old.terms.blob, old.terms.ends  # (same facets)
-    else:
-        out["facets_blob"], out["terms_blob"], out["terms_ends"] = sorted_terms(
-            out["facets_blob"], terms)
+    out["terms_blob"], out["terms_ends"] = (old.terms.blob, old.terms.ends) \
+        if len(terms) == len(old.terms) else Strings.pack(terms)
     # the lists: the old ones renumbered, the nodes the change touches ranked again
-    cut, maps = np.zeros(0, dtype=np.int64), (None, None)
-    if not plain:
-        nodes_map = np.where(alive[moved], final[moved], -1)
-        edges_map = np.full(len(ix.src), -1, dtype=np.int64)
-        edges_map[kept] = np.arange(len(kept)) + np.searchsorted(at_e, np.arange(len(kept)),
-                                                                 side="right")
-        cut = nodes_map[np.concatenate([ix.src[gone], ix.dst[gone]]).astype(np.int64)]
-        cut, maps = cut[cut >= 0], (nodes_map, edges_map)
+    nodes_map = np.where(alive[moved], final[moved], -1)
+    edges_map = np.full(len(ix.src), -1, dtype=np.int64)
+    edges_map[kept] = np.arange(len(kept)) + np.searchsorted(at_e, np.arange(len(kept)),
+                                                             side="right")
+    cut = nodes_map[np.concatenate([ix.src[gone], ix.dst[gone]]).astype(np.int64)]
     return with_lists(out, t, relisted(ix, count, out["src"], out["dst"], out["etype"], conf,
                                        out["recency"], at_e + np.arange(len(at_e)), slots,
-                                       cut, *maps))
+                                       cut[cut >= 0], nodes_map, edges_map))
 
 
 def _alike(strings: Strings | ChunkedStrings, rows: np.ndarray, olds: list[int],

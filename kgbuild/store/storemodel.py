@@ -112,7 +112,7 @@ def refresh_model(store, change: Change | None = None, starting: Callable[[], No
         shutil.rmtree(left, ignore_errors=True)
     try:
         saved(root, store.schema, lambda scratch: _made(store, previous, change, scratch, quads),
-              previous.folder if previous is not None else None)
+              previous.folder if previous is not None else None, opening=False)
     except OSError:  # a read-only folder or a full disk: the next reader makes it again
         shutil.rmtree(root, ignore_errors=True)
     return True

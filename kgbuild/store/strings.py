@@ -125,10 +125,20 @@ class ChunkedStrings(Sequence):
         return cls(_cut(*Strings.pack(items)))
 
     @classmethod
+    def packed(cls, blob: np.ndarray, ends: np.ndarray) -> ChunkedStrings:
+        """The items ``blob`` and ``ends`` (:meth:`Strings.pack`) chunked."""
+        return cls(_cut(blob, ends))
+
+    @classmethod
     def saved(cls, arrays: dict[str, np.ndarray], name: str) -> ChunkedStrings:
-        """Column ``name`` of a model's ``arrays`` (:meth:`arrays`); raises ValueError when a
-        chunk is missing or its ends do not fit its blob."""
+        """Column ``name`` of a model's ``arrays`` (:meth:`arrays`; one chunk when they hold it
+        unchunked, as ``<name>_blob`` and ``<name>_ends``); raises ValueError when a chunk is
+        missing or its ends do not fit its blob."""
         keys = {k for k in arrays if k.startswith(f"{name}_c")}
+        if not keys and {f"{name}_blob", f"{name}_ends"} <= arrays.keys():
+            keys = {f"{chunk_key(name, 0)}_{part}" for part in ("blob", "ends")}
+            arrays = {f"{chunk_key(name, 0)}_{part}": arrays[f"{name}_{part}"]
+                      for part in ("blob", "ends")}
         n = len(keys) // 2
         if not n or keys != {f"{chunk_key(name, k)}_{part}" for k in range(n)
                              for part in ("blob", "ends")}:
@@ -179,6 +189,22 @@ class ChunkedStrings(Sequence):
 
     def __iter__(self):
         return (x.decode() for x in self.raws())
+
+    def replaced(self, rows: dict[int, bytes]) -> ChunkedStrings:
+        """These items with item ``i`` replaced by ``rows[i]``: only the chunks of those rows
+        are made again (:meth:`splice`'s rules), the others are the very chunks they were."""
+        by_chunk: dict[int, list[int]] = {}
+        for i in sorted(rows):
+            by_chunk.setdefault(bisect.bisect_right(self._starts, i) - 1, []).append(i)
+        chunks = []
+        for k, c in enumerate(self.chunks):
+            if k not in by_chunk:
+                chunks.append(c)
+                continue
+            local = np.arange(len(c), dtype=np.int64)
+            local[np.array(by_chunk[k], dtype=np.int64) - self._starts[k]] = -1
+            chunks += _cut(*c.splice(local, [rows[i] for i in by_chunk[k]]), 2 * CHUNK)
+        return ChunkedStrings(chunks)
 
     def splice(self, take: np.ndarray, fresh: Sequence[bytes]) -> ChunkedStrings:
         """The items :meth:`Strings.splice` gives (the old items taken in ascending order):

@@ -110,6 +110,38 @@ def test_a_chunk_grown_past_twice_the_target_is_cut(monkeypatch):
         column.splice(np.array([1, 0]), [])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=9), min_size=1, max_size=40), st.integers(1, 24), st.data())
+def test_rows_replaced_make_again_only_their_chunks(items, chunk, data):
+    """Random rows replaced in random columns: the items are the old ones with those rows
+    replaced, the chunks of no replaced row are the very chunks they were, and a chunk made
+    again past twice the target is cut."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(strings, "CHUNK", chunk)
+        column = ChunkedStrings.of(items)
+        rows = data.draw(st.dictionaries(st.integers(0, len(items) - 1),
+                                         st.binary(max_size=30), max_size=5))
+        new = column.replaced(rows)
+        assert list(new.raws()) == [rows.get(i, x) for i, x in enumerate(items)]
+        touched = {bisect.bisect_right(column.starts.tolist(), i) - 1 for i in rows}
+        kept = [c for k, c in enumerate(column.chunks) if k not in touched]
+        assert [c for c in new.chunks if any(c is x for x in column.chunks)] == kept
+        assert all(len(c.blob) <= 2 * chunk or _sizes(c)[:-1].sum() < chunk
+                   for c in new.chunks if not any(c is x for x in column.chunks))
+
+
+def test_a_column_saved_unchunked_is_read_as_one_chunk():
+    """A model's column saved as ``<name>_blob`` and ``<name>_ends`` (the sources and facets
+    of models made before they were chunked) reads as a column of one chunk, the same
+    arrays."""
+    blob, ends = Strings.pack([b"ab", b"", b"cde"])
+    column = ChunkedStrings.saved({"sources_blob": blob, "sources_ends": ends}, "sources")
+    assert list(column.raws()) == [b"ab", b"", b"cde"] and len(column.chunks) == 1
+    assert column.chunks[0].blob is blob and column.chunks[0].ends is ends
+    with pytest.raises(ValueError):
+        ChunkedStrings.saved({"sources_blob": blob}, "sources")
+
+
 @pytest.mark.parametrize("damage", ["missing", "missing-ends", "none", "stray", "descending",
                                     "short", "long", "negative"])
 def test_inconsistent_chunks_are_refused(monkeypatch, damage):

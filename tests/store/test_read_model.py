@@ -22,10 +22,10 @@ from kgbuild.project.pipeline import build_graph
 from kgbuild.retrieve.sources import OpenModel
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser, open_traverser
 from kgbuild.schema.loader import load_schema
-from kgbuild.store import storemodel, strings
+from kgbuild.store import splice, storemodel, strings
 from kgbuild.store.graphstore import GraphStore
 from kgbuild.store.modelfiles import MAX_VIEWS
-from kgbuild.store.readmodel import view_key
+from kgbuild.store.readmodel import FACET, view_key
 from kgbuild.store.splice import apply_changes
 from kgbuild.store.strings import ChunkedStrings, Strings
 
@@ -60,17 +60,24 @@ _CHUNK = re.compile(r"(.+)_c\d+_(blob|ends)")
 
 def _columns(arrays: dict) -> dict:
     """``arrays`` by name, each chunked column (``<name>_c<k>_blob``, ``_ends``) as the list
-    of its items."""
+    of its items; the facets decoded (per edge its rows with their terms, not their codes:
+    a commit codes its new terms after the old ones) and the terms left out."""
     chunked = {m.group(1) for k in arrays if (m := _CHUNK.fullmatch(k))}
-    out = {k: a for k, a in arrays.items() if not _CHUNK.fullmatch(k)}
-    return {**out, **{c: list(ChunkedStrings.saved(arrays, c).raws()) for c in chunked}}
+    out = {k: a for k, a in arrays.items()
+           if not _CHUNK.fullmatch(k) and not k.startswith("terms_")}
+    out.update({c: list(ChunkedStrings.saved(arrays, c).raws()) for c in chunked})
+    terms = list(Strings(arrays["terms_blob"], arrays["terms_ends"]))
+    out["facets"] = [[(float(r["conf"]), terms[r["extractor"]], terms[r["time"]],
+                       terms[r["qualifiers"]]) for r in np.frombuffer(item, dtype=FACET)]
+                     for item in out["facets"]]
+    return out
 
 
 def _assert_equal_columns(model, arrays: dict, meta: dict, why=None) -> None:
     """The saved ``model``'s files hold the columns ``arrays`` and ``meta``: each array equal
-    (dtype and values) to the file of its name, each chunked column (records, info) item for
-    item, whatever its chunks (a spliced column may be chunked otherwise than the same column
-    made from scratch)."""
+    (dtype and values) to the file of its name, each chunked column (node and edge records,
+    sources, facets) item for item, whatever its chunks (a spliced column may be chunked
+    otherwise than the same column made from scratch), the facets by their terms."""
     saved, arrays = _columns(_saved(model)), _columns(arrays)
     assert saved.keys() == arrays.keys(), why
     for name, a in arrays.items():
@@ -433,6 +440,44 @@ def test_a_rebuild_links_the_columns_it_left_as_they_were(tmp_path):
             and np.load(p).dtype == before[p.name][0].dtype}
     assert linked == same and "terms_blob.npy" in same  # (the same extractors and times)
     assert "records_c00000_blob.npy" not in same and "ids_ends.npy" not in same
+    _assert_same(store, Principal.all_access())
+
+
+@pytest.mark.slow
+def test_a_change_adding_and_removing_nothing_rewrites_only_its_rows(tmp_path, monkeypatch):
+    """A commit that adds and removes no node and no edge (a description edited) writes its
+    rows over copies of their columns: the edge columns and every list none of its edges is
+    in are the old files (linked), the general splice is never run, and the columns equal
+    those made from scratch after each step: a new latest time (appended), an earlier one
+    (put among the others), then one more while the latest goes (no edge has it now)."""
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    general = []
+    spliced = splice._spliced
+    monkeypatch.setattr(splice, "_spliced", lambda *a: general.append(1) or spliced(*a))
+    payments, checkout = (folder / "components" / f"{x}.yaml" for x in ("payments", "checkout-service"))
+    texts = {p: p.read_text() for p in (payments, checkout)}
+    for step, (path, day, edited, times) in enumerate([
+            (payments, 3, True, 2), (checkout, 1, True, 3), (payments, 2, False, 3)]):
+        old = store / "model" / (store / "model" / "current").read_text()
+        inodes = {p.name: p.stat().st_ino for p in old.glob("*.npy")}
+        path.write_text(texts[path].replace("description: ", "description: x ") if edited
+                        else texts[path])
+        build_graph([folder], SCHEMA, store=store, timestamp=day * 86400, validate=False,
+                    resolve=False, root=folder.parent).store.close()
+        with GraphStore(store, SCHEMA, write=False) as st:
+            assert _current_revision(store) == st.revision(), step
+            model = st.read_model()
+            _assert_equal_columns(model, *storemodel._whole(st, st.knowledge_graph()), step)
+            assert len(model.times) == times, step
+        new = store / "model" / (store / "model" / "current").read_text()
+        linked = {p.name for p in new.glob("*.npy") if p.stat().st_ino == inodes.get(p.name)}
+        assert {"src.npy", "dst.npy", "etype.npy", "ids_blob.npy", "conf.npy"} <= linked, step
+        assert ("recency.npy" in linked) == (step == 2), step  # (then the codes are the same)
+        lists = {p.name for p in new.glob("l*_rank.npy")}
+        assert lists & linked, step  # (lists none of its edges is in: the old files)
+    assert not general
     _assert_same(store, Principal.all_access())
 
 
