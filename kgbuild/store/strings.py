@@ -90,6 +90,8 @@ class Strings(Sequence):
         with ``added`` (none of them), still sorted."""
         gone = sorted(self.find(x) for x in removed)
         fresh = sorted(added)
+        if not gone and not fresh:  # (these very arrays: no pass over the column)
+            return self.blob, self.ends
         at = [bisect.bisect_left(self, x) for x in fresh]
         keep = np.ones(len(self), dtype=bool)
         keep[gone] = False
@@ -192,7 +194,8 @@ class ChunkedStrings(Sequence):
 
     def replaced(self, rows: dict[int, bytes]) -> ChunkedStrings:
         """These items with item ``i`` replaced by ``rows[i]``: only the chunks of those rows
-        are made again (:meth:`splice`'s rules), the others are the very chunks they were."""
+        are made again (:meth:`splice`'s rules; a chunk whose rows keep their lengths keeps
+        its very ends), the others are the very chunks they were."""
         by_chunk: dict[int, list[int]] = {}
         for i in sorted(rows):
             by_chunk.setdefault(bisect.bisect_right(self._starts, i) - 1, []).append(i)
@@ -201,8 +204,17 @@ class ChunkedStrings(Sequence):
             if k not in by_chunk:
                 chunks.append(c)
                 continue
+            at = [i - self._starts[k] for i in by_chunk[k]]
+            ends = c.ends[at].tolist()
+            starts = [int(c.ends[j - 1]) if j else 0 for j in at]
+            if all(e - s == len(rows[i]) for i, s, e in zip(by_chunk[k], starts, ends)):
+                blob = np.array(c.blob)  # (each the length it was: the same ends, a new blob)
+                for i, s, e in zip(by_chunk[k], starts, ends):
+                    blob[s:e] = np.frombuffer(rows[i], dtype=np.uint8)
+                chunks.append(Strings(blob, c.ends))
+                continue
             local = np.arange(len(c), dtype=np.int64)
-            local[np.array(by_chunk[k], dtype=np.int64) - self._starts[k]] = -1
+            local[at] = -1
             chunks += _cut(*c.splice(local, [rows[i] for i in by_chunk[k]]), 2 * CHUNK)
         return ChunkedStrings(chunks)
 

@@ -128,6 +128,10 @@ def test_rows_replaced_make_again_only_their_chunks(items, chunk, data):
         assert [c for c in new.chunks if any(c is x for x in column.chunks)] == kept
         assert all(len(c.blob) <= 2 * chunk or _sizes(c)[:-1].sum() < chunk
                    for c in new.chunks if not any(c is x for x in column.chunks))
+        alike = column.replaced({i: x[::-1] for i, x in rows.items() if i < len(items)
+                                 for x in (items[i],)})  # (each row the length it was)
+        assert list(alike.raws()) == [x[::-1] if i in rows else x for i, x in enumerate(items)]
+        assert len(alike.chunks) == len(column.chunks) and all(a.ends is c.ends for a, c in zip(alike.chunks, column.chunks))
 
 
 def test_a_column_saved_unchunked_is_read_as_one_chunk():

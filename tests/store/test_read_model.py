@@ -344,6 +344,8 @@ def test_strings_changed():
     strings = Strings.of(["a", "c", "e", "g"])
     changed = Strings(*strings.changed({"c", "g"}, {"b", "d", "h", "0"}))
     assert list(changed) == ["0", "a", "b", "d", "e", "h"]
+    same = strings.changed(set(), set())  # (nothing to change: the column itself, not a copy)
+    assert same[0] is strings.blob and same[1] is strings.ends
 
 
 def test_traverse_cli_answers_from_the_model(tmp_path, monkeypatch):
