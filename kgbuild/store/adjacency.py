@@ -195,34 +195,62 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
     (old edge -> new, -1: gone): None for both when the change added or removed no node or
     edge (then a list none of the touched nodes is in is the old one itself)."""
     changed = np.concatenate([added, redone]).astype(np.int64)
-    ends = np.concatenate([src[changed], dst[changed], cut])
+    ends = np.concatenate([src[changed], dst[changed], cut]).astype(np.int64)
     if nodes is None and edges is None:
         return _rerank(old, np.unique(ends), confidence, recency)
-    grew = np.zeros(n, dtype=bool)
-    grew[np.concatenate([src[added], dst[added], cut]).astype(np.int64)] = True
+    # new -> old node numbers; the nodes whose degree changed, and their old neighbours
+    back = np.full(n, -1, dtype=np.int64)
+    back[nodes[nodes >= 0]] = np.flatnonzero(nodes >= 0)
+    grew = np.concatenate([src[added], dst[added], cut]).astype(np.int64)
+    was = back[np.unique(grew)]
+    was = was[was >= 0]
     mark = np.zeros(n, dtype=bool)
-    mark[np.concatenate([ends, dst[grew[src]], src[grew[dst]]])] = True
-    outs, ins = np.flatnonzero(mark[src]), np.flatnonzero(mark[dst])
+    mark[ends] = True
+    for c in old.lists.values():
+        near = nodes[c.nbr[_slices(c, was)[0]]]
+        mark[near[near >= 0]] = True
+    # the entries of the marked nodes now: their old ones renumbered (less the edges gone),
+    # and the added edges'
+    marked = back[np.flatnonzero(mark)]
+    marked = marked[marked >= 0]
+    found = {0: [added[mark[src[added]]]], 1: [added[mark[dst[added]]]]}
+    for (_, d), c in old.lists.items():
+        now = edges[c.eid[_slices(c, marked)[0]]]
+        found[d].append(now[now >= 0])
+    outs, ins = (np.concatenate(found[d]).astype(np.int64) for d in (0, 1))
     owner, nbr, eid, _, tdir = _entries(src, dst, etype, outs, ins)
-    degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
-    order, rank = _by_owner(owner, nbr, tdir, degree[nbr],
+    degree = np.zeros(len(nbr), dtype=np.int64)  # (the neighbours' degrees now)
+    known = back[nbr] >= 0
+    degree[known] = old.degree(back[nbr][known])
+    shift = np.bincount(np.concatenate([src[added], dst[added]]).astype(np.int64), minlength=n) \
+        - np.bincount(cut.astype(np.int64), minlength=n)
+    order, rank = _by_owner(owner, nbr, tdir, degree + shift[nbr],
                             _strength(np.asarray(confidence)[eid], np.asarray(recency)[eid]))
     fresh = _split(len(old.edge_types), order, owner, nbr, eid, rank, tdir)
+    same = len(nodes) == n and bool(np.all(nodes == np.arange(n)))
+    gone = np.union1d(np.flatnonzero(nodes < 0), marked)  # old owners whose entries go
     lists = {}
     for key in sorted(fresh.keys() | old.lists.keys()):
         c, new = old.lists.get(key), fresh.get(key)
         if c is None:
             lists[key] = _csr(n, key[1], *new)
             continue
-        held = nodes[np.repeat(np.arange(len(c.indptr) - 1, dtype=np.int64), np.diff(c.indptr))]
-        keep = held >= 0
-        keep[keep] = ~mark[held[keep]]
-        parts = [held[keep], nodes[c.nbr[keep]], edges[c.eid[keep]], c.rank[keep]]
+        keep = np.ones(len(c.nbr), dtype=bool)
+        keep[_slices(c, gone)[0]] = False
+        parts = [c.nbr[keep] if same else nodes[c.nbr[keep]], edges[c.eid[keep]], c.rank[keep]]
+        counts = np.diff(c.indptr).astype(np.int64)
+        counts[gone] = 0
+        per = np.zeros(n, dtype=np.int64)  # entries per owner, new numbers
+        per[nodes[nodes >= 0]] = counts[nodes >= 0]
         if new is not None:
-            at = np.searchsorted(parts[0], new[0])
-            parts = [np.insert(a, at, b) for a, b in zip(parts, new)]
+            at = np.concatenate([[0], np.cumsum(per)])[new[0]]
+            parts = [np.insert(x, at, y) for x, y in zip(parts, new[1:])]
+            per += np.bincount(new[0], minlength=n)
         if len(parts[0]):  # (a list left empty is none, as in csr_lists)
-            lists[key] = _csr(n, key[1], *parts)
+            indptr = np.zeros(n + 1, dtype=np.int32)
+            np.cumsum(per, out=indptr[1:])
+            lists[key] = Csr(indptr, *(x.astype(np.int32) for x in parts),
+                             directions(len(parts[0]), key[1]))
     return lists
 
 

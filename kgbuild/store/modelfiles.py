@@ -155,7 +155,8 @@ def saved(root: Path, schema, make: Callable[[Path], tuple[dict, dict]],
         scratch.mkdir(parents=True)
         arrays, meta = make(scratch)
         folder = save(arrays, meta, root, scratch if _in(arrays, scratch) else like)
-        if not opening:
+        if not opening:  # (its sizes checked all the same: a column short is an error)
+            model_of(arrays, meta, schema, checked=True)
             return None
         try:
             return load(folder, schema)

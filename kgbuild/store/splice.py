@@ -290,9 +290,7 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     add[:, 0], add[:, 2] = final[add[:, 0]], final[add[:, 2]]
     # the added edges' places among the kept ones (sorted by subject, type, object numbers)
     t = len(ix.edge_types)
-    at_e = np.searchsorted((src * t + etype) * count + dst,
-                           (add[:, 0] * t + add[:, 1]) * count + add[:, 2]) if len(add) \
-        else np.zeros(0, dtype=np.int64)
+    at_e = np.array([_place(src, etype, dst, count, *e) for e in add.tolist()], dtype=np.int64)
     slots = np.searchsorted(kept, [i for i, _ in redone]).astype(np.int64)
     slots += np.searchsorted(at_e, slots, side="right")
     places = np.concatenate([slots, at_e + np.arange(len(at_e))])
@@ -303,8 +301,6 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     was = [was[k] for k in by_place]
     conf = np.insert(np.asarray(old.conf[kept], dtype=np.float64), at_e, 0.0)
     conf[places] = [v[1] for v in values]
-    etake = np.insert(kept, at_e, -1)
-    etake[places] = -1
     # the times' codes: past the new times (inserted), then without those no edge has now
     times = list(old.times)
     new_times = sorted({v[2] for v in values}.difference(times))
@@ -326,20 +322,25 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     terms = list(old.terms)  # (new terms after the old ones)
     blob, ends = pack_facets([v[4] for v in values], terms)
     starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
-    for name, strings, rows, olds, items in (
-            ("ids", ix.node_ids, ntake, known, order),
-            ("labels", old.labels, ntake, known, [nodes[x][0] for x in order]),
-            ("info", old.info, ntake, known, [nodes[x][2] for x in order]),
-            ("records", old.records, etake, was, [v[0] for v in values]),
-            ("sources", old.sources, etake, was, [v[3] for v in values]),
-            ("facets", old.facets, etake, was,
-             [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())])):
-        spliced = strings.splice(*_alike(
-            strings, rows, olds, [x if isinstance(x, bytes) else x.encode() for x in items]))
-        if isinstance(spliced, ChunkedStrings):  # (only its changed chunks made again)
-            out.update(spliced.arrays(name))
-        else:
-            out[f"{name}_blob"], out[f"{name}_ends"] = spliced
+    for name, strings, items in (("ids", ix.node_ids, order),
+                                 ("labels", old.labels, [nodes[x][0] for x in order])):
+        out[f"{name}_blob"], out[f"{name}_ends"] = strings.splice(*_alike(
+            strings, ntake, known, [x.encode() for x in items]))
+    # the chunked columns: rows removed, replaced and inserted (before an old row)
+    put = dict(zip(new_ids, at.tolist()))  # (a new node: before the old row after it)
+    out.update(_edited(old.info, np.flatnonzero(~alive[moved]).tolist(),
+                       [(position[x], nodes[x][2].encode()) for x in order if x not in put],
+                       [(put[x], nodes[x][2].encode()) for x in order if x in put]
+                       ).arrays("info"))
+    before = [int(kept[r]) if r < len(kept) else len(ix.src) for r in at_e.tolist()]
+    inserted = iter(before)
+    rows = [w if w >= 0 else -1 - next(inserted) for w in was]  # (-1 - r: put before row r)
+    facets = [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())]
+    for name, strings, items in (("records", old.records, [v[0] for v in values]),
+                                 ("sources", old.sources, [v[3] for v in values]),
+                                 ("facets", old.facets, facets)):
+        out.update(_edited(strings, gone, [(r, x) for r, x in zip(rows, items) if r >= 0],
+                           [(-1 - r, x) for r, x in zip(rows, items) if r < 0]).arrays(name))
     out["times_blob"], out["times_ends"] = Strings.pack([x for x, u in zip(times, used) if u])
     out["terms_blob"], out["terms_ends"] = (old.terms.blob, old.terms.ends) \
         if len(terms) == len(old.terms) else Strings.pack(terms)
@@ -354,7 +355,24 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
                                        cut[cut >= 0], nodes_map, edges_map))
 
 
-def _alike(strings: Strings | ChunkedStrings, rows: np.ndarray, olds: list[int],
+def _place(src: np.ndarray, etype: np.ndarray, dst: np.ndarray, count: int, s: int, p: int,
+           o: int) -> int:
+    """Where edge (``s``, ``p``, ``o``) goes among the edges ``src``, ``etype``, ``dst`` (sorted
+    by subject, type, object numbers, of ``count`` nodes): binary searches, no pass over
+    them."""
+    lo, hi = (int(x) for x in np.searchsorted(src, np.array([s, s + 1], dtype=src.dtype)))
+    keys = etype[lo:hi].astype(np.int64) * count + dst[lo:hi]
+    return lo + int(np.searchsorted(keys, p * count + o))
+
+
+def _edited(strings: ChunkedStrings, removed: list[int], replaced: list[tuple[int, bytes]],
+            inserted: list[tuple[int, bytes]]) -> ChunkedStrings:
+    """:meth:`~kgbuild.store.strings.ChunkedStrings.edited`, a row replaced by bytes equal to
+    its own left as it is."""
+    return strings.edited(removed, {i: x for i, x in replaced if strings.raw(i) != x}, inserted)
+
+
+def _alike(strings: Strings, rows: np.ndarray, olds: list[int],
            items: list[bytes]) -> tuple[np.ndarray, list[bytes]]:
     """``rows`` (per new row its old item, or -1 for the next of ``items``) with each item
     that equals the old one it replaces (``olds``: per item, that old row or -1) taken from

@@ -207,7 +207,8 @@ class ChunkedStrings(Sequence):
             at = [i - self._starts[k] for i in by_chunk[k]]
             ends = c.ends[at].tolist()
             starts = [int(c.ends[j - 1]) if j else 0 for j in at]
-            if all(e - s == len(rows[i]) for i, s, e in zip(by_chunk[k], starts, ends)):
+            if len(c.blob) <= 2 * CHUNK and all(  # (a larger one is cut: an older model's)
+                    e - s == len(rows[i]) for i, s, e in zip(by_chunk[k], starts, ends)):
                 blob = np.array(c.blob)  # (each the length it was: the same ends, a new blob)
                 for i, s, e in zip(by_chunk[k], starts, ends):
                     blob[s:e] = np.frombuffer(rows[i], dtype=np.uint8)
@@ -217,6 +218,45 @@ class ChunkedStrings(Sequence):
             local[at] = -1
             chunks += _cut(*c.splice(local, [rows[i] for i in by_chunk[k]]), 2 * CHUNK)
         return ChunkedStrings(chunks)
+
+    def edited(self, removed: Iterable[int], replaced: dict[int, bytes],
+               inserted: Sequence[tuple[int, bytes]]) -> ChunkedStrings:
+        """These items less the rows ``removed``, with ``replaced[i]`` for row ``i`` and each
+        ``(r, item)`` of ``inserted`` put before old row ``r`` (``len(self)``: at the end;
+        several before one row in their order): only the chunks these rows are in (an
+        inserted item's: that of the row before it, the first for none) are made again, cut
+        as :meth:`splice` cuts them; a chunk left without rows goes."""
+        per: dict[int, tuple[list, dict, list]] = {}
+
+        def edits(row: int) -> tuple[list, dict, list]:
+            return per.setdefault(max(bisect.bisect_right(self._starts, row) - 1, 0), ([], {}, []))
+
+        for i in removed:
+            edits(i)[0].append(i)
+        for i, x in replaced.items():
+            edits(i)[1][i] = x
+        for r, x in inserted:
+            edits(r - 1)[2].append((r, x))
+        chunks = []
+        for k, c in enumerate(self.chunks):
+            if k not in per:
+                chunks.append(c)
+                continue
+            gone, fresh, put = per[k]
+            base = self._starts[k]
+            take = np.arange(len(c), dtype=np.int64)
+            take[[i - base for i in fresh]] = -1
+            keep = np.ones(len(c), dtype=bool)
+            keep[[i - base for i in gone]] = False
+            at = [r - base for r, _ in put]
+            take, keep = np.insert(take, at, -1), np.insert(keep, at, True)
+            # the fresh items in their order: those put before a row, then the row's own
+            events = sorted([(r, 0, j, x) for j, (r, x) in enumerate(put)]
+                            + [(i, 1, 0, x) for i, x in fresh.items()])
+            spliced = c.splice(take[keep], [x for *_, x in events])
+            if len(spliced[1]):
+                chunks += _cut(*spliced, 2 * CHUNK)
+        return ChunkedStrings(chunks or _cut(*Strings.pack([])))
 
     def splice(self, take: np.ndarray, fresh: Sequence[bytes]) -> ChunkedStrings:
         """The items :meth:`Strings.splice` gives (the old items taken in ascending order):

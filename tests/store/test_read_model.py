@@ -4,7 +4,6 @@ it (never the whole graph), views per label set, damage made good."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -24,7 +23,7 @@ from kgbuild.retrieve.traverse import TraversalSpec, Traverser, open_traverser
 from kgbuild.schema.loader import load_schema
 from kgbuild.store import splice, storemodel, strings
 from kgbuild.store.graphstore import GraphStore
-from kgbuild.store.modelfiles import MAX_VIEWS
+from kgbuild.store.modelfiles import MAX_VIEWS, current
 from kgbuild.store.readmodel import FACET, view_key
 from kgbuild.store.splice import apply_changes
 from kgbuild.store.strings import ChunkedStrings, Strings
@@ -104,10 +103,9 @@ def _assert_same(store: Path, principal: Principal, sample: int = 12) -> Travers
 
 
 def _current_revision(store: Path) -> str | None:
-    root = store / "model"
-    if not (root / "current").exists():
-        return None
-    return json.loads((root / (root / "current").read_text() / "meta.json").read_text())["revision"]
+    """The revision of the store's saved model, None when there is none that opens."""
+    model = current(store / "model", SCHEMA)
+    return None if model is None else model.meta["revision"]
 
 
 def _edit(folder: Path, rng: random.Random) -> str:
