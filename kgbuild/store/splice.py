@@ -274,19 +274,33 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     take[moved] = np.arange(n)
     for x, (_, ty, _) in nodes.items():
         node_type[where[x]], take[where[x]] = types[ty], -1
-    # the edges kept, in union numbers; the added ones; the nodes left without type or edge
-    keep = np.ones(len(ix.src), dtype=bool)
-    keep[gone] = False
-    kept = np.flatnonzero(keep)
-    src, dst, etype = moved[ix.src[kept]], moved[ix.dst[kept]], ix.etype[kept]
+    # the added edges (union numbers); the nodes left without type or edge, which go: of
+    # those the change leaves untyped, the ones whose edges all went
     codes = {name: i for i, name in enumerate(ix.edge_types)}
     add = np.array([(where[s], codes[p], where[o]) for (s, p, o), _ in added],
                    dtype=np.int64).reshape(-1, 3)
-    linked = np.bincount(np.concatenate([src, dst, add[:, 0], add[:, 2]]), minlength=size) > 0
-    alive = linked | (node_type != blank)
+    cut = moved[np.concatenate([ix.src[gone], ix.dst[gone]]).astype(np.int64)]
+    maybe = np.unique(np.concatenate([np.array(list(where.values()), dtype=np.int64), cut]))
+    maybe = maybe[node_type[maybe] == blank]
+    placed = at + np.arange(len(at))  # (the new nodes' union numbers)
+    fresh = np.isin(maybe, placed)
+    degree = np.zeros(len(maybe), dtype=np.int64)
+    degree[~fresh] = ix.degree(maybe[~fresh] - np.searchsorted(placed, maybe[~fresh]))
+    degree += np.bincount(np.concatenate([add[:, 0], add[:, 2]]), minlength=size)[maybe] \
+        - np.bincount(cut, minlength=size)[maybe]
+    alive = np.ones(size, dtype=bool)
+    alive[maybe[degree == 0]] = False
     final = np.cumsum(alive) - 1
     count = int(alive.sum())
-    src, dst = final[src], final[dst]
+    # the edges kept, renumbered (as they were when no node came or went)
+    keep = np.ones(len(ix.src), dtype=bool)
+    keep[gone] = False
+    kept = np.flatnonzero(keep) if gone else np.arange(len(ix.src))
+    src, dst, etype = (ix.src[kept], ix.dst[kept], ix.etype[kept]) if gone else (
+        ix.src, ix.dst, ix.etype)
+    if count != n or size != n:
+        renumber = final[moved]
+        src, dst = renumber[src], renumber[dst]
     add[:, 0], add[:, 2] = final[add[:, 0]], final[add[:, 2]]
     # the added edges' places among the kept ones (sorted by subject, type, object numbers)
     t = len(ix.edge_types)
