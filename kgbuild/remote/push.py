@@ -43,7 +43,7 @@ import hashlib
 import json
 import re
 import uuid
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -336,14 +336,16 @@ def push_store(store_path: str | Path, schema: Schema, client: SparqlClient, *,
                     report.triples += len(lines)
                     yield graph, lines
             loaded = [g for g in todo if g not in held] if bulk is not None else []
-            if loaded:
-                report.bulk_bytes, report.bulk_seconds, report.bulk_batches = bulk.load(
-                    content(loaded), uploader.done.extend)  # (a batch is sent once loaded)
+            if loaded:  # (closed at once on an error: the engine's dump stopped with it)
+                with closing(content(loaded)) as graphs:
+                    report.bulk_bytes, report.bulk_seconds, report.bulk_batches = bulk.load(
+                        graphs, uploader.done.extend)  # (a batch is sent once loaded)
                 report.bulk_graphs = len(loaded)
             for graph in gone:
                 uploader.add(graph, [])
-            for graph, lines in content(sorted(set(todo) - set(loaded))):
-                uploader.add(graph, lines, fresh=in_place)
+            with closing(content(sorted(set(todo) - set(loaded)))) as graphs:
+                for graph, lines in graphs:
+                    uploader.add(graph, lines, fresh=in_place)
             uploader.flush()
             clean = True
         except RemoteError:

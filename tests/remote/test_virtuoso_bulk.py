@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -141,8 +142,10 @@ def test_a_first_push_is_loaded_in_batches_each_recorded_once_loaded(bulk, tmp_p
 
     monkeypatch.setattr(loader.BulkLoader, "_isql", second_fails)
     small = [*options, "--bulk-batch-bytes", "4000"]
+    switches = sys.getswitchinterval()
     r = push(store, url, small, ok=False)
     assert "[bulk-load]" in r.output and len(loads) == 2 and os.listdir(folder) == []
+    assert sys.getswitchinterval() == switches  # (the dump stopped with the failed load)
     monkeypatch.setattr(loader.BulkLoader, "_isql", isql)
     again = push(store, url, small)
     assert again["unchanged"] > 0 and again["bulk_graphs"] == len(again["pushed"]) > 0
