@@ -189,11 +189,12 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
     """:func:`csr_lists` of a changed graph (``n`` nodes, the edges' new columns) from the
     ``old`` index's lists, given what changed: the edges ``added`` and those whose
     confidence or time may have changed (``redone``), by new numbers, and the nodes that
-    lost an edge (``cut``, new numbers). The entries of the nodes these touch (and of the
-    neighbours of those whose degree changed) are ranked again; every other node's are kept
-    in their order, renumbered with ``nodes`` (old number -> new, -1: gone) and ``edges``
-    (old edge -> new, -1: gone): None for both when the change added or removed no node or
-    edge (then a list none of the touched nodes is in is the old one itself)."""
+    lost an edge (``cut``, new numbers, one per edge lost). The entries of the nodes these
+    touch (and of the neighbours of those whose degree changed) are ranked again, read from
+    the old lists' slices and the added edges, never from every edge; every other node's are
+    kept in their order, renumbered with ``nodes`` (old number -> new, -1: gone) and
+    ``edges`` (old edge -> new, -1: gone): None for both when the change added or removed no
+    node or edge (then a list none of the touched nodes is in is the old one itself)."""
     changed = np.concatenate([added, redone]).astype(np.int64)
     ends = np.concatenate([src[changed], dst[changed], cut]).astype(np.int64)
     if nodes is None and edges is None:
