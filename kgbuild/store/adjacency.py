@@ -268,7 +268,8 @@ def _rerank(old: AdjacencyIndex, dirty: np.ndarray, confidence: np.ndarray,
             recency: np.ndarray) -> dict[tuple[int, int], Csr]:
     """The lists of ``old``'s graph with the entries of the ``dirty`` nodes ranked again by
     the edges' new ``confidence`` and ``recency``, in their slices: the same nodes and edges,
-    so only those slices are read, and a list none of them is in is the old one itself."""
+    so only those slices are read, and a list none of them is in (a column whose slices
+    stay as they were) is the old one itself."""
     found = {key: _slices(c, dirty) for key, c in old.lists.items()}
     found = {key: f for key, f in found.items() if len(f[0])}
     if not found:
@@ -282,10 +283,15 @@ def _rerank(old: AdjacencyIndex, dirty: np.ndarray, confidence: np.ndarray,
                             _strength(np.asarray(confidence)[eid], np.asarray(recency)[eid]))
     fresh = _split(len(old.edge_types), order, owner, nbr, eid, rank, tdir)
     lists = dict(old.lists)
-    for key, (at, _) in found.items():
-        c, (_, f_nbr, f_eid, f_rank) = old.lists[key], fresh[key]
-        lists[key] = Csr(c.indptr, *(np.array(a) for a in (c.nbr, c.eid, c.rank)), c.dir)
-        lists[key].nbr[at], lists[key].eid[at], lists[key].rank[at] = f_nbr, f_eid, f_rank
+    for key, (at, _) in found.items():  # (a column whose slices stay as they were: the old)
+        c = old.lists[key]
+        columns = []
+        for a, f in zip((c.nbr, c.eid, c.rank), fresh[key][1:]):
+            if not np.array_equal(a[at], f):
+                a = np.array(a)
+                a[at] = f
+            columns.append(a)
+        lists[key] = Csr(c.indptr, *columns, c.dir)
     return lists
 
 
