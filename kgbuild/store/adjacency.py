@@ -23,11 +23,13 @@ its own, so hidden items influence neither reachability nor ranking. Walking it 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 DIRECTIONS = ("out", "in")
+PATCH_MAX = 1 << 12  # positions a column's patch holds at most; past it, written whole
+Patch = tuple[np.ndarray, np.ndarray]  # sorted positions (int64), the values there
 
 
 @dataclass
@@ -39,6 +41,7 @@ class Csr:
     eid: np.ndarray
     rank: np.ndarray
     dir: np.ndarray  # 0 out, 1 in
+    patches: dict[str, Patch] = field(default_factory=dict)  # nbr, eid, rank (see patched)
 
 
 @dataclass
@@ -53,6 +56,7 @@ class AdjacencyIndex:
     lists: dict[tuple[int, int], Csr]  # (edge type code, 0 out / 1 in)
     conf: np.ndarray  # per edge: what the ranking reads (its best confidence, -1: none)
     recency: np.ndarray  # per edge: a code growing with its latest time
+    patches: dict[str, Patch] = field(default_factory=dict)  # conf, recency (see patched)
 
     @property
     def size(self) -> int:
@@ -93,7 +97,11 @@ class AdjacencyIndex:
                 and ok(self.dst, e, max(n, 1)) and ok(self.etype, e, max(len(self.edge_types), 1))
                 and len(self.conf) == len(self.recency) == e):
             raise ValueError("inconsistent node or edge arrays")
+        for name, (pos, val) in self.patches.items():
+            _check_patch(name, pos, val, getattr(self, name))
         for (t, _), c in self.lists.items():
+            for name, (pos, val) in c.patches.items():
+                _check_patch(name, pos, val, getattr(c, name))
             m = len(c.nbr)
             if not (0 <= t < len(self.edge_types) and ok(c.indptr, n + 1, m + 1)
                     and (n == 0 or int(c.indptr[0]) == 0 and int(c.indptr[-1]) == m)
@@ -101,6 +109,39 @@ class AdjacencyIndex:
                     and ok(c.nbr, m, max(n, 1))
                     and ok(c.eid, m, max(e, 1)) and ok(c.rank, m, max(2 * e, 1))):
                 raise ValueError(f"inconsistent adjacency list {t}")
+
+
+def _check_patch(name: str, pos: np.ndarray, val: np.ndarray, column: np.ndarray) -> None:
+    if not (pos.ndim == val.ndim == 1 and len(pos) == len(val) <= PATCH_MAX
+            and pos.dtype.kind == "i" and val.dtype == column.dtype
+            and (not len(pos) or (int(pos[0]) >= 0 and int(pos[-1]) < len(column)
+                                  and bool(np.all(pos[1:] > pos[:-1]))))):
+        raise ValueError(f"inconsistent patch of column {name}")
+
+
+def patched(column: np.ndarray, patch: Patch | None, at: np.ndarray,
+            values: np.ndarray) -> tuple[np.ndarray, Patch | None]:
+    """``column`` with ``values`` at positions ``at``, and the patch that, applied to its
+    saved file, gives it. A column mapped copy-on-write from a model's file (its ``patch``
+    applied, see :func:`~kgbuild.store.modelfiles.load`) is written over in memory and keeps
+    its file: the patch is the old one and these positions, while it holds at most
+    :data:`PATCH_MAX`; any other column is copied (a new file, no patch)."""
+    at = np.asarray(at, dtype=np.int64)
+    if not len(at) or np.array_equal(column[at], values):
+        return column, patch
+    mapped = column.base if isinstance(column.base, np.memmap) else None
+    if mapped is not None and mapped.mode == "c":
+        pos, val = patch if patch is not None else (np.zeros(0, np.int64), column[:0])
+        keep = ~np.isin(pos, at)
+        merged = np.concatenate([pos[keep], at])
+        if len(merged) <= PATCH_MAX:
+            column[at] = values
+            order = np.argsort(merged, kind="stable")
+            return column, (merged[order], np.concatenate([val[keep], values])[order]
+                            .astype(column.dtype))
+    column = np.array(column)
+    column[at] = values
+    return column, None
 
 
 def _strength(conf: np.ndarray, recency: np.ndarray) -> np.ndarray:
@@ -285,13 +326,13 @@ def _rerank(old: AdjacencyIndex, dirty: np.ndarray, confidence: np.ndarray,
     lists = dict(old.lists)
     for key, (at, _) in found.items():  # (a column whose slices stay as they were: the old)
         c = old.lists[key]
-        columns = []
-        for a, f in zip((c.nbr, c.eid, c.rank), fresh[key][1:]):
-            if not np.array_equal(a[at], f):
-                a = np.array(a)
-                a[at] = f
+        columns, patches = [], {}
+        for name, f in zip(("nbr", "eid", "rank"), fresh[key][1:]):
+            a, patch = patched(getattr(c, name), c.patches.get(name), at, f)
             columns.append(a)
-        lists[key] = Csr(c.indptr, *columns, c.dir)
+            if patch is not None:
+                patches[name] = patch
+        lists[key] = Csr(c.indptr, *columns, c.dir, patches)
     return lists
 
 

@@ -6,6 +6,10 @@ new one, never a part. The label sets' views live in ``views/<key>/``, each such
 most :data:`MAX_VIEWS` of them (the least recently made go). Anything missing, partial,
 damaged or of another format is made again, never trusted.
 
+The confidence, time-code and list columns are mapped copy-on-write, so that a patch
+saved beside a file (:func:`~kgbuild.store.readmodel.apply_patches`) is applied in memory,
+to the pages it touches, and a commit can write over them before saving its own patch.
+
 Checking every number of a model is in range reads every page of it (at 10M edges, a
 quarter of a second and half a gigabyte of a walk's memory). A folder records, in
 :data:`CHECKED`, its files as they were when written or last checked whole (inode, size,
@@ -27,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.atomic import atomic_write
-from .readmodel import FORMAT, GraphModel, model_of
+from .readmodel import FORMAT, GraphModel, apply_patches, model_of, patchable
 
 VIEWS = "views"
 CHECKED = "checked.json"  # in a model folder: its files as they were when last checked
@@ -94,9 +98,12 @@ def load(folder: Path, schema) -> GraphModel:
     meta = json.loads((folder / "meta.json").read_text())
     if meta.get("format") != FORMAT:
         raise ValueError("another read model format")
-    # plain arrays over the mapped pages (a memmap's indexing costs Python calls per item)
-    arr = {p.stem: np.load(p, mmap_mode="r", allow_pickle=False).view(np.ndarray)
-           for p in files[:-1]}
+    # plain arrays over the mapped pages (a memmap's indexing costs Python calls per item);
+    # the columns a commit may patch mapped copy-on-write, their patches applied (in memory:
+    # the pages they touch are this process's, the files stay as they were)
+    arr = {p.stem: np.load(p, mmap_mode="c" if patchable(p.stem) else "r",
+                           allow_pickle=False).view(np.ndarray) for p in files[:-1]}
+    apply_patches(arr)
     if "names_blob" not in arr:
         raise ValueError("a read model without its names")
     checked = _checked(folder, files[:-1])
@@ -161,6 +168,8 @@ def saved(root: Path, schema, make: Callable[[Path], tuple[dict, dict]],
         try:
             return load(folder, schema)
         except (OSError, ValueError):  # (replaced at once by another's: this one in memory)
+            arrays = dict(arrays)
+            apply_patches(arrays)
             return model_of(arrays, meta, schema)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

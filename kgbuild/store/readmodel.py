@@ -20,8 +20,11 @@ per-row ones, the largest: node rows, edge records, sources and facets, a
 :class:`~kgbuild.store.strings.ChunkedStrings`, so that a change makes again only the chunks
 of the rows it changed); saved, they are ``.npy`` files
 opened memory-mapped (:mod:`kgbuild.store.modelfiles`), so a call reads the pages its walk or
-lookup touches. :func:`graph_tables` makes the tables of a
-:class:`~kgbuild.graph.model.KnowledgeGraph`; :meth:`GraphModel.of_graph` the model in memory.
+lookup touches. A commit that changes a few values of the confidence, time-code or list
+columns saves a patch beside the old file (``X_ppos``, ``X_pval``: positions and values),
+applied when the model is opened (:func:`apply_patches`). :func:`graph_tables` makes the
+tables of a :class:`~kgbuild.graph.model.KnowledgeGraph`; :meth:`GraphModel.of_graph` the
+model in memory.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ if TYPE_CHECKING:  # (a walk by ID reads no graph in memory)
 
 FORMAT = 8  # bump when the files or the names table's rules change: older models are made again
 _LISTS = ("indptr", "nbr", "eid", "rank")
+PATCHED = ("conf", "recency", "nbr", "eid", "rank")  # columns a commit may patch (the lists')
+PATCH = ("_ppos", "_pval")  # a patch of column X: files X_ppos and X_pval
 # an assertion's filterable fields; extractor, time and qualifiers (a JSON list) coded in ``terms``
 FACET = np.dtype([("conf", "<f8"), ("extractor", "<i4"), ("time", "<i4"), ("qualifiers", "<i4")])
 
@@ -236,7 +241,38 @@ def with_lists(out: dict[str, np.ndarray], edge_types: int,
     for (ty, d), c in lists.items():
         for name in _LISTS:
             out[f"l{ty}_{d}_{name}"] = getattr(c, name)
+        for name, patch in c.patches.items():
+            out.update(zip((f"l{ty}_{d}_{name}{x}" for x in PATCH), patch))
     return out
+
+
+def patchable(name: str) -> bool:
+    """Whether a model's column ``name`` may have a patch (:data:`PATCHED`)."""
+    return name in ("conf", "recency") or (name.startswith("l") and name.count("_") == 2
+                                           and name.rsplit("_", 1)[1] in PATCHED)
+
+
+def apply_patches(arr: dict[str, np.ndarray]) -> None:
+    """Apply each patch in ``arr`` to its column: in place when the column can be written (a
+    copy-on-write mapping of its file, whose file stays as it was), else to a copy; raises
+    ValueError when a patch does not fit its column."""
+    for key in [k for k in arr if k.endswith(PATCH[0])]:
+        name = key[:-len(PATCH[0])]
+        column, pos, val = arr.get(name), arr[key], arr.get(name + PATCH[1])
+        if not (patchable(name) and column is not None and val is not None
+                and pos.ndim == val.ndim == 1 and len(pos) == len(val)
+                and pos.dtype.kind == "i" and val.dtype == column.dtype
+                and (not len(pos) or 0 <= int(pos.min()) <= int(pos.max()) < len(column))):
+            raise ValueError(f"a patch that does not fit column {name!r}")
+        if not column.flags.writeable:
+            column = arr[name] = np.array(column)
+        column[pos] = val
+
+
+def patches(arr: dict[str, np.ndarray], name: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The patches of the columns ``name`` + each of :data:`PATCHED` in ``arr``, by column."""
+    return {k: (arr[f"{name}{k}{PATCH[0]}"], arr[f"{name}{k}{PATCH[1]}"]) for k in PATCHED
+            if f"{name}{k}{PATCH[0]}" in arr}
 
 
 def with_names(out: dict[str, np.ndarray], meta: dict, schema) -> tuple[dict, dict]:
@@ -263,9 +299,11 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None,
             if d not in (0, 1):
                 raise ValueError(f"bad list name {name!r}")
             parts = [arr[f"l{ty}_{d}_{k}"] for k in _LISTS]
-            lists[(ty, d)] = Csr(*parts, directions(len(parts[1]), d))
+            lists[(ty, d)] = Csr(*parts, directions(len(parts[1]), d),
+                                 patches(arr, f"l{ty}_{d}_"))
     index = AdjacencyIndex(strings("ids"), arr["node_type"], *code_names(schema), arr["src"],
-                           arr["dst"], arr["etype"], lists, arr["conf"], arr["recency"])
+                           arr["dst"], arr["etype"], lists, arr["conf"], arr["recency"],
+                           patches(arr, ""))
     index.check(values=not checked)
     names = strings("names") if "names_blob" in arr else None
     model = GraphModel(folder, meta, schema, index, strings("labels"),

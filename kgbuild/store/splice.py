@@ -8,16 +8,15 @@ into those edges' records, the names table gets the touched nodes' entries remov
 added (:func:`~kgbuild.resolve.nametable.table_changes`), and the new columns are the old
 ones spliced, renumbered and re-ranked with numpy: no Python object per node, edge or
 record of the whole graph. A change that adds and removes no node and no edge (a
-description, a time, an owner's attribute) is written over copies of the columns it
-changes (:func:`_replaced`: of a chunked column, its chunks; of the lists, those of the
-nodes whose edges changed rank), the others linked: its cost is the rows it changes and
-a few copies of fixed-width columns. Any other change is spliced (:func:`_spliced`):
-C-speed array work linear in the graph.
+description, a time, an owner's attribute) writes its rows alone (:func:`_replaced`: of a
+chunked column, the chunks they are in; of the fixed-width columns and the lists, a patch
+of the positions that changed beside the old file): its cost is the rows it changes. Any
+other change is spliced (:func:`_spliced`): C-speed array work linear in the graph.
 Where the merge cannot be exact (a new database, another schema or settings, edges without
 assertions, a catch-all node type, many changed documents) None is returned and the model is
-made from the whole graph. The result equals the model made from scratch, the facets'
-term codes aside: new terms are coded after the old ones (tested after random edits of
-real catalogs, facets compared by their terms).
+made from the whole graph. The result reads as the model made from scratch (tested after
+random edits of real catalogs, column by column, patches applied): its facets' new terms
+are coded after the old ones, and the times no edge has any more may be kept.
 """
 
 from __future__ import annotations
@@ -31,9 +30,10 @@ import pyoxigraph as ox
 from ..graph.model import id_from_iri, node_iri, source_iri
 from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
 from ..vocab import RDF_OBJECT, RDF_SUBJECT
-from .adjacency import relisted
+from .adjacency import patched, relisted
 from .readmodel import (
     FORMAT,
+    PATCH,
     GraphModel,
     assertion_dict,
     cite,
@@ -174,10 +174,11 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
 def _replaced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
               edges: dict[tuple, tuple | None]) -> dict[str, np.ndarray] | None:
     """:func:`_spliced`'s files when the change adds and removes no node and no edge (else
-    None): the changed rows are written over in copies of their columns (of a chunked column,
-    of their chunks), every column the change leaves as it was is the old file, and the
-    lists are ranked again only where an edge's confidence or time changed. No pass
-    renumbers the graph."""
+    None): a chunked column's changed chunks are made again; the confidence and time codes
+    and the lists (ranked again only where an edge's confidence or time changed) keep their
+    files, with patches of the positions that changed (:func:`~kgbuild.store.adjacency.
+    patched`); every column the change leaves as it was is the old file. No pass renumbers
+    the graph, unless a new time comes between the old ones (every later code then moves)."""
     ix = old.index
     number = {e: edge_number(ix, e) for e in edges}
     position = {x: ix.position(x) for x in nodes}
@@ -196,28 +197,27 @@ def _replaced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     rows = sorted((number[e], v) for e, v in edges.items())
     eids = np.array([i for i, _ in rows], dtype=np.int64)
     conf = np.array([v[1] for _, v in rows], dtype=np.float64)
-    # the times, sorted (the new ones among them), each some edge's latest
+    # the times, sorted (the new ones among them; those no edge has now are kept: dropping
+    # them would renumber every edge), and the edges whose confidence or time changed
     times = list(old.times)
+    redone = eids[(np.asarray(old.conf[eids]) != conf)
+                  | np.array([times[c] != v[2] for c, (_, v) in
+                              zip(old.recency[eids].tolist(), rows)], dtype=bool)]
     new_times = sorted({v[2] for _, v in rows}.difference(times))
-    recency = old.recency
+    recency, patch = old.recency, ix.patches.get("recency")
     if new_times and times and new_times[0] < times[-1]:  # (else codes stay as they are)
         shift = np.array([bisect.bisect_left(times, x) for x in new_times], recency.dtype)
         recency = recency + np.searchsorted(shift, recency, side="right").astype(recency.dtype)
+        patch = None
     times = sorted(times + new_times)
     code = {x: i for i, x in enumerate(times)}
     stamps = np.array([code[v[2]] for _, v in rows], dtype=recency.dtype)
-    redone = eids[(np.asarray(old.conf[eids]) != conf)
-                  | np.array([old.times[int(c)] != v[2] for c, (_, v) in
-                              zip(old.recency[eids].tolist(), rows)], dtype=bool)]
-    out = {"node_type": node_type, "src": ix.src, "dst": ix.dst, "etype": ix.etype,
-           "conf": old.conf, "recency": recency}
-    if len(redone) or recency is not old.recency:
-        out["conf"], out["recency"] = np.array(old.conf), np.array(recency)
-        out["conf"][eids], out["recency"][eids] = conf, stamps
-        used = np.bincount(out["recency"], minlength=len(times)) > 0
-        if not used.all():
-            out["recency"] = (np.cumsum(used) - 1).astype(recency.dtype)[out["recency"]]
-            times = [x for x, u in zip(times, used.tolist()) if u]
+    out = {"node_type": node_type, "src": ix.src, "dst": ix.dst, "etype": ix.etype}
+    for name, column, old_patch, values in (("conf", old.conf, ix.patches.get("conf"), conf),
+                                            ("recency", recency, patch, stamps)):
+        out[name], now = patched(column, old_patch, eids, values)  # (few: a patch)
+        if now is not None:
+            out.update(zip((f"{name}{x}" for x in PATCH), now))
     out["times_blob"], out["times_ends"] = Strings.pack(times)
     terms = list(old.terms)  # (new terms after the old ones)
     blob, ends = pack_facets([v[4] for _, v in rows], terms)

@@ -21,10 +21,10 @@ from kgbuild.project.pipeline import build_graph
 from kgbuild.retrieve.sources import OpenModel
 from kgbuild.retrieve.traverse import TraversalSpec, Traverser, open_traverser
 from kgbuild.schema.loader import load_schema
-from kgbuild.store import splice, storemodel, strings
+from kgbuild.store import adjacency, splice, storemodel, strings
 from kgbuild.store.graphstore import GraphStore
 from kgbuild.store.modelfiles import MAX_VIEWS, current
-from kgbuild.store.readmodel import FACET, view_key
+from kgbuild.store.readmodel import FACET, PATCH, apply_patches, view_key
 from kgbuild.store.splice import apply_changes
 from kgbuild.store.strings import ChunkedStrings, Strings
 
@@ -58,12 +58,18 @@ _CHUNK = re.compile(r"(.+)_c\d+_(blob|ends)")
 
 
 def _columns(arrays: dict) -> dict:
-    """``arrays`` by name, each chunked column (``<name>_c<k>_blob``, ``_ends``) as the list
-    of its items; the facets decoded (per edge its rows with their terms, not their codes:
-    a commit codes its new terms after the old ones) and the terms left out."""
+    """``arrays`` by name, each patch applied to its column (and left out), each chunked
+    column (``<name>_c<k>_blob``, ``_ends``) as the list of its items; the facets decoded
+    (per edge its rows with their terms, not their codes: a commit codes its new terms after
+    the old ones), the edges' latest times too (a commit keeps the times no edge has any
+    more), the terms and times left out."""
+    arrays = {k: np.array(a) for k, a in arrays.items()}
+    apply_patches(arrays)
     chunked = {m.group(1) for k in arrays if (m := _CHUNK.fullmatch(k))}
-    out = {k: a for k, a in arrays.items()
-           if not _CHUNK.fullmatch(k) and not k.startswith("terms_")}
+    out = {k: a for k, a in arrays.items() if not _CHUNK.fullmatch(k)
+           and not k.startswith(("terms_", "times_")) and not k.endswith(PATCH)}
+    times = list(Strings(arrays["times_blob"], arrays["times_ends"]))
+    out["recency"] = [times[c] for c in arrays["recency"].tolist()]
     out.update({c: list(ChunkedStrings.saved(arrays, c).raws()) for c in chunked})
     terms = list(Strings(arrays["terms_blob"], arrays["terms_ends"]))
     out["facets"] = [[(float(r["conf"]), terms[r["extractor"]], terms[r["time"]],
@@ -177,7 +183,8 @@ def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
     them), at random times (new latest times, earlier and later ones): every change is applied
     to the saved model (never made from the whole graph), whose columns (the names table
     among them) equal those made from the whole graph after each build; chunks of about 600
-    bytes, so that the records and node rows are many chunks, spliced, cut and dropped."""
+    bytes, so that the records and node rows are many chunks, spliced, cut and dropped, and
+    patches of at most 8 positions, so that they are merged and written whole."""
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
     _build(folder, store)
@@ -185,6 +192,7 @@ def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
     made = storemodel._whole
     monkeypatch.setattr(storemodel, "_whole", lambda *a: whole.append(1) or made(*a))
     monkeypatch.setattr(strings, "CHUNK", 600)
+    monkeypatch.setattr(adjacency, "PATCH_MAX", 8)  # (patches merged, and written whole past 8)
     rng, widest = random.Random(7), 0
     for step in range(30):
         did = [_edit(folder, rng) for _ in range(rng.randint(1, 3))]
@@ -445,11 +453,12 @@ def test_a_rebuild_links_the_columns_it_left_as_they_were(tmp_path):
 
 @pytest.mark.slow
 def test_a_change_adding_and_removing_nothing_rewrites_only_its_rows(tmp_path, monkeypatch):
-    """A commit that adds and removes no node and no edge (a description edited) writes its
-    rows over copies of their columns: the edge columns and every list none of its edges is
-    in are the old files (linked), the general splice is never run, and the columns equal
-    those made from scratch after each step: a new latest time (appended), an earlier one
-    (put among the others), then one more while the latest goes (no edge has it now)."""
+    """A commit that adds and removes no node and no edge (a description edited) writes only
+    its rows: the edge columns are the old files (linked), the confidence, time codes and
+    lists too, with patches of the positions that changed (a time code column is written
+    whole when a time comes between the others: every later code moves), the general splice
+    is never run, and the columns equal those made from scratch after each step: a new
+    latest time, an earlier one, then one more while the latest is no edge's any more."""
     folder, store = tmp_path / "catalog", tmp_path / "store"
     shutil.copytree(FIXTURE, folder)
     _build(folder, store)
@@ -458,8 +467,9 @@ def test_a_change_adding_and_removing_nothing_rewrites_only_its_rows(tmp_path, m
     monkeypatch.setattr(splice, "_spliced", lambda *a: general.append(1) or spliced(*a))
     payments, checkout = (folder / "components" / f"{x}.yaml" for x in ("payments", "checkout-service"))
     texts = {p: p.read_text() for p in (payments, checkout)}
-    for step, (path, day, edited, times) in enumerate([
-            (payments, 3, True, 2), (checkout, 1, True, 3), (payments, 2, False, 3)]):
+    for step, (path, day, edited, times, recency) in enumerate([  # (recency: linked, patched)
+            (payments, 3, True, 2, (True, True)), (checkout, 1, True, 3, (False, False)),
+            (payments, 2, False, 4, (True, False))]):  # (the last: the same codes as before)
         old = store / "model" / (store / "model" / "current").read_text()
         inodes = {p.name: p.stat().st_ino for p in old.glob("*.npy")}
         path.write_text(texts[path].replace("description: ", "description: x ") if edited
@@ -470,13 +480,13 @@ def test_a_change_adding_and_removing_nothing_rewrites_only_its_rows(tmp_path, m
             assert _current_revision(store) == st.revision(), step
             model = st.read_model()
             _assert_equal_columns(model, *storemodel._whole(st, st.knowledge_graph()), step)
-            assert len(model.times) == times, step
+            assert len(model.times) == times, step  # (kept: 1970, day 3, day 1, day 2)
         new = store / "model" / (store / "model" / "current").read_text()
         linked = {p.name for p in new.glob("*.npy") if p.stat().st_ino == inodes.get(p.name)}
         assert {"src.npy", "dst.npy", "etype.npy", "ids_blob.npy", "conf.npy"} <= linked, step
-        assert ("recency.npy" in linked) == (step == 2), step  # (then the codes are the same)
-        lists = {p.name for p in new.glob("l*_rank.npy")}
-        assert lists & linked, step  # (lists none of its edges is in: the old files)
+        assert ("recency.npy" in linked, (new / "recency_ppos.npy").is_file()) == recency, step
+        lists = {p.name for p in new.glob("l*_*.npy") if p.name.count("_") == 2}
+        assert lists <= linked and any(new.glob("l*_rank_ppos.npy")), step
     assert not general
     _assert_same(store, Principal.all_access())
 
