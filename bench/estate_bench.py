@@ -43,6 +43,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -121,9 +122,14 @@ class Runner:
               f"CPU {self.cpu:7.1f} s  load {line['load']:.1f}", flush=True)
 
 
-def _env(tree: Path | None) -> dict | None:
-    """The environment of a child running ``tree``'s kgbuild (None: this one's)."""
-    return {**os.environ, "PYTHONPATH": str(tree)} if tree else None
+def _env(tree: Path | None) -> dict:
+    """The environment of a child running ``tree``'s kgbuild (None: this one's), its modules'
+    compiled bytecode cached (under the temporary folder: no checkout written), as an
+    installed wheel has it: an environment that forbids writing it
+    (``PYTHONDONTWRITEBYTECODE``) would add the compiling of every module to every step."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "kgbuild-bench-pycache")
+    return {**env, "PYTHONPATH": str(tree)} if tree else env
 
 
 def _rss_mib(pid: int) -> float:

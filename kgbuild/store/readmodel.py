@@ -292,6 +292,9 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None,
     def strings(name: str) -> Strings:
         return Strings(arr[f"{name}_blob"], arr[f"{name}_ends"])
 
+    def chunked(name: str) -> ChunkedStrings:
+        return ChunkedStrings.saved(arr, name, values=not checked)
+
     lists = {}
     for name in arr:
         if name.startswith("l") and name.endswith("_indptr"):
@@ -307,10 +310,10 @@ def model_of(arr: dict[str, np.ndarray], meta: dict, schema, folder=None,
     index.check(values=not checked)
     names = strings("names") if "names_blob" in arr else None
     model = GraphModel(folder, meta, schema, index, strings("labels"),
-                       ChunkedStrings.saved(arr, "info"), ChunkedStrings.saved(arr, "records"),
-                       strings("times"), arr["recency"], ChunkedStrings.saved(arr, "sources"),
+                       chunked("info"), chunked("records"),
+                       strings("times"), arr["recency"], chunked("sources"),
                        arr["conf"], SortedStrings(arr["docs_blob"], arr["docs_ends"]),
-                       ChunkedStrings.saved(arr, "facets"), strings("terms"), names)
+                       chunked("facets"), strings("terms"), names)
     if not (len(model.labels) == len(model.info) == index.size
             and len(model.records) == len(model.recency) == len(model.sources) == len(model.conf)
             == len(model.facets) == len(index.src)

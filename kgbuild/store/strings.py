@@ -132,10 +132,12 @@ class ChunkedStrings(Sequence):
         return cls(_cut(blob, ends))
 
     @classmethod
-    def saved(cls, arrays: dict[str, np.ndarray], name: str) -> ChunkedStrings:
+    def saved(cls, arrays: dict[str, np.ndarray], name: str,
+              values: bool = True) -> ChunkedStrings:
         """Column ``name`` of a model's ``arrays`` (:meth:`arrays`; one chunk when they hold it
         unchunked, as ``<name>_blob`` and ``<name>_ends``); raises ValueError when a chunk is
-        missing or its ends do not fit its blob."""
+        missing or its ends do not fit its blob (``values=False``: the ends' order is not
+        read, only their sizes and last one: a model checked whole before)."""
         keys = {k for k in arrays if k.startswith(f"{name}_c")}
         if not keys and {f"{name}_blob", f"{name}_ends"} <= arrays.keys():
             keys = {f"{chunk_key(name, 0)}_{part}" for part in ("blob", "ends")}
@@ -150,7 +152,8 @@ class ChunkedStrings(Sequence):
             blob, ends = arrays[f"{chunk_key(name, k)}_blob"], arrays[f"{chunk_key(name, k)}_ends"]
             if not (blob.ndim == ends.ndim == 1 and blob.dtype == np.uint8
                     and ends.dtype.kind in "iu" and (int(ends[-1]) if len(ends) else 0) == len(blob)
-                    and (not len(ends) or int(ends[0]) >= 0) and not np.any(ends[1:] < ends[:-1])):
+                    and (not len(ends) or int(ends[0]) >= 0)
+                    and not (values and np.any(ends[1:] < ends[:-1]))):
                 raise ValueError(f"inconsistent chunk {k} of column {name!r}")
             chunks.append(Strings(blob, ends))
         return cls(chunks)

@@ -496,7 +496,7 @@ def test_a_model_is_checked_whole_once_then_while_its_files_stay_as_they_were(tm
     """Opening a saved model reads every number of it only when its files are not as its
     record of them says: a model just written, or checked once, is not read whole again; a
     copy (other inodes) is, once; a column rewritten in place (same size, new time) is, and
-    found damaged."""
+    found damaged (an edge number past the end, a chunk's ends out of order)."""
     from kgbuild.store import modelfiles
     from kgbuild.store.adjacency import AdjacencyIndex
 
@@ -520,3 +520,8 @@ def test_a_model_is_checked_whole_once_then_while_its_files_stay_as_they_were(tm
     dst = np.load(folder / "dst.npy")
     np.save(folder / "dst.npy", dst + 10_000)  # values past the end, the same size
     assert opened(copy) == (False, [True])
+    np.save(folder / "dst.npy", dst)
+    assert opened(copy) == (True, [True]) and opened(copy) == (True, [False])
+    ends = np.load(folder / "records_c00000_ends.npy")
+    np.save(folder / "records_c00000_ends.npy", ends[[1, 0, *range(2, len(ends))]])
+    assert opened(copy) == (False, [True])  # (a chunk's ends out of order: read, refused)
