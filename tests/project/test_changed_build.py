@@ -92,6 +92,7 @@ def test_added_and_deleted_files(tree, tmp_path):
     assert told[0]["documents_changed"]["deleted"] == 1
 
 
+@pytest.mark.slow
 def test_a_listed_dependency_re_reads_the_documents_depending_on_it(tree, tmp_path):
     manifest = tree / "npm" / "package.json"
     data = json.loads(manifest.read_text())

@@ -68,6 +68,7 @@ def _owned_keys(r: Resolver) -> set[tuple[str, str, str]]:
             for slot, owners in idx.owners.items() for n in owners if r._types_of[n] == t}
 
 
+@pytest.mark.slow
 def test_bulk_index_equals_the_entity_by_entity_one_on_linguist_and_pipreqs():
     rows = _languages() + _imports()
     mentions = _mentions(rows, random.Random(7))
@@ -96,6 +97,7 @@ def test_bulk_index_equals_the_entity_by_entity_one_on_linguist_and_pipreqs():
         [x.explain() for x in single.resolve_many(mentions)]
 
 
+@pytest.mark.slow
 def test_batch_scores_equal_per_key_scores_on_linguist_and_pipreqs():
     """scores_many (sorted neighbourhoods gathered as arrays, pairs too short or too long for
     the cutoff dropped unscored) gives what block and scores give key by key."""

@@ -25,6 +25,7 @@ def catalog(tmp_path):
     return root
 
 
+@pytest.mark.slow
 def test_the_counts_of_a_full_build_are_those_recounted_in_the_store(tmp_path, monkeypatch,
                                                                       schema):
     monkeypatch.setattr(fullbuild, "LOAD_BATCH", 1000)  # many batches, some loaded meanwhile

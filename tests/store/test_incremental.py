@@ -183,6 +183,7 @@ def test_random_edits_keep_counts_and_graph_exact(tmp_path):
         assert summary["edges"] == len(edges) and summary["entities"] == len(nodes)
 
 
+@pytest.mark.slow
 def test_the_nodes_mark_changes_exactly_when_the_nodes_graph_does(catalog, tmp_path):
     """``nodes_revision`` (what a push digests the nodes graph by) is new after a commit that
     changes the nodes graph's triples, the same after one that does not."""

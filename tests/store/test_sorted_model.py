@@ -149,6 +149,7 @@ def test_a_killed_model_makings_scratch_files_go_with_the_next_commit(tmp_path, 
         store.close()
 
 
+@pytest.mark.slow
 def test_a_model_made_again_later_comes_from_the_stores_own_sorted_quads(tmp_path, schema,
                                                                          sorted_only):
     """A reader finding no current model (another format, damage), and a commit the saved
