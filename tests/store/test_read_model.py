@@ -37,6 +37,21 @@ def _build(folder: Path, store: Path) -> None:
                 root=folder.parent).store.close()
 
 
+def _built(tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of the fixture catalog and a store built from it."""
+    folder, store = tmp_path / "catalog", tmp_path / "store"
+    shutil.copytree(FIXTURE, folder)
+    _build(folder, store)
+    return folder, store
+
+
+def _calls(monkeypatch, owner, name: str) -> list:
+    """A list that gets an item per call of ``owner.name`` (still called)."""
+    calls, real = [], getattr(owner, name)
+    monkeypatch.setattr(owner, name, lambda *a: calls.append(1) or real(*a))
+    return calls
+
+
 def _specs(ids: list[str]) -> list[TraversalSpec]:
     specs = []
     for i, node in enumerate(ids):
@@ -185,12 +200,9 @@ def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
     among them) equal those made from the whole graph after each build; chunks of about 600
     bytes, so that the records and node rows are many chunks, spliced, cut and dropped, and
     patches of at most 8 positions, so that they are merged and written whole."""
-    folder, store = tmp_path / "catalog", tmp_path / "store"
-    shutil.copytree(FIXTURE, folder)
-    _build(folder, store)
-    whole = []
+    folder, store = _built(tmp_path)
     made = storemodel._whole
-    monkeypatch.setattr(storemodel, "_whole", lambda *a: whole.append(1) or made(*a))
+    whole = _calls(monkeypatch, storemodel, "_whole")
     monkeypatch.setattr(strings, "CHUNK", 600)
     monkeypatch.setattr(adjacency, "PATCH_MAX", 8)  # (patches merged, and written whole past 8)
     rng, widest = random.Random(7), 0
@@ -459,12 +471,8 @@ def test_a_change_adding_and_removing_nothing_rewrites_only_its_rows(tmp_path, m
     whole when a time comes between the others: every later code moves), the general splice
     is never run, and the columns equal those made from scratch after each step: a new
     latest time, an earlier one, then one more while the latest is no edge's any more."""
-    folder, store = tmp_path / "catalog", tmp_path / "store"
-    shutil.copytree(FIXTURE, folder)
-    _build(folder, store)
-    general = []
-    spliced = splice._spliced
-    monkeypatch.setattr(splice, "_spliced", lambda *a: general.append(1) or spliced(*a))
+    folder, store = _built(tmp_path)
+    general = _calls(monkeypatch, splice, "_spliced")
     payments, checkout = (folder / "components" / f"{x}.yaml" for x in ("payments", "checkout-service"))
     texts = {p: p.read_text() for p in (payments, checkout)}
     for step, (path, day, edited, times, recency) in enumerate([  # (recency: linked, patched)
