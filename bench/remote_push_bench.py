@@ -187,7 +187,8 @@ def main() -> None:
                       f"({loaded.triples / bulk_s:,.0f} triples/s); server peak RSS "
                       f"{peak_rss_mb(server.pid):,.0f} MB; triples held "
                       f"{f'{held:,}' if held >= 0 else f'{-held:,} in every graph'}{against}")
-                assert baseline_held is None or min(held, baseline_held) < 0 or held == baseline_held
+                assert baseline_held is None or min(held, baseline_held) < 0 \
+                    or held == baseline_held
                 full, full_s = loaded, full_s or bulk_s
                 full.bytes_sent += loaded.bulk_bytes  # (what one document's push is set against)
             with SparqlClient(url, auth=auth, timeout=3600) as client:
