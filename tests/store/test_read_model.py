@@ -473,7 +473,8 @@ def test_a_change_adding_and_removing_nothing_rewrites_only_its_rows(tmp_path, m
     latest time, an earlier one, then one more while the latest is no edge's any more."""
     folder, store = _built(tmp_path)
     general = _calls(monkeypatch, splice, "_spliced")
-    payments, checkout = (folder / "components" / f"{x}.yaml" for x in ("payments", "checkout-service"))
+    payments, checkout = (folder / "components" / f"{x}.yaml"
+                          for x in ("payments", "checkout-service"))
     texts = {p: p.read_text() for p in (payments, checkout)}
     for step, (path, day, edited, times, recency) in enumerate([  # (recency: linked, patched)
             (payments, 3, True, 2, (True, True)), (checkout, 1, True, 3, (False, False)),
