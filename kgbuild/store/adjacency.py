@@ -98,10 +98,10 @@ class AdjacencyIndex:
                 and len(self.conf) == len(self.recency) == e):
             raise ValueError("inconsistent node or edge arrays")
         for name, (pos, val) in self.patches.items():
-            _check_patch(name, pos, val, getattr(self, name))
+            check_patch(name, pos, val, getattr(self, name))
         for (t, _), c in self.lists.items():
             for name, (pos, val) in c.patches.items():
-                _check_patch(name, pos, val, getattr(c, name))
+                check_patch(name, pos, val, getattr(c, name))
             m = len(c.nbr)
             if not (0 <= t < len(self.edge_types) and ok(c.indptr, n + 1, m + 1)
                     and (n == 0 or int(c.indptr[0]) == 0 and int(c.indptr[-1]) == m)
@@ -111,7 +111,9 @@ class AdjacencyIndex:
                 raise ValueError(f"inconsistent adjacency list {t}")
 
 
-def _check_patch(name: str, pos: np.ndarray, val: np.ndarray, column: np.ndarray) -> None:
+def check_patch(name: str, pos: np.ndarray, val: np.ndarray, column: np.ndarray) -> None:
+    """Raise ValueError unless ``pos`` and ``val`` are a patch of ``column`` (:func:`patched`):
+    at most :data:`PATCH_MAX` ascending positions in it, values of its type."""
     if not (pos.ndim == val.ndim == 1 and len(pos) == len(val) <= PATCH_MAX
             and pos.dtype.kind == "i" and val.dtype == column.dtype
             and (not len(pos) or (int(pos[0]) >= 0 and int(pos[-1]) < len(column)
@@ -241,8 +243,9 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
     if nodes is None and edges is None:
         return _rerank(old, np.unique(ends), confidence, recency)
     # new -> old node numbers; the nodes whose degree changed, and their old neighbours
+    alive = nodes >= 0
     back = np.full(n, -1, dtype=np.int64)
-    back[nodes[nodes >= 0]] = np.flatnonzero(nodes >= 0)
+    back[nodes[alive]] = np.flatnonzero(alive)
     grew = np.concatenate([src[added], dst[added], cut]).astype(np.int64)
     was = back[np.unique(grew)]
     was = was[was >= 0]
@@ -283,7 +286,7 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
         counts = np.diff(c.indptr).astype(np.int64)
         counts[gone] = 0
         per = np.zeros(n, dtype=np.int64)  # entries per owner, new numbers
-        per[nodes[nodes >= 0]] = counts[nodes >= 0]
+        per[nodes[alive]] = counts[alive]
         if new is not None:
             at = np.concatenate([[0], np.cumsum(per)])[new[0]]
             parts = [np.insert(x, at, y) for x, y in zip(parts, new[1:])]

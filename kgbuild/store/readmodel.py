@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .adjacency import AdjacencyIndex, Csr, code_names, csr_lists, directions
+from .adjacency import AdjacencyIndex, Csr, check_patch, code_names, csr_lists, directions
 from .strings import ChunkedStrings, SortedStrings, Strings
 
 if TYPE_CHECKING:  # (a walk by ID reads no graph in memory)
@@ -242,8 +242,13 @@ def with_lists(out: dict[str, np.ndarray], edge_types: int,
         for name in _LISTS:
             out[f"l{ty}_{d}_{name}"] = getattr(c, name)
         for name, patch in c.patches.items():
-            out.update(zip((f"l{ty}_{d}_{name}{x}" for x in PATCH), patch))
+            out.update(patch_files(f"l{ty}_{d}_{name}", patch))
     return out
+
+
+def patch_files(name: str, patch: tuple[np.ndarray, np.ndarray] | None) -> dict:
+    """The arrays a model saves ``patch`` of column ``name`` as (none for None)."""
+    return {} if patch is None else dict(zip((f"{name}{x}" for x in PATCH), patch))
 
 
 def patchable(name: str) -> bool:
@@ -259,11 +264,9 @@ def apply_patches(arr: dict[str, np.ndarray]) -> None:
     for key in [k for k in arr if k.endswith(PATCH[0])]:
         name = key[:-len(PATCH[0])]
         column, pos, val = arr.get(name), arr[key], arr.get(name + PATCH[1])
-        if not (patchable(name) and column is not None and val is not None
-                and pos.ndim == val.ndim == 1 and len(pos) == len(val)
-                and pos.dtype.kind == "i" and val.dtype == column.dtype
-                and (not len(pos) or 0 <= int(pos.min()) <= int(pos.max()) < len(column))):
-            raise ValueError(f"a patch that does not fit column {name!r}")
+        if not (patchable(name) and column is not None and val is not None):
+            raise ValueError(f"a patch without its column {name!r}")
+        check_patch(name, pos, val, column)
         if not column.flags.writeable:
             column = arr[name] = np.array(column)
         column[pos] = val

@@ -33,13 +33,13 @@ from ..vocab import RDF_OBJECT, RDF_SUBJECT
 from .adjacency import patched, relisted
 from .readmodel import (
     FORMAT,
-    PATCH,
     GraphModel,
     assertion_dict,
     cite,
     digest,
     node_info,
     pack_facets,
+    patch_files,
     record_of,
     with_lists,
 )
@@ -68,11 +68,9 @@ def edge_number(ix, edge: tuple[str, str, str]) -> int | None:
     s, o = ix.position(edge[0]), ix.position(edge[2])
     if s is None or o is None or edge[1] not in ix.edge_types:
         return None
-    p = ix.edge_types.index(edge[1])  # (keys of the column's type: none of it converted)
-    lo, hi = (int(x) for x in np.searchsorted(ix.src, np.array([s, s + 1], ix.src.dtype)))
-    keys = ix.etype[lo:hi].astype(np.int64) * ix.size + ix.dst[lo:hi]
-    j = lo + int(np.searchsorted(keys, p * ix.size + o))
-    return j if j < hi and ix.etype[j] == p and ix.dst[j] == o else None
+    p = ix.edge_types.index(edge[1])
+    j = _place(ix.src, ix.etype, ix.dst, ix.size, s, p, o)
+    return j if j < len(ix.src) and (ix.src[j], ix.etype[j], ix.dst[j]) == (s, p, o) else None
 
 
 def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
@@ -216,8 +214,7 @@ def _replaced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     for name, column, old_patch, values in (("conf", old.conf, ix.patches.get("conf"), conf),
                                             ("recency", recency, patch, stamps)):
         out[name], now = patched(column, old_patch, eids, values)  # (few: a patch)
-        if now is not None:
-            out.update(zip((f"{name}{x}" for x in PATCH), now))
+        out.update(patch_files(name, now))
     out["times_blob"], out["times_ends"] = Strings.pack(times)
     terms = list(old.terms)  # (new terms after the old ones)
     blob, ends = pack_facets([v[4] for _, v in rows], terms)
@@ -231,8 +228,8 @@ def _replaced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
             ("records", old.records, eids, [v[0] for _, v in rows]),
             ("sources", old.sources, eids, [v[3] for _, v in rows]),
             ("facets", old.facets, eids, facets)):
-        changed = {int(i): x for i, x in zip(where, items) if column.raw(int(i)) != x}
-        out.update((column.replaced(changed) if changed else column).arrays(name))
+        out.update(_edited(column, [], list(zip(np.asarray(where).tolist(), items)),
+                           []).arrays(name))
     out["ids_blob"], out["ids_ends"] = ix.node_ids.blob, ix.node_ids.ends
     labels = {i: v[0].encode() for i, v in zip(at, nodes.values())
               if old.labels.raw(i) != v[0].encode()}
@@ -375,6 +372,7 @@ def _place(src: np.ndarray, etype: np.ndarray, dst: np.ndarray, count: int, s: i
     by subject, type, object numbers, of ``count`` nodes): binary searches, no pass over
     them."""
     lo, hi = (int(x) for x in np.searchsorted(src, np.array([s, s + 1], dtype=src.dtype)))
+    # (keys of the column's type: none of it converted)
     keys = etype[lo:hi].astype(np.int64) * count + dst[lo:hi]
     return lo + int(np.searchsorted(keys, p * count + o))
 

@@ -195,40 +195,14 @@ class ChunkedStrings(Sequence):
     def __iter__(self):
         return (x.decode() for x in self.raws())
 
-    def replaced(self, rows: dict[int, bytes]) -> ChunkedStrings:
-        """These items with item ``i`` replaced by ``rows[i]``: only the chunks of those rows
-        are made again (:meth:`splice`'s rules; a chunk whose rows keep their lengths keeps
-        its very ends), the others are the very chunks they were."""
-        by_chunk: dict[int, list[int]] = {}
-        for i in sorted(rows):
-            by_chunk.setdefault(bisect.bisect_right(self._starts, i) - 1, []).append(i)
-        chunks = []
-        for k, c in enumerate(self.chunks):
-            if k not in by_chunk:
-                chunks.append(c)
-                continue
-            at = [i - self._starts[k] for i in by_chunk[k]]
-            ends = c.ends[at].tolist()
-            starts = [int(c.ends[j - 1]) if j else 0 for j in at]
-            if len(c.blob) <= 2 * CHUNK and all(  # (a larger one is cut: an older model's)
-                    e - s == len(rows[i]) for i, s, e in zip(by_chunk[k], starts, ends)):
-                blob = np.array(c.blob)  # (each the length it was: the same ends, a new blob)
-                for i, s, e in zip(by_chunk[k], starts, ends):
-                    blob[s:e] = np.frombuffer(rows[i], dtype=np.uint8)
-                chunks.append(Strings(blob, c.ends))
-                continue
-            local = np.arange(len(c), dtype=np.int64)
-            local[at] = -1
-            chunks += _cut(*c.splice(local, [rows[i] for i in by_chunk[k]]), 2 * CHUNK)
-        return ChunkedStrings(chunks)
-
     def edited(self, removed: Iterable[int], replaced: dict[int, bytes],
                inserted: Sequence[tuple[int, bytes]]) -> ChunkedStrings:
         """These items less the rows ``removed``, with ``replaced[i]`` for row ``i`` and each
         ``(r, item)`` of ``inserted`` put before old row ``r`` (``len(self)``: at the end;
         several before one row in their order): only the chunks these rows are in (an
         inserted item's: that of the row before it, the first for none) are made again, cut
-        as :meth:`splice` cuts them; a chunk left without rows goes."""
+        as :meth:`splice` cuts them (a chunk whose rows are only replaced, each by as many
+        bytes, keeps its very ends); a chunk left without rows goes."""
         per: dict[int, tuple[list, dict, list]] = {}
 
         def edits(row: int) -> tuple[list, dict, list]:
@@ -247,6 +221,11 @@ class ChunkedStrings(Sequence):
                 continue
             gone, fresh, put = per[k]
             base = self._starts[k]
+            if not gone and not put and len(c.blob) <= 2 * CHUNK:  # (larger: an older model's)
+                same = _overwritten(c, {i - base: x for i, x in fresh.items()})
+                if same is not None:
+                    chunks.append(same)
+                    continue
             take = np.arange(len(c), dtype=np.int64)
             take[[i - base for i in fresh]] = -1
             keep = np.ones(len(c), dtype=bool)
@@ -285,6 +264,19 @@ class ChunkedStrings(Sequence):
                 local = np.where(old[a:b], take[a:b] - self._starts[k], -1)
                 chunks += _cut(*c.splice(local, fresh[before[a]:before[b]]), 2 * CHUNK)
         return ChunkedStrings(chunks or _cut(*Strings.pack([])))
+
+
+def _overwritten(c: Strings, rows: dict[int, bytes]) -> Strings | None:
+    """Chunk ``c`` with its rows ``rows`` replaced when each new item is as long as the old
+    (a new blob written over, the very ends), else None."""
+    ends = c.ends[list(rows)].tolist()
+    starts = [int(c.ends[j - 1]) if j else 0 for j in rows]
+    if any(e - s != len(x) for x, s, e in zip(rows.values(), starts, ends)):
+        return None
+    blob = np.array(c.blob)
+    for x, s, e in zip(rows.values(), starts, ends):
+        blob[s:e] = np.frombuffer(x, dtype=np.uint8)
+    return Strings(blob, c.ends)
 
 
 def _cut(blob: np.ndarray, ends: np.ndarray, over: int = 0) -> list[Strings]:

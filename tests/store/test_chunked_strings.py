@@ -121,15 +121,15 @@ def test_rows_replaced_make_again_only_their_chunks(items, chunk, data):
         column = ChunkedStrings.of(items)
         rows = data.draw(st.dictionaries(st.integers(0, len(items) - 1),
                                          st.binary(max_size=30), max_size=5))
-        new = column.replaced(rows)
+        new = column.edited([], rows, [])
         assert list(new.raws()) == [rows.get(i, x) for i, x in enumerate(items)]
         touched = {bisect.bisect_right(column.starts.tolist(), i) - 1 for i in rows}
         kept = [c for k, c in enumerate(column.chunks) if k not in touched]
         assert [c for c in new.chunks if any(c is x for x in column.chunks)] == kept
         assert all(len(c.blob) <= 2 * chunk or _sizes(c)[:-1].sum() < chunk
                    for c in new.chunks if not any(c is x for x in column.chunks))
-        alike = column.replaced({i: x[::-1] for i, x in rows.items() if i < len(items)
-                                 for x in (items[i],)})  # (each row the length it was: a
+        alike = column.edited([], {i: x[::-1] for i, x in rows.items() if i < len(items)
+                                   for x in (items[i],)}, [])  # (each row the length it was: a
         # chunk not over twice the target keeps its ends; a larger one, an older model's, is cut)
         assert list(alike.raws()) == [x[::-1] if i in rows else x for i, x in enumerate(items)]
         kept_ends = [c.ends for c in column.chunks if len(c.blob) <= 2 * chunk]
