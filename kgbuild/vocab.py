@@ -29,3 +29,4 @@ RDF_SUBJECT = RDF + "subject"
 RDF_OBJECT = RDF + "object"
 XSD_STRING = XSD + "string"
 PROV_DERIVED_FROM = PROV + "wasDerivedFrom"
+CATCH_ALL = RDFS + "Resource"  # a node type with this IRI types every otherwise untyped IRI

@@ -6,11 +6,15 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import FIXTURE_CATALOG
+
 from kgbuild.cli.main import COMMANDS, main
+from kgbuild.project.pipeline import build_graph
 
 CLI = Path(__file__).resolve().parents[1] / "kgbuild" / "cli"
 
@@ -74,5 +78,23 @@ def test_a_manifest_build_loads_no_llm_or_http_client():
     code = ("import sys\nfrom kgbuild.project.pipeline import build_graph\n"
             "print(sorted(m for m in ('openai', 'httpx2', 'kgbuild.llm.client', "
             "'kgbuild.extract.text.extractor') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_told_rebuild_loads_neither_rdflib_nor_the_validator(tmp_path):
+    """Regression: the store's modules read kgbuild's IRIs through rdflib namespaces, and the
+    build imported the validator, the Python manifests' requirement parser and the glob
+    compiler on every start (about 0.15 s of each one-file rebuild)."""
+    catalog = tmp_path / "catalog"
+    shutil.copytree(FIXTURE_CATALOG, catalog)
+    build_graph([catalog], store=tmp_path / "store", validate=False, root=tmp_path).store.close()
+    edited = catalog / "catalog-info.yaml"
+    edited.write_text(edited.read_text() + "\n# edited\n")
+    code = ("import sys\nfrom kgbuild.project.pipeline import build_graph\n"
+            f"build_graph([{str(catalog)!r}], store={str(tmp_path / 'store')!r}, validate=False, "
+            f"root={str(tmp_path)!r}, changed=[{str(edited)!r}]).store.close()\n"
+            "print(sorted(m for m in ('rdflib', 'pyshacl', 'kgbuild.validate.validator', "
+            "'packaging.requirements', 'pathspec') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Sequence
 from urllib.parse import quote, unquote
 
 from ..errors import KgbuildError
@@ -134,6 +134,13 @@ def parse_literal(term: str) -> tuple[str, str | None, str | None]:
 def iri_value(term: str) -> str:
     """The IRI inside ``<...>``."""
     return term[1:-1]
+
+
+def iri_values(iris: Sequence[str], size: int = 500) -> Iterator[str]:
+    """``<iri> <iri> ...`` texts for SPARQL VALUES blocks, ``size`` IRIs each (the blocks of
+    one query stay small)."""
+    for i in range(0, len(iris), size):
+        yield " ".join(f"<{x}>" for x in iris[i:i + size])
 
 
 @dataclass

@@ -15,14 +15,24 @@ from __future__ import annotations
 from typing import Iterable
 from urllib.parse import unquote
 
+from typing import TYPE_CHECKING
+
 import pyoxigraph as ox
-from rdflib import BNode, Graph, Literal, URIRef
-from rdflib.namespace import DCTERMS, PROV, RDF, RDFS, SKOS, XSD
 
 from ..errors import Problem
-from ..io.rdffile import add_quads, triple_term_error
 from ..schema.model import Schema
-from ..schema.namespaces import ASSERTION_BASE, KG, SOURCE_BASE, bind_prefixes
+from ..vocab import (
+    ASSERTION_BASE,
+    CATCH_ALL,
+    DCTERMS,
+    KG,
+    PROV,
+    RDF,
+    RDFS,
+    SKOS,
+    SOURCE_BASE,
+    XSD_STRING,
+)
 from .model import (
     PASSAGE_BASE,
     SECTION_SEPARATOR,
@@ -37,17 +47,19 @@ from .model import (
     lit,
 )
 
-CATCH_ALL = str(RDFS.Resource)  # a node type with this IRI types every otherwise untyped IRI
+if TYPE_CHECKING:  # (rdflib is imported by the functions that read or make its graphs)
+    from rdflib import Graph
 
-_RDF_TYPE, _LABEL, _IDENT, _ALT = str(RDF.type), str(RDFS.label), str(DCTERMS.identifier), str(SKOS.altLabel)
-_ACCESS, _DECLARED, _QUALIFIER = str(KG.accessLabel), str(KG.declaredLabel), str(KG.qualifier)
-_SUBJECT, _PREDICATE, _OBJECT = str(RDF.subject), str(RDF.predicate), str(RDF.object)
-_ASSERTION = str(KG.Assertion)
+
+_RDF_TYPE, _LABEL, _IDENT, _ALT = RDF + "type", RDFS + "label", DCTERMS + "identifier", SKOS + "altLabel"
+_ACCESS, _DECLARED, _QUALIFIER = KG + "accessLabel", KG + "declaredLabel", KG + "qualifier"
+_SUBJECT, _PREDICATE, _OBJECT = RDF + "subject", RDF + "predicate", RDF + "object"
+_ASSERTION = KG + "Assertion"
 # what an assertion says besides its type: read from foreign (non assertion/ IRI) statements too
-_STATEMENT = frozenset({_SUBJECT, _PREDICATE, _OBJECT, str(PROV.wasDerivedFrom), str(KG.extractor),
-                        str(PROV.generatedAtTime), str(KG.confidence), str(KG.line),
-                        str(KG.jsonPointer), str(KG.evidence), str(KG.spanStart), str(KG.spanEnd),
-                        str(KG.chunk)})
+_STATEMENT = frozenset({_SUBJECT, _PREDICATE, _OBJECT, PROV + "wasDerivedFrom", KG + "extractor",
+                        PROV + "generatedAtTime", KG + "confidence", KG + "line",
+                        KG + "jsonPointer", KG + "evidence", KG + "spanStart", KG + "spanEnd",
+                        KG + "chunk"})
 
 
 def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
@@ -55,6 +67,11 @@ def triples_to_rdflib(triples: Iterable[Triple], schema: Schema) -> Graph:
 
     Parsed by pyoxigraph, whose reader is linear in the input: rdflib's own N-Triples reader
     takes time quadratic in a literal's length (minutes for one 4 MB literal)."""
+    from rdflib import Graph
+
+    from ..io.rdffile import add_quads
+    from ..schema.namespaces import bind_prefixes
+
     g = Graph()
     bind_prefixes(g, schema)
     data = "\n".join(f"{s} {p} {o} ." for s, p, o in triples).encode("utf-8")
@@ -70,7 +87,12 @@ def from_rdf(g: Graph, schema: Schema, problems: list[Problem] | None = None,
     ``source``. Blank nodes are read as ``_:label``; a triple whose predicate is an edge type
     but whose object is a literal is not an edge and is skipped (counted per predicate).
     """
-    return _from_terms(((_plain(s), str(p), _plain(o), isinstance(o, Literal)) for s, p, o in g),
+    from rdflib import BNode, Literal
+
+    def plain(term) -> str:
+        return f"_:{term}" if isinstance(term, BNode) else str(term)
+
+    return _from_terms(((plain(s), str(p), plain(o), isinstance(o, Literal)) for s, p, o in g),
                        schema, problems, source)
 
 
@@ -84,6 +106,8 @@ def from_oxigraph_quads(quads: Iterable, schema: Schema, problems: list[Problem]
             return term.value
         if isinstance(term, ox.BlankNode):
             return f"_:{term.value}"
+        from ..io.rdffile import triple_term_error
+
         raise triple_term_error(term)
 
     return _from_terms(((plain(q.subject), q.predicate.value, plain(q.object),
@@ -113,16 +137,14 @@ def _from_terms(terms: Iterable[tuple[str, str, str, bool]], schema: Schema,
     return kg
 
 
-def _plain(term) -> str:
-    return f"_:{term}" if isinstance(term, BNode) else str(term)
-
-
 def rdflib_term(term) -> str:
     """An rdflib term as an N-Triples term string (blank nodes keep rdflib's ``_:`` form)."""
+    from rdflib import Literal, URIRef
+
     if isinstance(term, Literal):
         if term.language:
             return f"{lit(str(term))}@{term.language}"
-        dt = str(term.datatype) if term.datatype and term.datatype != XSD.string else None
+        dt = str(term.datatype) if term.datatype and str(term.datatype) != XSD_STRING else None
         return lit(str(term), dt)
     if isinstance(term, URIRef):
         return f"<{term}>"
@@ -221,16 +243,16 @@ def from_quads(rows: Iterable[tuple[str, str, str, str]], schema: Schema,
                              rec.get("access", set()), rec.get("defined_in", set()),
                              rec.get("aliases", set()))
     for iri, rec in doc_rows.items():
-        if rec.get(_RDF_TYPE) == str(KG.SourceDocument):
-            count = rec.get(str(KG.assertionCount))
-            kg.add_document(SourceDocument(doc_from_iri(iri), rec.get(str(KG.path), ""),
-                                           rec.get(str(KG.sha256), ""), frozenset(rec.get("access", ())),
+        if rec.get(_RDF_TYPE) == KG + "SourceDocument":
+            count = rec.get(KG + "assertionCount")
+            kg.add_document(SourceDocument(doc_from_iri(iri), rec.get(KG + "path", ""),
+                                           rec.get(KG + "sha256", ""), frozenset(rec.get("access", ())),
                                            int(count) if count is not None else None))
     for iri, rec in passage_rows.items():
         p = _passage(rec)
         if p is not None:
             kg.passages[p.id] = p
-    chunk_ids = {iri: rec.get(str(KG.chunkId)) for iri, rec in passage_rows.items()}
+    chunk_ids = {iri: rec.get(KG + "chunkId") for iri, rec in passage_rows.items()}
     for iri, rec in assertion_rows.items():
         a = _assertion(iri, rec, ids, preds, inverse, warn, source, chunk_ids, attrs)
         if a is not None:
@@ -321,25 +343,24 @@ def _node_ids(node_rows: dict[str, dict], typed: dict[str, str], warn, source: s
 
 def _passage(rec: dict) -> Passage | None:
     """The passage a record describes, or None when it lacks its ID, document or span."""
-    chunk, doc = rec.get(str(KG.chunkId)), rec.get(str(PROV.wasDerivedFrom))
-    start, end = rec.get(str(KG.spanStart)), rec.get(str(KG.spanEnd))
+    chunk, doc = rec.get(KG + "chunkId"), rec.get(PROV + "wasDerivedFrom")
+    start, end = rec.get(KG + "spanStart"), rec.get(KG + "spanEnd")
     if chunk is None or doc is None or start is None or end is None:
         return None
     try:
         span = int(start), int(end)
     except ValueError:
         return None
-    section = rec.get(str(KG.section))
-    return Passage(chunk, doc_from_iri(doc), *span, rec.get(str(KG.text), ""),
-                   rec.get(str(KG.title), ""), tuple(section.split(SECTION_SEPARATOR)) if section else (),
+    section = rec.get(KG + "section")
+    return Passage(chunk, doc_from_iri(doc), *span, rec.get(KG + "text", ""),
+                   rec.get(KG + "title", ""), tuple(section.split(SECTION_SEPARATOR)) if section else (),
                    frozenset(rec.get("access", ())))
 
 
-# an assertion record's keys (predicate IRIs) by local name, made once: an rdflib namespace
-# makes a new term on every attribute read
-_FIELDS = {**{n: str(KG[n]) for n in ("line", "spanStart", "spanEnd", "extractor", "confidence",
+# an assertion record's keys (predicate IRIs) by local name
+_FIELDS = {**{n: KG + n for n in ("line", "spanStart", "spanEnd", "extractor", "confidence",
                                        "jsonPointer", "evidence", "chunk")},
-           **{n: str(PROV[n]) for n in ("wasDerivedFrom", "generatedAtTime")}}
+           **{n: PROV + n for n in ("wasDerivedFrom", "generatedAtTime")}}
 
 
 def _assertion(iri: str, rec: dict, ids: dict[str, str], preds: dict[str, str],

@@ -8,11 +8,12 @@ Paths are POSIX and relative (no leading ``/``); a trailing ``/`` marks a folder
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
-
-import pathspec
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..errors import InputError
+
+if TYPE_CHECKING:  # (imported when a pattern is compiled: most runs compile none)
+    import pathspec
 
 BACKEND = "re2"
 MAX_PATTERN = 4096  # characters; longer patterns are refused before compiling
@@ -25,6 +26,8 @@ def _spec(lines: Iterable[str], source: str, line: int | None = None) -> pathspe
             raise InputError(f"pattern longer than {MAX_PATTERN} characters", source,
                              line if line is not None else i + 1)
     try:
+        import pathspec
+
         return pathspec.GitIgnoreSpec.from_lines(lines, backend=BACKEND)
     except (ValueError, TypeError) as exc:  # GitWildMatchPatternError is a ValueError
         raise InputError(f"invalid pattern: {exc}", source, line) from None

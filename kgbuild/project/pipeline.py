@@ -17,8 +17,8 @@ from ..graph.model import DECLARED_LABEL, MENTION_LABEL, node_iri, source_iri
 from ..schema.loader import load_schema
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
+from ..validate.incremental import record_change
 from .update import BuildResult, Phase, Progress, update_store
-from .validation import record_change
 
 if TYPE_CHECKING:
     from ..remote.backstage import Catalog, CatalogSource

@@ -49,10 +49,10 @@ from ..schema.model import Schema
 from ..store.graphstore import DocumentState, DocumentUpdate, GraphStore
 from ..store.manifest import shard
 from ..validate.incremental import Touched, touched_terms
-from ..validate.validator import ValidationReport
 
 if TYPE_CHECKING:
     from ..remote.backstage import Catalog
+    from ..validate.report import ValidationReport
 
 Progress = Callable[[str, int, int], None]
 Phase = Callable[[str], None]  # told when a long phase starts: "storing", "validating", ...

@@ -3,32 +3,19 @@ with SHACL (either engine) and the hygiene checks, near-duplicate names from the
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import InputError
 from ..graph.rdf import from_rdf
-from ..io.atomic import atomic_write
 from ..io.rdffile import load_graph
 from ..resolve.review import possible_duplicates
 from ..schema.model import Schema
 from ..store.graphstore import GraphStore
 from ..validate.hygiene import HygieneOptions
-from ..validate.incremental import Touched, validate_changed
+from ..validate.incremental import last_change, validate_changed
 from ..validate.report import Finding, ValidationReport
 from ..validate.validator import shapes_for, validate_file, validate_store
-
-LAST_CHANGE = "last-change.json"  # in the store folder: what the last build changed
-
-
-def record_change(store: GraphStore, documents: Sequence[str], before: Touched) -> None:
-    """Remember what a build changed, for ``kgbuild validate --changed`` (persistent stores):
-    the documents, and the IRIs they used with their types before the change."""
-    if store.path is not None:
-        atomic_write(store.path / LAST_CHANGE, json.dumps(
-            {"generation": store.generation(), "documents": sorted(documents),
-             "before": {t: list(types) for t, types in sorted(before.items())}}), durable=False)
 
 
 def validate_target(schema: Schema, graph: str | Path | None = None, *, store: str | Path | None = None,
@@ -51,7 +38,7 @@ def validate_target(schema: Schema, graph: str | Path | None = None, *, store: s
                          str(store) if store else None)
     with GraphStore(store, schema, write=False) as gs:
         if changed:
-            last = _last_change(gs)
+            last = last_change(gs)
             report = validate_changed(gs, last["documents"], before=last["before"], engine=engine,
                                       shapes=shape_graph, hygiene=hygiene)
         else:
@@ -59,19 +46,6 @@ def validate_target(schema: Schema, graph: str | Path | None = None, *, store: s
         if hygiene is not None and "duplicates" in hygiene.checks:
             report.hygiene += _duplicates(gs.knowledge_graph)
     return report
-
-
-def _last_change(store: GraphStore) -> dict:
-    path = store.path / LAST_CHANGE
-    try:
-        last = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        raise InputError("no recorded build change to validate; run `kgbuild validate` for "
-                         "the whole store", str(path), code="no-change") from None
-    if last.get("generation") != store.generation():
-        raise InputError("the store changed since the recorded build (another writer?); run "
-                         "`kgbuild validate` for the whole store", str(path), code="no-change")
-    return last
 
 
 def _duplicates(graph) -> list[Finding]:

@@ -33,13 +33,12 @@ from ..io.rdffile import (
     read_quads,
     triple_term_error,
 )
-from ..vocab import SCHEMA_BASE
+from ..vocab import CATCH_ALL, SCHEMA_BASE
 from .loader import NAME, NAMESPACE, OWN_IRIS, RESERVED_PREDICATES, parse_schema
 from .model import Schema
 from .namespaces import ASSERTION_BASE, KG, SOURCE_BASE
 from .writer import schema_yaml
 
-CATCH_ALL = str(RDFS.Resource)  # see kgbuild.graph.rdf: a type with this IRI types untyped nodes
 _BUILTIN = (str(RDF), str(RDFS), str(OWL), str(XSD))
 _EVERY = {OWL.Thing, RDFS.Resource}  # as a domain or range: any type
 _LITERALS = {RDFS.Literal, RDF.langString, RDF.PlainLiteral, RDF.XMLLiteral, RDF.HTML, RDF.JSON}

@@ -22,7 +22,7 @@ its own, so hidden items influence neither reachability nor ranking. Walking it 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -228,7 +228,8 @@ def csr_lists(n: int, edge_types: int, src: np.ndarray, dst: np.ndarray, etype: 
 def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etype: np.ndarray,
              confidence: np.ndarray, recency: np.ndarray, added: np.ndarray,
              redone: np.ndarray, cut: np.ndarray, nodes: np.ndarray | None = None,
-             edges: np.ndarray | None = None) -> dict[tuple[int, int], Csr]:
+             edges: Callable[[np.ndarray], np.ndarray] | None = None
+             ) -> dict[tuple[int, int], Csr]:
     """:func:`csr_lists` of a changed graph (``n`` nodes, the edges' new columns) from the
     ``old`` index's lists, given what changed: the edges ``added`` and those whose
     confidence or time may have changed (``redone``), by new numbers, and the nodes that
@@ -236,8 +237,10 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
     touch (and of the neighbours of those whose degree changed) are ranked again, read from
     the old lists' slices and the added edges, never from every edge; every other node's are
     kept in their order, renumbered with ``nodes`` (old number -> new, -1: gone) and
-    ``edges`` (old edge -> new, -1: gone): None for both when the change added or removed no
-    node or edge (then a list none of the touched nodes is in is the old one itself)."""
+    ``edges`` (old edge numbers -> new ones, -1: gone; a function, as a few insertions are
+    counted faster than a whole column is looked up): None for both when the change added or
+    removed no node or edge (then a list none of the touched nodes is in is the old one
+    itself)."""
     changed = np.concatenate([added, redone]).astype(np.int64)
     ends = np.concatenate([src[changed], dst[changed], cut]).astype(np.int64)
     if nodes is None and edges is None:
@@ -260,7 +263,7 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
     marked = marked[marked >= 0]
     found = {0: [added[mark[src[added]]]], 1: [added[mark[dst[added]]]]}
     for (_, d), c in old.lists.items():
-        now = edges[c.eid[_slices(c, marked)[0]]]
+        now = edges(c.eid[_slices(c, marked)[0]])
         found[d].append(now[now >= 0])
     outs, ins = (np.concatenate(found[d]).astype(np.int64) for d in (0, 1))
     owner, nbr, eid, _, tdir = _entries(src, dst, etype, outs, ins)
@@ -280,9 +283,16 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
         if c is None:
             lists[key] = _csr(n, key[1], *new)
             continue
+        drop = _slices(c, gone)[0]
+        if same and new is None and not len(drop):  # (its entries as they were, renumbered)
+            eid = edges(c.eid)
+            lists[key] = c if np.array_equal(eid, c.eid) else Csr(
+                c.indptr, c.nbr, eid.astype(np.int32), c.rank, c.dir,
+                {k: v for k, v in c.patches.items() if k != "eid"})
+            continue
         keep = np.ones(len(c.nbr), dtype=bool)
-        keep[_slices(c, gone)[0]] = False
-        parts = [c.nbr[keep] if same else nodes[c.nbr[keep]], edges[c.eid[keep]], c.rank[keep]]
+        keep[drop] = False
+        parts = [c.nbr[keep] if same else nodes[c.nbr[keep]], edges(c.eid[keep]), c.rank[keep]]
         counts = np.diff(c.indptr).astype(np.int64)
         counts[gone] = 0
         per = np.zeros(n, dtype=np.int64)  # entries per owner, new numbers

@@ -17,7 +17,7 @@ import pyoxigraph as ox
 
 from ..errors import InvalidValue, Problem
 from ..graph.model import CLAIMS, A, id_from_iri, iri_value, node_triples, source_iri
-from ..schema.namespaces import KG, NODES_GRAPH
+from ..vocab import KG, NODES_GRAPH
 from .guard import Guarded
 from .manifest import (
     MANIFEST_GRAPH,
@@ -136,7 +136,7 @@ def distinct_counts(db: Guarded, schema, ordered: bool = True) -> dict:
         if n:
             edges[name] = edges.get(name, 0) + n
     assertions = count(db.quads_for_pattern(None, ox.NamedNode(A[1:-1]),
-                                            ox.NamedNode(str(KG.Assertion)), None),
+                                            ox.NamedNode(KG + "Assertion"), None),
                        lambda q: q.subject)
     return {"edges": dict(sorted(edges.items())), "assertions": assertions}
 

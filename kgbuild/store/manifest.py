@@ -17,18 +17,17 @@ import pyoxigraph as ox
 from ..graph.model import CLAIMS, lit
 from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
-from ..schema.namespaces import KG
-from ..vocab import MANIFEST_GRAPH
+from ..vocab import KG, MANIFEST_GRAPH
 from .guard import Guarded
 
-PROBLEM = f"<{KG.problem}>"  # on a document's source: one JSON literal per problem
-MANIFEST = f"<{KG.manifest}>"  # JSON literals, one per shard: its documents' DocumentState
+PROBLEM = f"<{KG}problem>"  # on a document's source: one JSON literal per problem
+MANIFEST = f"<{KG}manifest>"  # JSON literals, one per shard: its documents' DocumentState
 SHARDS = 64
-GENERATION = f"<{KG.generation}>"  # a counter bumped by every committed update
-STORE_ID = f"<{KG.storeId}>"  # random, new with every database: the read model is keyed by it
-SETTINGS = f"<{KG.buildSettings}>"  # one JSON literal: what the last build was made with
-COUNTS = f"<{KG.counts}>"  # one JSON literal: nodes by type, distinct edges by type, assertions
-NODES_MARK = f"<{KG.nodesRevision}>"  # random, new whenever the nodes graph's triples change
+GENERATION = f"<{KG}generation>"  # a counter bumped by every committed update
+STORE_ID = f"<{KG}storeId>"  # random, new with every database: the read model is keyed by it
+SETTINGS = f"<{KG}buildSettings>"  # one JSON literal: what the last build was made with
+COUNTS = f"<{KG}counts>"  # one JSON literal: nodes by type, distinct edges by type, assertions
+NODES_MARK = f"<{KG}nodesRevision>"  # random, new whenever the nodes graph's triples change
 INTERNAL = CLAIMS | {PROBLEM, MANIFEST, COUNTS, GENERATION, STORE_ID, SETTINGS, NODES_MARK}
 STATES = "states"  # in the store folder: per shard its document states, marshalled
 INDEX = "index"  # in STATES: the StatesIndex of the copies

@@ -14,7 +14,7 @@ from ..graph.rdf import from_quads
 from ..graph.sparqlcheck import refuse_service
 from ..io.collector import gc_paused
 from ..schema.model import Schema
-from ..schema.namespaces import KG, NODES_GRAPH
+from ..vocab import KG, NODES_GRAPH
 from .guard import Guarded
 from .manifest import COUNTS, INTERNAL, MANIFEST_GRAPH, PROBLEM
 from .storemodel import open_model
@@ -166,6 +166,6 @@ class StoreReads:
             f"SELECT ?p (COUNT(*) AS ?n) WHERE {{ SELECT DISTINCT ?s ?p ?o WHERE {{ "
             f"VALUES ?p {{ {values} }} GRAPH ?g {{ ?s ?p ?o }} }} }} GROUP BY ?p")}
         [row] = list(self._db.query(f"SELECT (COUNT(DISTINCT ?a) AS ?n) WHERE {{ GRAPH ?g {{ "
-                                    f"?a a <{KG.Assertion}> }} }}"))
+                                    f"?a a <{KG}Assertion> }} }}"))
         return {"nodes": dict(sorted(nodes.items())), "edges": dict(sorted(edges.items())),
                 "assertions": int(row["n"].value)}

@@ -41,9 +41,10 @@ from ..graph.model import (
     id_from_iri,
     parse_literal,
 )
-from ..graph.rdf import CATCH_ALL, from_quads
+from ..graph.rdf import from_quads
 from ..vocab import (
     ASSERTION_BASE,
+    CATCH_ALL,
     DCTERMS,
     KG,
     MANIFEST_GRAPH,

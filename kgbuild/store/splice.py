@@ -28,8 +28,15 @@ import numpy as np
 import pyoxigraph as ox
 
 from ..graph.model import id_from_iri, node_iri, source_iri
-from ..schema.namespaces import ASSERTION_BASE, KG, NODES_GRAPH, SOURCE_BASE
-from ..vocab import RDF_OBJECT, RDF_SUBJECT
+from ..vocab import (
+    ASSERTION_BASE,
+    CATCH_ALL,
+    KG,
+    NODES_GRAPH,
+    RDF_OBJECT,
+    RDF_SUBJECT,
+    SOURCE_BASE,
+)
 from .adjacency import patched, relisted
 from .readmodel import (
     FORMAT,
@@ -45,9 +52,10 @@ from .readmodel import (
 )
 from .strings import ChunkedStrings, Strings
 
+FEW_POINTS = 32  # insertion points renumbered by a pass each (more: by binary searches)
 MAX_CHANGED = 200  # more changed documents than this (or a twentieth of all): made whole
 _ENDS = (RDF_SUBJECT, RDF_OBJECT)
-ACCESS = str(KG.accessLabel)
+ACCESS = KG + "accessLabel"
 
 
 def model_meta(store) -> dict:
@@ -82,7 +90,6 @@ def apply_changes(old: GraphModel, store, schema, documents: Iterable[str],
     (:func:`~kgbuild.validate.incremental.touched_terms`)."""
     from ..graph.rdf import from_quads
     from ..resolve.nametable import table_changes
-    from ..schema.importer import CATCH_ALL
 
     meta = model_meta(store)
     same_database = old.meta.get("revision", "").split(":")[0] == store.store_id()
@@ -205,7 +212,7 @@ def _replaced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     recency, patch = old.recency, ix.patches.get("recency")
     if new_times and times and new_times[0] < times[-1]:  # (else codes stay as they are)
         shift = np.array([bisect.bisect_left(times, x) for x in new_times], recency.dtype)
-        recency = recency + np.searchsorted(shift, recency, side="right").astype(recency.dtype)
+        recency = recency + _below(recency, shift, True).astype(recency.dtype)
         patch = None
     times = sorted(times + new_times)
     code = {x: i for i, x in enumerate(times)}
@@ -260,7 +267,8 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     nodes = {**{x: (x, "", "") for x in new_ids}, **nodes}
     # the union of the old nodes and the new ones, in ID order
     at = np.array([bisect.bisect_left(ix.node_ids, x) for x in new_ids], dtype=np.int64)
-    moved = np.arange(n) + np.searchsorted(at, np.arange(n), side="right")
+    moved = np.arange(n)
+    moved += _below(moved, at, True)
     where = {x: int(moved[i]) for x, i in position.items() if i is not None}
     where.update(zip(new_ids, (at + np.arange(len(at))).tolist()))
     size = n + len(new_ids)
@@ -290,11 +298,18 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     final = np.cumsum(alive) - 1
     count = int(alive.sum())
     # the edges kept, renumbered (as they were when no node came or went)
-    keep = np.ones(len(ix.src), dtype=bool)
-    keep[gone] = False
-    kept = np.flatnonzero(keep) if gone else np.arange(len(ix.src))
-    src, dst, etype = (ix.src[kept], ix.dst[kept], ix.etype[kept]) if gone else (
-        ix.src, ix.dst, ix.etype)
+    cut_edges = np.array(sorted(gone), dtype=np.int64)
+    if gone:
+        keep = np.ones(len(ix.src), dtype=bool)
+        keep[gone] = False
+        kept = np.flatnonzero(keep)
+
+        def kept_of(a: np.ndarray) -> np.ndarray:
+            return a[kept]
+    else:
+        def kept_of(a: np.ndarray) -> np.ndarray:
+            return a
+    src, dst, etype = kept_of(ix.src), kept_of(ix.dst), kept_of(ix.etype)
     if count != n or size != n:
         renumber = final[moved]
         src, dst = renumber[src], renumber[dst]
@@ -302,7 +317,8 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     # the added edges' places among the kept ones (sorted by subject, type, object numbers)
     t = len(ix.edge_types)
     at_e = np.array([_place(src, etype, dst, count, *e) for e in add.tolist()], dtype=np.int64)
-    slots = np.searchsorted(kept, [i for i, _ in redone]).astype(np.int64)
+    slots = np.array([i for i, _ in redone], dtype=np.int64)
+    slots -= np.searchsorted(cut_edges, slots)
     slots += np.searchsorted(at_e, slots, side="right")
     places = np.concatenate([slots, at_e + np.arange(len(at_e))])
     values = [v for _, v in redone] + [v for _, v in added]
@@ -310,7 +326,7 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     by_place = np.argsort(places)
     places, values = places[by_place], [values[k] for k in by_place]
     was = [was[k] for k in by_place]
-    conf = np.insert(np.asarray(old.conf[kept], dtype=np.float64), at_e, 0.0)
+    conf = np.insert(np.asarray(kept_of(old.conf), dtype=np.float64), at_e, 0.0)
     conf[places] = [v[1] for v in values]
     # the times' codes: past the new times (inserted), then without those no edge has now
     times = list(old.times)
@@ -318,8 +334,8 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     shift = np.array([bisect.bisect_left(times, x) for x in new_times], dtype=np.int64)
     times = sorted(times + new_times)
     code = {x: i for i, x in enumerate(times)}
-    recency = np.asarray(old.recency[kept], dtype=np.int64)
-    recency = np.insert(recency + np.searchsorted(shift, recency, side="right"), at_e, 0)
+    recency = np.asarray(kept_of(old.recency), dtype=np.int64)
+    recency = np.insert(recency + _below(recency, shift, True), at_e, 0)
     recency[places] = [code[v[2]] for v in values]
     used = np.bincount(recency, minlength=len(times)) > 0
     order = [x for x in sorted(nodes, key=where.get) if alive[where[x]]]
@@ -343,7 +359,8 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
                        [(position[x], nodes[x][2].encode()) for x in order if x not in put],
                        [(put[x], nodes[x][2].encode()) for x in order if x in put]
                        ).arrays("info"))
-    before = [int(kept[r]) if r < len(kept) else len(ix.src) for r in at_e.tolist()]
+    before = [_kept_number(r, cut_edges) if r < len(src) else len(ix.src)
+              for r in at_e.tolist()]
     inserted = iter(before)
     rows = [w if w >= 0 else -1 - next(inserted) for w in was]  # (-1 - r: put before row r)
     facets = [blob[a:b].tobytes() for a, b in zip(starts.tolist(), ends.tolist())]
@@ -357,13 +374,40 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
         if len(terms) == len(old.terms) else Strings.pack(terms)
     # the lists: the old ones renumbered, the nodes the change touches ranked again
     nodes_map = np.where(alive[moved], final[moved], -1)
-    edges_map = np.full(len(ix.src), -1, dtype=np.int64)
-    edges_map[kept] = np.arange(len(kept)) + np.searchsorted(at_e, np.arange(len(kept)),
-                                                             side="right")
+
+    def edges_map(e: np.ndarray) -> np.ndarray:  # old edge numbers -> new (-1: gone)
+        e = np.asarray(e, dtype=np.int64)
+        k = e - _below(e, cut_edges)
+        out = k + _below(k, at_e, True)
+        if len(cut_edges):
+            out[np.isin(e, cut_edges)] = -1
+        return out
+
     cut = nodes_map[np.concatenate([ix.src[gone], ix.dst[gone]]).astype(np.int64)]
     return with_lists(out, t, relisted(ix, count, out["src"], out["dst"], out["etype"], conf,
                                        out["recency"], at_e + np.arange(len(at_e)), slots,
                                        cut[cut >= 0], nodes_map, edges_map))
+
+
+def _below(values: np.ndarray, points: np.ndarray, equal: bool = False) -> np.ndarray:
+    """Per value, how many of the sorted ``points`` are below it (``equal``: or equal to it):
+    ``np.searchsorted(points, values)``, but for a few points a comparison pass each, many
+    times faster than a binary search per value over a whole column."""
+    if len(points) > FEW_POINTS:
+        return np.searchsorted(points, values, side="right" if equal else "left")
+    out = np.zeros(len(values), dtype=np.int64)
+    for p in points.tolist():
+        out += (values >= p) if equal else (values > p)
+    return out
+
+
+def _kept_number(r: int, cut: np.ndarray) -> int:
+    """The old number of the ``r``-th edge kept when the edges ``cut`` (sorted) go."""
+    for c in cut.tolist():
+        if c > r:
+            break
+        r += 1
+    return r
 
 
 def _place(src: np.ndarray, etype: np.ndarray, dst: np.ndarray, count: int, s: int, p: int,

@@ -27,7 +27,7 @@ from ..graph.model import (
     source_iri,
 )
 from ..schema.model import Schema
-from ..schema.namespaces import KG, NODES_GRAPH
+from ..vocab import KG, NODES_GRAPH
 from .fullbuild import FullBuild
 from .guard import Guarded
 from .manifest import (
@@ -51,7 +51,7 @@ from .reads import nt
 from .splice import MAX_CHANGED
 from .storemodel import Change, refresh_model
 
-ASSERTION_TYPE = f"<{KG.Assertion}>"
+ASSERTION_TYPE = f"<{KG}Assertion>"
 
 
 @dataclass

@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime
 import decimal
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Sequence
+from typing import Iterable, NamedTuple
 
 import pyoxigraph as ox
 from rdflib import BNode, Graph, Literal, URIRef
@@ -108,20 +108,9 @@ def _values(name: str, terms: Iterable) -> str:
     return f"VALUES ?{name} {{ {' '.join(terms)} }}"
 
 
-def _chunked(items: Sequence, size: int = 500) -> Iterable[Sequence]:
-    """``items`` in slices of ``size``: the VALUES blocks of one query stay small."""
-    for i in range(0, len(items), size):
-        yield items[i:i + size]
-
-
 def _classes(name: str, cls, data: Data) -> str:
     """A VALUES block binding ``?name`` to ``cls`` and each of its subclasses."""
     return _values(name, (f"<{c}>" for c in data.subclasses(str(cls))))
-
-
-def iri_values(iris: Sequence) -> Iterable[str]:
-    """``<iri> <iri> ...`` texts for a VALUES block, a chunk of ``iris`` at a time."""
-    return (" ".join(f"<{i}>" for i in part) for part in _chunked(iris))
 
 
 class Target:

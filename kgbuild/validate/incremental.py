@@ -20,19 +20,34 @@ extractors write neither.)
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+import json
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from rdflib import Graph
-from rdflib.namespace import PROV, RDF
+from ..errors import InputError
+from ..graph.model import iri_values, source_iri
+from ..io.atomic import atomic_write
+from ..vocab import PROV, RDF
 
-from ..graph.model import source_iri
-from .engine import iri_values
-from .hygiene import HygieneOptions
-from .report import ValidationReport
-from .validator import validate_store
+if TYPE_CHECKING:  # (the validator is imported when a change is validated)
+    from rdflib import Graph
+
+    from .hygiene import HygieneOptions
+    from .report import ValidationReport
 
 Touched = dict[str, tuple[str, ...]]  # IRI -> its rdf:types, sorted
-_A = f"<{RDF.type}>"
+LAST_CHANGE = "last-change.json"  # in the store folder: what the last build changed
+
+
+def record_change(store, documents: Sequence[str], before: Touched) -> None:
+    """Remember what a build changed, for ``kgbuild validate --changed`` (persistent stores):
+    the documents, and the IRIs they used with their types before the change."""
+    if store.path is not None:
+        atomic_write(store.path / LAST_CHANGE, json.dumps(
+            {"generation": store.generation(), "documents": sorted(documents),
+             "before": {t: list(types) for t, types in sorted(before.items())}}), durable=False)
+
+
+_A = f"<{RDF}type>"
 
 
 def touched_terms(store, documents: Iterable[str], new: Iterable[tuple[str, str, str]] = ()
@@ -48,7 +63,7 @@ def touched_terms(store, documents: Iterable[str], new: Iterable[tuple[str, str,
     graphs = " ".join(f"<{source_iri(d)}>" for d in sorted(set(documents)))
     for row in store.sparql(
             f"SELECT DISTINCT ?t WHERE {{ VALUES ?g {{ {graphs} }} GRAPH ?g {{ "
-            f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t FILTER(?p != <{RDF.type}>) }} }} FILTER(isIRI(?t)) }}"
+            f"{{ ?t ?p ?o }} UNION {{ ?s ?p ?t FILTER(?p != <{RDF}type>) }} }} FILTER(isIRI(?t)) }}"
     ) if graphs else ():
         found.add(row["t"].value)
     schema = store.schema
@@ -62,7 +77,7 @@ def types_of(store, iris: Iterable[str]) -> Touched:
     types: dict[str, set[str]] = {t: set() for t in iris}
     for chunk in iri_values(sorted(types)):
         for row in store.sparql(
-                f"SELECT ?t ?c WHERE {{ VALUES ?t {{ {chunk} }} ?t <{RDF.type}> ?c }}", union=True):
+                f"SELECT ?t ?c WHERE {{ VALUES ?t {{ {chunk} }} ?t <{RDF}type> ?c }}", union=True):
             types[row["t"].value].add(str(row["c"].value))
     return {t: tuple(sorted(c)) for t, c in types.items()}
 
@@ -77,7 +92,7 @@ def changed_focus(store, documents: Iterable[str],
     now = {**types_of(store, set(before) - set(after)), **after}
     retyped = sorted(t for t in now if before.get(t) is None or tuple(sorted(before[t])) != now[t])
     out = set(now)
-    patterns = [f"?t <{RDF.subject}> ?x", f"?t <{PROV.wasDerivedFrom}> ?x", f"?x <{RDF.subject}> ?t"]
+    patterns = [f"?t <{RDF}subject> ?x", f"?t <{PROV}wasDerivedFrom> ?x", f"?x <{RDF}subject> ?t"]
     for chunk in iri_values(sorted(now)):
         out |= _iris(store, f"VALUES ?t {{ {chunk} }} {{ {' } UNION { '.join(patterns)} }}")
     for chunk in iri_values(retyped):
@@ -100,5 +115,22 @@ def validate_changed(store, documents: Iterable[str], *,
     deleted document's or a dropped mention's nodes, and their types then); the result
     equals a full validation's results restricted to the focus nodes validated
     (:func:`changed_focus`; ``report.scope`` says how many)."""
+    from .validator import validate_store
+
     focus = changed_focus(store, documents, before)
     return validate_store(store, engine=engine, shapes=shapes, focus=focus, hygiene=hygiene)
+
+
+def last_change(store) -> dict:
+    """What :func:`record_change` remembered of the store's last build; InputError when
+    nothing is, or the store changed since."""
+    path = store.path / LAST_CHANGE
+    try:
+        last = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise InputError("no recorded build change to validate; run `kgbuild validate` for "
+                         "the whole store", str(path), code="no-change") from None
+    if last.get("generation") != store.generation():
+        raise InputError("the store changed since the recorded build (another writer?); run "
+                         "`kgbuild validate` for the whole store", str(path), code="no-change")
+    return last

@@ -11,7 +11,7 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import PROV, RDF, SH
 
 from ..errors import InputError
-from ..graph.model import doc_from_iri, id_from_iri
+from ..graph.model import doc_from_iri, id_from_iri, iri_values
 from ..graph.rdf import triples_to_rdflib
 from ..graph.sparqlcheck import refuse_service
 from ..io.rdffile import (
@@ -29,7 +29,7 @@ from ..schema.namespaces import KG, SOURCE_BASE
 from ..schema.shapes import all_shapes
 from ..schema.vocabulary import vocabulary
 from .compiler import Unsupported, compile_shapes
-from .engine import Data, Result, iri_values, run
+from .engine import Data, Result, run
 from .hygiene import HygieneOptions
 from .hygiene import hygiene as run_hygiene
 from .neighbourhood import neighbourhood

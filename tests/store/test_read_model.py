@@ -198,13 +198,16 @@ def test_many_random_edits_are_each_applied_exactly(tmp_path, monkeypatch):
     them), at random times (new latest times, earlier and later ones): every change is applied
     to the saved model (never made from the whole graph), whose columns (the names table
     among them) equal those made from the whole graph after each build; chunks of about 600
-    bytes, so that the records and node rows are many chunks, spliced, cut and dropped, and
-    patches of at most 8 positions, so that they are merged and written whole."""
+    bytes, so that the records and node rows are many chunks, spliced, cut and dropped,
+    patches of at most 8 positions, so that they are merged and written whole, and edge
+    numbers moved past more than one insertion or removal by binary searches, past one by a
+    pass (both ways of :func:`~kgbuild.store.splice._below`)."""
     folder, store = _built(tmp_path)
     made = storemodel._whole
     whole = _calls(monkeypatch, storemodel, "_whole")
     monkeypatch.setattr(strings, "CHUNK", 600)
     monkeypatch.setattr(adjacency, "PATCH_MAX", 8)  # (patches merged, and written whole past 8)
+    monkeypatch.setattr(splice, "FEW_POINTS", 1)
     rng, widest = random.Random(7), 0
     for step in range(30):
         did = [_edit(folder, rng) for _ in range(rng.randint(1, 3))]

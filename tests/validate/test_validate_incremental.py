@@ -10,7 +10,8 @@ from conftest import BACKSTAGE, FIXTURE_CATALOG
 from rdflib.namespace import RDF, SH
 
 from kgbuild.project.pipeline import build_graph
-from kgbuild.project.validation import LAST_CHANGE, validate_target
+from kgbuild.project.validation import validate_target
+from kgbuild.validate.incremental import LAST_CHANGE
 from kgbuild.errors import InputError
 from kgbuild.graph.model import id_from_iri, node_iri, source_iri
 from kgbuild.schema.namespaces import KG, NODES_GRAPH

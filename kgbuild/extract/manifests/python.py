@@ -38,8 +38,6 @@ from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from ...errors import InputError, Problem
 from ...io.text import (
     MAX_EVIDENCE_CHARS,
@@ -72,6 +70,8 @@ class PyprojectExtractor:
         return path.name == "pyproject.toml"
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
             data = tomllib.loads(text)
@@ -463,6 +463,8 @@ def _requirement_lines(text: str) -> Iterator[tuple[int, str, str, str]]:
     line), include (value: path; text: the ``-r`` option), self (the folder's own project,
     ``.`` or ``.[extras]``; value: the extras) or problem (value: message); constraints and
     global options are skipped."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
     for line, raw in _logical_lines(text):
         content = re.sub(r"(^|\s)#.*$", "", raw).strip()
         if not content:
@@ -548,6 +550,8 @@ class SetupCfgExtractor:
         return path.name == "setup.cfg"
 
     def extract(self, src: SourceFile, ctx: Context) -> Extraction:
+        from packaging.requirements import InvalidRequirement, Requirement
+
         try:
             text = read_text(src.path, ctx.max_file_bytes, src.doc_id)
         except InputError as exc:
