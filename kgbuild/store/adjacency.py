@@ -287,7 +287,7 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
         if same and new is None and not len(drop):  # (its entries as they were, renumbered)
             eid = edges(c.eid)
             lists[key] = c if np.array_equal(eid, c.eid) else Csr(
-                c.indptr, c.nbr, eid.astype(np.int32), c.rank, c.dir,
+                c.indptr, c.nbr, eid.astype(np.int32, copy=False), c.rank, c.dir,
                 {k: v for k, v in c.patches.items() if k != "eid"})
             continue
         keep = np.ones(len(c.nbr), dtype=bool)
@@ -304,7 +304,7 @@ def relisted(old: AdjacencyIndex, n: int, src: np.ndarray, dst: np.ndarray, etyp
         if len(parts[0]):  # (a list left empty is none, as in csr_lists)
             indptr = np.zeros(n + 1, dtype=np.int32)
             np.cumsum(per, out=indptr[1:])
-            lists[key] = Csr(indptr, *(x.astype(np.int32) for x in parts),
+            lists[key] = Csr(indptr, *(x.astype(np.int32, copy=False) for x in parts),
                              directions(len(parts[0]), key[1]))
     return lists
 

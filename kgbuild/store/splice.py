@@ -334,17 +334,21 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     shift = np.array([bisect.bisect_left(times, x) for x in new_times], dtype=np.int64)
     times = sorted(times + new_times)
     code = {x: i for i, x in enumerate(times)}
-    recency = np.asarray(kept_of(old.recency), dtype=np.int64)
-    recency = np.insert(recency + _below(recency, shift, True), at_e, 0)
+    recency = kept_of(old.recency)
+    if len(shift):
+        recency = recency + _below(recency, shift, True)
+    recency = np.insert(recency, at_e, 0).astype(np.int32, copy=False)
     recency[places] = [code[v[2]] for v in values]
     used = np.bincount(recency, minlength=len(times)) > 0
+    if not used.all():
+        recency = (np.cumsum(used) - 1)[recency].astype(np.int32)
     order = [x for x in sorted(nodes, key=where.get) if alive[where[x]]]
     ntake = take[alive]
     out = {"node_type": node_type[alive],
-           "src": np.insert(src, at_e, add[:, 0]).astype(np.int32),
-           "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32),
-           "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16), "conf": conf,
-           "recency": (np.cumsum(used) - 1)[recency].astype(np.int32)}
+           "src": np.insert(src, at_e, add[:, 0]).astype(np.int32, copy=False),
+           "dst": np.insert(dst, at_e, add[:, 2]).astype(np.int32, copy=False),
+           "etype": np.insert(etype, at_e, add[:, 1]).astype(np.int16, copy=False),
+           "conf": conf, "recency": recency}
     known = [-1 if position.get(x) is None else position[x] for x in order]
     terms = list(old.terms)  # (new terms after the old ones)
     blob, ends = pack_facets([v[4] for v in values], terms)
@@ -376,9 +380,11 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     nodes_map = np.where(alive[moved], final[moved], -1)
 
     def edges_map(e: np.ndarray) -> np.ndarray:  # old edge numbers -> new (-1: gone)
-        e = np.asarray(e, dtype=np.int64)
-        k = e - _below(e, cut_edges)
-        out = k + _below(k, at_e, True)
+        out = np.array(e, dtype=np.int32)  # (the lists' type: no wider copies of them)
+        if len(cut_edges):
+            out -= _below(e, cut_edges)
+        if len(at_e):
+            out += _below(out, at_e, True)
         if len(cut_edges):
             out[np.isin(e, cut_edges)] = -1
         return out
@@ -395,7 +401,7 @@ def _below(values: np.ndarray, points: np.ndarray, equal: bool = False) -> np.nd
     times faster than a binary search per value over a whole column."""
     if len(points) > FEW_POINTS:
         return np.searchsorted(points, values, side="right" if equal else "left")
-    out = np.zeros(len(values), dtype=np.int64)
+    out = np.zeros(len(values), dtype=np.int32)  # (no more than FEW_POINTS)
     for p in points.tolist():
         out += (values >= p) if equal else (values > p)
     return out
