@@ -337,9 +337,22 @@ class StoreFolder:
                 _remove(p)
 
     def close(self) -> None:
-        """Release the database and the write lock (committed writes are already durable)."""
+        """Release the database and the write lock (committed writes are already durable).
+        A writer records, between the two, that the read model is current for the database's
+        files as closed (:func:`~kgbuild.store.storemodel.record_fresh`)."""
+        revision = None
+        if (self._lock_fh is not None and self.path is not None and "_db" in self.__dict__
+                and self._damage is None):
+            try:
+                revision = self.revision()
+            except (KgbuildError, OSError):
+                pass
         self.__dict__.pop("_db", None)
         if self._lock_fh is not None:
+            if revision is not None:
+                from .storemodel import record_fresh
+
+                record_fresh(self.path, revision)
             self._lock_fh.close()
             self._lock_fh = None
 

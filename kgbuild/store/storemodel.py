@@ -12,9 +12,11 @@ something that did not refresh it (an older kgbuild, a store copied in place).
 **Reading without the database.** A reader that opened the database and found the saved
 model current records, in ``model/seen.json``, the model's folder and the committed
 database's files as they were (names, sizes, modification times: every commit appends to
-the database's log or adds files, so it changes them). While they stay so, :func:`saved_model` opens the model
-without opening the database (nor importing what opens it); anything else goes through
-:func:`checked_model`.
+the database's log or adds files, so it changes them). So does a writer, when it closes the
+database it made the model current for, before it releases its lock
+(:func:`record_fresh`): the first walk after a build need not open the database either.
+While they stay so, :func:`saved_model` opens the model without opening the database (nor
+importing what opens it); anything else goes through :func:`checked_model`.
 
 **Access.** The model is the unrestricted graph. It serves a principal who may see
 everything, or anyone when nothing in the store carries an access label (then every view
@@ -196,10 +198,29 @@ def checked_model(path: str | Path, schema, principal=None) -> GraphModel:
         else:
             whole = model
     if before is not None and whole.folder is not None and database_state(path) == before:
-        try:
-            atomic_write(Path(path) / MODEL / SEEN, json.dumps(
-                {"model": whole.folder.name, "revision": whole.meta.get("revision"),
-                 "database": before}), durable=False)
-        except OSError:
-            pass
+        _seen(path, whole.folder.name, whole.meta.get("revision"), before)
     return model
+
+
+def record_fresh(path: str | Path, revision: str) -> None:
+    """What :func:`checked_model` records, recorded by a writer that committed ``revision``
+    and has closed the database (its lock still held: nothing else can change it), when the
+    current model is of that revision."""
+    root = Path(path) / MODEL
+    try:
+        name = (root / "current").read_text()[:100].strip()
+        meta = json.loads((root / name / "meta.json").read_bytes()) if name.startswith("s-") \
+            and "/" not in name else {}
+    except (OSError, ValueError):
+        return
+    state = database_state(path)
+    if isinstance(meta, dict) and meta.get("revision") == revision and state is not None:
+        _seen(path, name, revision, state)
+
+
+def _seen(path: str | Path, model: str, revision: str | None, state: list) -> None:
+    try:
+        atomic_write(Path(path) / MODEL / SEEN, json.dumps(
+            {"model": model, "revision": revision, "database": state}), durable=False)
+    except OSError:
+        pass

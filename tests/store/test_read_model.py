@@ -391,7 +391,7 @@ def test_a_no_change_build_leaves_the_model_alone(tmp_path):
     made = (store / "model" / "current").read_text()
     _build(folder, store)
     assert (store / "model" / "current").read_text() == made
-    assert sorted(p.name for p in (store / "model").iterdir()) == ["current", made]
+    assert sorted(p.name for p in (store / "model").iterdir()) == ["current", made, "seen.json"]
 
 
 def test_a_full_rebuild_at_another_time_makes_a_whole_model(tmp_path):
@@ -411,20 +411,25 @@ def test_a_walk_reads_the_saved_model_without_the_database_until_it_changes(tmp_
     _build(folder, store)
     everyone = Principal.all_access()
     spec = TraversalSpec(seeds=["component:default/payments-service"], hops=2)
-    assert storemodel.saved_model(store, SCHEMA) is None  # no reader has checked it yet
+
+    def walk_unopened() -> dict:
+        with monkeypatch.context() as m:
+            m.setattr(GraphStore, "__init__", lambda *a, **k: pytest.fail("database opened"))
+            return open_traverser(store, SCHEMA, everyone).run(replace(spec)).to_dict()
+
+    db = next(p for p in store.iterdir() if p.name.startswith("db-") and p.is_dir())
+    (db / "LOG.unrelated").write_text("files changed behind the record")
+    assert storemodel.saved_model(store, SCHEMA) is None  # (checked again: opened once)
     first = open_traverser(store, SCHEMA, everyone).run(replace(spec)).to_dict()
     assert storemodel.saved_model(store, SCHEMA) is not None
-    with monkeypatch.context() as m:
-        m.setattr(GraphStore, "__init__", lambda *a, **k: pytest.fail("the database was opened"))
-        assert open_traverser(store, SCHEMA, everyone).run(replace(spec)).to_dict() == first
-    for seed in range(2):  # a commit changes the database's files: checked again, change seen
+    assert walk_unopened() == first
+    for seed in range(2):  # each build records its model fresh for the files it leaves
         _edit(folder, random.Random(seed))
         _build(folder, store)
-        assert storemodel.saved_model(store, SCHEMA) is None
+        assert storemodel.saved_model(store, SCHEMA) is not None
         with GraphStore(store, SCHEMA, write=False) as st:
             reference = Traverser(st.knowledge_graph(), everyone).run(replace(spec)).to_dict()
-        assert open_traverser(store, SCHEMA, everyone).run(replace(spec)).to_dict() == reference
-        assert storemodel.saved_model(store, SCHEMA) is not None
+        assert walk_unopened() == reference
     # another schema's walk does not take this model
     other = replace(SCHEMA, description="another")
     assert other.digest != SCHEMA.digest and storemodel.saved_model(store, other) is None
