@@ -9,8 +9,10 @@ read model's files are never changed once written), told component 2's file afte
 edits (edited, as it was, edited; then built as it was again), variant by variant, this
 checkout first, then ``--baseline`` (another checkout, e.g. ``git worktree add``): with
 ``--timestamp 0`` (``told``), with real times (``told, real time``: what a user runs) and
-with a ``dependsOn`` line added (``told, an edge added``). Prints per variant and checkout
-the median wall time, its CPU and the peak RSS, and the ratio of the two in the same run.
+with a ``dependsOn`` line added (``told, an edge added``); with ``--walk``, then a walk
+(``traverse --hops 2``, a fresh process) right after a told rebuild, and one after that.
+Prints per variant and checkout the median wall time, its CPU and the peak RSS, and the
+ratio of the two in the same run.
 The copies are left for the next run (``--fresh`` makes them again); the first rebuild of a
 copy may convert a model written by older code, so ``--warm`` rebuilds each copy once first.
 """
@@ -56,6 +58,7 @@ def main() -> None:
     ap.add_argument("--variants", default=",".join(VARIANTS))
     ap.add_argument("--fresh", action="store_true", help="copy the store again")
     ap.add_argument("--warm", action="store_true", help="rebuild each copy once first")
+    ap.add_argument("--walk", action="store_true", help="also walks after a told rebuild")
     args = ap.parse_args()
     work = args.work.resolve()
     catalog, store = work / f"cat{args.n}", work / f"store{args.n}"
@@ -84,8 +87,33 @@ def main() -> None:
                 runner.run([*build, "--changed", str(edited)])  # (the file as it was)
             print(f"{name:20s} this / baseline: {got['this'] / got['baseline']:.2f}x",
                   flush=True)
+        if args.walk:
+            walks(sides, catalog, edited, text)
     finally:
         edited.write_text(text)
+
+
+def walks(sides: dict, catalog: Path, edited: Path, text: str) -> None:
+    """Per checkout, a walk right after a told rebuild and the walk after it (fresh
+    processes), and the ratios of the two checkouts' first walks."""
+    first = {}
+    for side, (tree, copy) in sides.items():
+        runner = Runner(copy.parent, tree, 20 * 1024, 3600)
+        build = kgbuild("build", str(catalog), "--store", str(copy), "--no-resolve",
+                        "--no-validate", "--timestamp", "0", "--changed", str(edited))
+        walk = kgbuild("traverse", "--store", str(copy), "--name", "comp-00001", "--follow",
+                       "dependsOn", "--hops", "2", "--format", "json")
+        edited.write_text(described(text, 9))
+        runner.run(build)
+        for label in ("first walk", "next walk"):
+            wall, peak = runner.run(walk)
+            first.setdefault(side, wall)
+            print(f"{label:20s} {side:8s}: {wall:6.2f} s, {runner.cpu:6.2f} s CPU, "
+                  f"{peak:6,.0f} MiB", flush=True)
+        edited.write_text(text)
+        runner.run(build)
+    print(f"{'first walk':20s} this / baseline: {first['this'] / first['baseline']:.2f}x",
+          flush=True)
 
 
 if __name__ == "__main__":
