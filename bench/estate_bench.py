@@ -77,6 +77,7 @@ class Runner:
         self.env = _env(tree)
         self.results: dict[int, dict[str, tuple[float, float]]] = {}
         self.cpu = 0.0  # the last child's user and system seconds
+        self.walls: list[float] = []  # the last told_rebuilds' wall times, in turn
 
     def run(self, args: list[str], ok: int = 1) -> tuple[float, float]:
         """Wall seconds and peak RSS (MiB) of a child (its CPU seconds in ``self.cpu``);
@@ -208,12 +209,14 @@ def depending(text: str, k: int) -> str:
 def told_rebuilds(runner: Runner, build: list[str], edited: Path, runs: int = 3,
                   edit=described) -> tuple[float, float]:
     """Median wall time and peak RSS of ``runs`` one-file rebuilds told the edited file
-    (``--changed``), edited by ``edit`` and put back in turn; their CPU the median's."""
+    (``--changed``), edited by ``edit`` and put back in turn; their CPU the median's, every
+    run's wall time in ``runner.walls`` (in turn: edited, as it was, ...)."""
     text, figures = edited.read_text(), []
     for k in range(runs):
         edited.write_text(edit(text, k) if k % 2 == 0 else text)
         figures.append((*runner.run([*build, "--changed", str(edited)]), runner.cpu))
     edited.write_text(text)
+    runner.walls = [f[0] for f in figures]
     wall, peak, runner.cpu = sorted(figures)[len(figures) // 2]
     return wall, max(f[1] for f in figures)
 

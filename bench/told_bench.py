@@ -82,8 +82,9 @@ def main() -> None:
                 load = os.getloadavg()[0]
                 wall, peak = told_rebuilds(runner, build, edited, args.runs, edit)
                 got[side] = wall
+                runs = " ".join(f"{w:.2f}" for w in runner.walls)
                 print(f"{name:20s} {side:8s}: {wall:6.2f} s, {runner.cpu:6.2f} s CPU, "
-                      f"{peak:6,.0f} MiB (load {load:.1f})", flush=True)
+                      f"{peak:6,.0f} MiB (load {load:.1f}; runs {runs})", flush=True)
                 runner.run([*build, "--changed", str(edited)])  # (the file as it was)
             print(f"{name:20s} this / baseline: {got['this'] / got['baseline']:.2f}x",
                   flush=True)
