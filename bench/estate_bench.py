@@ -202,8 +202,12 @@ def described(text: str, k: int) -> str:
 
 
 def depending(text: str, k: int) -> str:
-    """A component's text with one more dependency (an edge between nodes already there)."""
-    return text.replace("  dependsOn:\n", f"  dependsOn:\n    - component:comp-{k + 7:05d}\n", 1)
+    """A component's text with one more dependency (an edge between nodes already there): on
+    a component it does not name yet, so that the edge is new."""
+    i = k + 7
+    while f"component:comp-{i:05d}\n" in text:
+        i += 1000
+    return text.replace("  dependsOn:\n", f"  dependsOn:\n    - component:comp-{i:05d}\n", 1)
 
 
 def told_rebuilds(runner: Runner, build: list[str], edited: Path, runs: int = 3,
