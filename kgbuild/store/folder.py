@@ -20,6 +20,7 @@ from ..errors import KgbuildError
 from ..io.atomic import atomic_write
 from .guard import DB_ERRORS, Damaged, Guarded, detail, is_permission
 from .manifest import MANIFEST_GRAPH, STORE_ID
+from .storemodel import record_fresh
 
 REBUILD_HINT = "run `kgbuild build --full` to rebuild it from the sources"
 BUILDING = ".building"  # beside db-N while it is loaded: never committed if still there
@@ -350,8 +351,6 @@ class StoreFolder:
         self.__dict__.pop("_db", None)
         if self._lock_fh is not None:
             if revision is not None:
-                from .storemodel import record_fresh
-
                 record_fresh(self.path, revision)
             self._lock_fh.close()
             self._lock_fh = None
