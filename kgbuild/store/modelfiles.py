@@ -144,15 +144,22 @@ def current(root: Path, schema) -> GraphModel | None:
     name = None
     for _ in range(RETRIES):
         try:
-            if not (root / "current").is_file():  # (a FIFO or device is never opened)
-                return None
-            seen, name = name, (root / "current").read_text()[:100].strip()
-            if not name.startswith("s-") or "/" in name or name == seen:
+            seen, name = name, current_name(root)
+            if name is None or name == seen:
                 return None
             return load(root / name, schema)
         except Exception:  # noqa: BLE001 - missing, partial or damaged: made again
             continue
     return None
+
+
+def current_name(root: Path) -> str | None:
+    """The model folder ``root/current`` names, None when it names none (raises OSError when
+    it cannot be read)."""
+    if not (root / "current").is_file():  # (a FIFO or device is never opened)
+        return None
+    name = (root / "current").read_text()[:100].strip()
+    return name if name.startswith("s-") and "/" not in name else None
 
 
 def saved(root: Path, schema, make: Callable[[Path], tuple[dict, dict]],

@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 from ..io.atomic import atomic_write
 from ..io.collector import gc_paused
-from .modelfiles import SCRATCH, VIEWS, current, opened, prune, saved
+from .modelfiles import SCRATCH, VIEWS, current, current_name, opened, prune, saved
 from .readmodel import GraphModel, graph_tables, model_arrays, view_key, with_names
 
 MODEL = "model"  # the read model's folder in the store
@@ -208,9 +208,8 @@ def record_fresh(path: str | Path, revision: str) -> None:
     current model is of that revision."""
     root = Path(path) / MODEL
     try:
-        name = (root / "current").read_text()[:100].strip()
-        meta = json.loads((root / name / "meta.json").read_bytes()) if name.startswith("s-") \
-            and "/" not in name else {}
+        name = current_name(root)
+        meta = json.loads((root / name / "meta.json").read_bytes()) if name else {}
     except (OSError, ValueError):
         return
     state = database_state(path)

@@ -8,6 +8,7 @@ import os
 import random
 import re
 import shutil
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -315,6 +316,24 @@ def test_a_damaged_model_is_made_again(tmp_path, damage):
     else:
         (root / "current").write_text("../../elsewhere")
     _assert_same(store, Principal.all_access())
+
+
+def test_a_writer_closing_beside_a_fifo_pointer_does_not_wait_on_it(tmp_path):
+    """Regression: a writer's close read ``model/current`` to record its model fresh without
+    the check every reader makes, so a FIFO there would have held the store's lock for
+    ever."""
+    store = tmp_path / "store"
+    _build(FIXTURE, store)
+    (store / "model" / "current").unlink()
+    os.mkfifo(store / "model" / "current")
+    closed = threading.Event()
+
+    def write_and_close():
+        GraphStore(store, SCHEMA).close()
+        closed.set()
+
+    threading.Thread(target=write_and_close, daemon=True).start()
+    assert closed.wait(60), "the writer's close waited on the FIFO"
 
 
 def test_what_the_merge_cannot_reproduce_is_refused(tmp_path):
