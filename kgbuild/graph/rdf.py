@@ -12,10 +12,8 @@ nodes claiming one ID) is skipped with a one-line warning, never an exception.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 from urllib.parse import unquote
-
-from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 

@@ -299,17 +299,8 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     count = int(alive.sum())
     # the edges kept, renumbered (as they were when no node came or went)
     cut_edges = np.array(sorted(gone), dtype=np.int64)
-    if gone:
-        keep = np.ones(len(ix.src), dtype=bool)
-        keep[gone] = False
-        kept = np.flatnonzero(keep)
-
-        def kept_of(a: np.ndarray) -> np.ndarray:
-            return a[kept]
-    else:
-        def kept_of(a: np.ndarray) -> np.ndarray:
-            return a
-    src, dst, etype = kept_of(ix.src), kept_of(ix.dst), kept_of(ix.etype)
+    kept = np.delete(np.arange(len(ix.src)), cut_edges) if gone else slice(None)  # (a view)
+    src, dst, etype = ix.src[kept], ix.dst[kept], ix.etype[kept]
     if count != n or size != n:
         renumber = final[moved]
         src, dst = renumber[src], renumber[dst]
@@ -326,7 +317,7 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     by_place = np.argsort(places)
     places, values = places[by_place], [values[k] for k in by_place]
     was = [was[k] for k in by_place]
-    conf = np.insert(np.asarray(kept_of(old.conf), dtype=np.float64), at_e, 0.0)
+    conf = np.insert(np.asarray(old.conf[kept], dtype=np.float64), at_e, 0.0)
     conf[places] = [v[1] for v in values]
     # the times' codes: past the new times (inserted), then without those no edge has now
     times = list(old.times)
@@ -334,7 +325,7 @@ def _spliced(old: GraphModel, nodes: dict[str, tuple[str, str, str]],
     shift = np.array([bisect.bisect_left(times, x) for x in new_times], dtype=np.int64)
     times = sorted(times + new_times)
     code = {x: i for i, x in enumerate(times)}
-    recency = kept_of(old.recency)
+    recency = old.recency[kept]
     if len(shift):
         recency = recency + _below(recency, shift, True)
     recency = np.insert(recency, at_e, 0).astype(np.int32, copy=False)
